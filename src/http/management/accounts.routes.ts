@@ -1,0 +1,107 @@
+// The operator surface (/admin/accounts, admin key) and the account holder's own secret rotation.
+import { z } from 'zod';
+import { ApiError } from '../../errors.js';
+import { accountView, type AccountService } from '../../management/accounts.js';
+import { route, type RouteSpec } from '../route.js';
+import { accountIdParamsSchema, createAccountSchema, updateAccountSchema } from './schemas.js';
+
+const accountOut = z.object({
+  id: z.string(),
+  name: z.string(),
+  createdOn: z.string(),
+  secureViewer: z.boolean(),
+  hasApiSecret: z.boolean(),
+});
+const secretOut = z.object({ apiSecret: z.string() });
+const noAccount = (id: string) => ApiError.notFound('account', id, 'accountId');
+
+export function adminRoutes(accounts: AccountService): RouteSpec[] {
+  const tag = 'Admin';
+  return [
+    route({
+      method: 'post',
+      path: '/admin/accounts',
+      summary: 'Create an account and its first API secret (shown once)',
+      tag,
+      auth: 'admin',
+      body: createAccountSchema,
+      response: accountOut.extend({ apiSecret: z.string() }),
+      status: 201,
+      handler: async ({ body }) => {
+        const { account, apiSecret } = await accounts.create(body.name);
+        const v = accountView(account);
+        return { id: v.id, name: v.name, apiSecret, createdOn: v.createdOn };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/admin/accounts',
+      summary: 'List accounts (no secrets)',
+      tag,
+      auth: 'admin',
+      response: z.array(accountOut),
+      handler: async () => (await accounts.list()).map(accountView),
+    }),
+    route({
+      method: 'put',
+      path: '/admin/accounts/:accountId',
+      summary: 'Change account settings (secureViewer: every stream needs a subscribe token)',
+      tag,
+      auth: 'admin',
+      params: accountIdParamsSchema,
+      body: updateAccountSchema,
+      response: accountOut,
+      handler: async ({ params, body }) => {
+        if (Object.keys(body).length === 0) throw new ApiError(400, 'No properties specified to update.');
+        const a = await accounts.update(params.accountId, body);
+        if (!a) throw noAccount(params.accountId);
+        return accountView(a);
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/admin/accounts/:accountId/secret',
+      summary: "Create or refresh the account's API secret (the old one is rejected at once)",
+      tag,
+      auth: 'admin',
+      params: accountIdParamsSchema,
+      response: secretOut,
+      handler: async ({ params }) => {
+        const apiSecret = await accounts.refreshSecret(params.accountId);
+        if (!apiSecret) throw noAccount(params.accountId);
+        return { apiSecret };
+      },
+    }),
+    route({
+      method: 'delete',
+      path: '/admin/accounts/:accountId/secret',
+      summary: "Delete the account's API secret (every call is rejected until a new one is created)",
+      tag,
+      auth: 'admin',
+      params: accountIdParamsSchema,
+      response: z.literal(true),
+      handler: async ({ params }) => {
+        if (!(await accounts.deleteSecret(params.accountId))) throw noAccount(params.accountId);
+        return true;
+      },
+    }),
+  ];
+}
+
+export function accountRoutes(accounts: AccountService): RouteSpec[] {
+  return [
+    route({
+      method: 'post',
+      path: '/api/account/secret',
+      summary: 'Rotate the calling API secret (the old one is rejected from now on)',
+      tag: 'Account',
+      auth: 'apiSecret',
+      response: secretOut,
+      handler: async ({ account }) => {
+        const apiSecret = await accounts.refreshSecret(account.id);
+        if (!apiSecret) throw ApiError.unauthorized();
+        return { apiSecret };
+      },
+    }),
+  ];
+}

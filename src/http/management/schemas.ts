@@ -1,0 +1,200 @@
+// Request schemas of the management API. The same zod schemas validate requests and generate
+// /api/openapi.json. Field syntax lives here; whole-token rules live in domain/tokens.ts.
+import { z } from 'zod';
+import {
+  MAX_NAME,
+  countryProblem,
+  ipRuleProblem,
+  originRuleProblem,
+  streamPatternProblem,
+} from '../../domain/matchers.js';
+import { MAX_LIST, type TokenKind, type CreateTokenInput, type UpdateTokenInput } from '../../domain/tokens.js';
+
+const checked = (problem: (s: string) => string | null) =>
+  z.string().superRefine((s, ctx) => {
+    const p = problem(s);
+    if (p) ctx.addIssue({ code: 'custom', message: p });
+  });
+
+const label = z.string().min(1).max(MAX_NAME);
+const count = z.number().int().min(0).max(2147483647);
+const list = <T extends z.ZodType>(item: T) => z.array(item).max(MAX_LIST);
+/** Lists accept null as "not given" (the hosted clients send null for unset lists). */
+const optList = <T extends z.ZodType>(item: T) => list(item).nullable().optional();
+
+const streamEntry = z
+  .strictObject({
+    streamName: z.string().min(1).max(MAX_NAME).meta({ description: 'exact name, or an RE2 pattern when isRegex' }),
+    isRegex: z.boolean().optional().meta({ description: 'default false; a regex must match the whole name' }),
+  })
+  .superRefine((s, ctx) => {
+    if (s.isRegex && typeof s.streamName === 'string') {
+      const p = streamPatternProblem(s.streamName);
+      if (p) ctx.addIssue({ code: 'custom', path: ['streamName'], message: p });
+    }
+  });
+
+const origins = optList(checked(originRuleProblem)).meta({ description: 'host names or *.wildcards; empty = any' });
+const ips = optList(checked(ipRuleProblem)).meta({ description: 'IPv4 addresses or CIDR blocks; empty = any' });
+const countries = optList(checked(countryProblem)).meta({ description: 'ISO 3166-1 alpha-2 codes' });
+const tracking = z.strictObject({ trackingId: z.string().min(1).max(MAX_NAME) });
+
+const commonCreate = {
+  label,
+  streams: z.array(streamEntry).min(1).max(MAX_LIST),
+  expires: z.number().int().min(1).max(2147483647).nullable().optional().meta({ description: 'seconds until expiry; absent = never' }),
+  allowedOrigins: origins,
+  allowedIpAddresses: ips,
+  bindIpsOnUsage: count.nullable().optional().meta({ description: 'bind to the first N client addresses' }),
+  allowedCountries: countries,
+  deniedCountries: countries,
+};
+
+export const createPublishTokenSchema = z.strictObject({
+  ...commonCreate,
+  subscribeRequiresAuth: z.boolean().optional(),
+  record: z.boolean().optional(),
+  enableThumbnails: z.boolean().optional(),
+});
+
+export const createSubscribeTokenSchema = z.strictObject({
+  ...commonCreate,
+  tracking: tracking.nullable().optional(),
+});
+
+const commonUpdate = {
+  label: label.optional(),
+  isActive: z.boolean().optional(),
+  refreshToken: z.boolean().optional().meta({ description: 'true: a new token value; the old one stops working' }),
+  addTokenStreams: list(streamEntry).optional(),
+  removeTokenStreams: list(z.union([z.string().min(1).max(MAX_NAME), streamEntry])).optional(),
+  updateAllowedOrigins: origins,
+  updateAllowedIpAddresses: ips,
+  updateBindIpsOnUsage: count.nullable().optional(),
+  updateAllowedCountries: countries,
+  updateDeniedCountries: countries,
+  allowedOrigins: origins.meta({ description: 'alias of updateAllowedOrigins' }),
+  allowedIpAddresses: ips.meta({ description: 'alias of updateAllowedIpAddresses' }),
+  bindIpsOnUsage: count.nullable().optional().meta({ description: 'alias of updateBindIpsOnUsage' }),
+  allowedCountries: countries.meta({ description: 'alias of updateAllowedCountries' }),
+  deniedCountries: countries.meta({ description: 'alias of updateDeniedCountries' }),
+  expires: z.number().int().min(1).max(2147483647).nullable().optional().meta({ description: 'seconds from now; null = never expires' }),
+};
+
+export const updatePublishTokenSchema = z.strictObject({
+  ...commonUpdate,
+  subscribeRequiresAuth: z.boolean().optional(),
+  record: z.boolean().optional(),
+  enableThumbnails: z.boolean().optional(),
+});
+
+export const updateSubscribeTokenSchema = z.strictObject({
+  ...commonUpdate,
+  tracking: tracking.nullable().optional().meta({ description: 'null removes the tracking id' }),
+});
+
+export const createTokenSchema = (kind: TokenKind) =>
+  kind === 'publish' ? createPublishTokenSchema : createSubscribeTokenSchema;
+export const updateTokenSchema = (kind: TokenKind) =>
+  kind === 'publish' ? updatePublishTokenSchema : updateSubscribeTokenSchema;
+
+const ALIASES = [
+  ['allowedOrigins', 'updateAllowedOrigins'],
+  ['allowedIpAddresses', 'updateAllowedIpAddresses'],
+  ['bindIpsOnUsage', 'updateBindIpsOnUsage'],
+  ['allowedCountries', 'updateAllowedCountries'],
+  ['deniedCountries', 'updateDeniedCountries'],
+] as const;
+
+/**
+ * Folds the un-prefixed aliases into the update* names and drops nulls (null = not given, except
+ * `expires` and `tracking`, where null clears). Returns the problems of fields given twice.
+ */
+export function normalizeUpdate(body: Record<string, unknown>): { input: UpdateTokenInput; errors: Record<string, string[]> } {
+  const out: Record<string, unknown> = {};
+  const errors: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(body)) {
+    if (v === undefined || (v === null && k !== 'expires' && k !== 'tracking')) continue;
+    out[k] = v;
+  }
+  for (const [alias, name] of ALIASES) {
+    if (alias in out) {
+      if (name in out) errors[alias] = [`give either ${alias} or ${name}, not both`];
+      else out[name] = out[alias];
+      delete out[alias];
+    }
+  }
+  return { input: out as UpdateTokenInput, errors };
+}
+
+
+const boolString = z
+  .union([z.boolean(), z.string().regex(/^(true|false)$/i, 'expected true or false')])
+  .transform((v) => (typeof v === 'boolean' ? v : v.toLowerCase() === 'true'));
+
+export const listQuerySchema = z.object({
+  sortBy: z
+    .string()
+    .regex(/^(name|addedon)$/i, 'expected Name or AddedOn')
+    .transform((v) => (v.toLowerCase() === 'name' ? ('Name' as const) : ('AddedOn' as const)))
+    .default('Name'),
+  page: z.coerce.number().int().min(1).max(2147483647).default(1),
+  itemsOnPage: z.coerce.number().int().min(1).max(100).default(25),
+  isDescending: boolString.default(false),
+});
+
+export const idParamsSchema = z.object({
+  id: z.string().regex(/^[1-9][0-9]{0,15}$/, 'expected a positive integer id').transform(Number),
+});
+
+export const disableSchema = z.strictObject({
+  tokenIds: z.array(z.number().int().min(1)).min(1).max(MAX_LIST),
+});
+
+export const activeQuerySchema = z.object({
+  streamId: z.string().min(3).max(300).regex(/^[^/]+\/.+$/, 'expected <accountId>/<streamName>'),
+});
+
+// ---- accounts ----
+
+export const createAccountSchema = z.strictObject({ name: z.string().min(1).max(MAX_NAME) });
+export const updateAccountSchema = z.strictObject({
+  secureViewer: z.boolean().optional(),
+  name: z.string().min(1).max(MAX_NAME).optional(),
+});
+export const accountIdParamsSchema = z.object({ accountId: z.string().min(1).max(64) });
+
+// ---- response shapes (documentation only) ----
+
+const streamOut = z.object({ streamName: z.string(), isRegex: z.boolean() });
+const tokenOutCommon = {
+  id: z.number().int(),
+  label: z.string(),
+  token: z.string(),
+  addedOn: z.string(),
+  expiresOn: z.string().optional(),
+  isActive: z.boolean(),
+  streams: z.array(streamOut),
+  allowedOrigins: z.array(z.string()),
+  allowedIpAddresses: z.array(z.string()),
+  bindIpsOnUsage: z.number().int().optional(),
+  boundIpAddresses: z.array(z.string()).optional(),
+  allowedCountries: z.array(z.string()),
+  deniedCountries: z.array(z.string()),
+  updatedOn: z.string(),
+};
+export const publishTokenOut = z.object({
+  ...tokenOutCommon,
+  subscribeRequiresAuth: z.boolean(),
+  record: z.boolean(),
+  enableThumbnails: z.boolean(),
+});
+export const subscribeTokenOut = z.object({ ...tokenOutCommon, tracking: tracking.optional() });
+export const tokenOut = (kind: TokenKind) => (kind === 'publish' ? publishTokenOut : subscribeTokenOut);
+export const accountOut = z.object({
+  id: z.string(),
+  name: z.string(),
+  createdOn: z.string(),
+  secureViewer: z.boolean(),
+  apiSecret: z.string().optional(),
+});

@@ -1,0 +1,136 @@
+// /api/publish_token and /api/subscribe_token: one table of routes per token kind.
+import { z } from 'zod';
+import { ApiError } from '../../errors.js';
+import type { TokenKind, CreateTokenInput } from '../../domain/tokens.js';
+import type { TokenService } from '../../management/tokens.js';
+import { route, type RouteSpec } from '../route.js';
+import {
+  activeQuerySchema,
+  createTokenSchema,
+  disableSchema,
+  idParamsSchema,
+  listQuerySchema,
+  normalizeUpdate,
+  tokenOut,
+  updateTokenSchema,
+} from './schemas.js';
+
+const disableOut = z.object({
+  successfulTokens: z.array(z.number().int()),
+  failedTokens: z.array(z.object({ tokenId: z.number().int(), errorMessage: z.string() })),
+});
+const activeOut = z.object({ tokenIds: z.array(z.number().int()) });
+
+export function tokenRoutes(kind: TokenKind, tokens: TokenService): RouteSpec[] {
+  const base = `/api/${kind}_token`;
+  const tag = kind === 'publish' ? 'Publish tokens' : 'Subscribe tokens';
+  const out = tokenOut(kind);
+  const update = route({
+    method: 'put',
+    path: `${base}/:id`,
+    summary: `Update a ${kind} token`,
+    tag,
+    auth: 'apiSecret',
+    params: idParamsSchema,
+    body: updateTokenSchema(kind),
+    response: out,
+    handler: ({ account, params, body }) => {
+      const { input, errors } = normalizeUpdate(body as Record<string, unknown>);
+      if (Object.keys(errors).length > 0) throw ApiError.validation(errors);
+      return tokens.update(account.id, kind, params.id, input);
+    },
+  });
+  const routes: RouteSpec[] = [
+    route({
+      method: 'post',
+      path: base,
+      summary: `Create a ${kind} token`,
+      tag,
+      auth: 'apiSecret',
+      body: createTokenSchema(kind),
+      response: out,
+      status: 201,
+      handler: ({ account, body }) => tokens.create(account.id, kind, body as CreateTokenInput),
+    }),
+    route({
+      method: 'get',
+      path: `${base}/list`,
+      summary: `List ${kind} tokens (an empty page is the end of the list)`,
+      tag,
+      auth: 'apiSecret',
+      query: listQuerySchema,
+      response: z.array(out),
+      handler: ({ account, query }) =>
+        tokens.list(account.id, kind, {
+          sortBy: query.sortBy,
+          page: query.page,
+          itemsOnPage: query.itemsOnPage,
+          descending: query.isDescending,
+        }),
+    }),
+  ];
+  if (kind === 'publish') {
+    routes.push(
+      route({
+        method: 'patch',
+        path: `${base}/disable`,
+        summary: 'Disable several publish tokens',
+        tag,
+        auth: 'apiSecret',
+        body: disableSchema,
+        response: disableOut,
+        handler: ({ account, body }) => tokens.disable(account.id, kind, body.tokenIds),
+      }),
+      route({
+        method: 'get',
+        path: `${base}/active`,
+        summary: 'Publish tokens now publishing a stream (streamId = <accountId>/<streamName>)',
+        tag,
+        auth: 'apiSecret',
+        query: activeQuerySchema,
+        response: activeOut,
+        handler: ({ account, query }) => {
+          const i = query.streamId.indexOf('/');
+          const accountId = query.streamId.slice(0, i);
+          // Another account's stream id shows nothing of that account.
+          if (accountId !== account.id) return Promise.resolve({ tokenIds: [] });
+          return tokens.active(account.id, query.streamId.slice(i + 1));
+        },
+      }),
+      route({
+        method: 'get',
+        path: `${base}/active/all`,
+        summary: 'Publish tokens now publishing any stream of the account',
+        tag,
+        auth: 'apiSecret',
+        response: activeOut,
+        handler: ({ account }) => tokens.active(account.id),
+      }),
+    );
+  }
+  routes.push(
+    route({
+      method: 'get',
+      path: `${base}/:id`,
+      summary: `Read a ${kind} token`,
+      tag,
+      auth: 'apiSecret',
+      params: idParamsSchema,
+      response: out,
+      handler: ({ account, params }) => tokens.read(account.id, kind, params.id),
+    }),
+    update,
+    { ...update, path: `/api/v2/${kind}_token/:id`, summary: `Update a ${kind} token (v2 path, same body)` },
+    route({
+      method: 'delete',
+      path: `${base}/:id`,
+      summary: `Delete a ${kind} token`,
+      tag,
+      auth: 'apiSecret',
+      params: idParamsSchema,
+      response: z.literal(true),
+      handler: ({ account, params }) => tokens.remove(account.id, kind, params.id),
+    }),
+  );
+  return routes;
+}

@@ -1,0 +1,129 @@
+// Cross-cutting HTTP concerns: request ids, the request log line, JSON body rules (415/413/400),
+// authentication of API secrets and the admin key, 404s and the one error handler.
+import express, { type NextFunction, type Request, type Response, type RequestHandler } from 'express';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { ApiError } from '../errors.js';
+import type { AccountService } from '../management/accounts.js';
+import { safeEqual } from '../domain/secrets.js';
+
+const VALID_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function requestId(): RequestHandler {
+  return (req, res, next) => {
+    const incoming = req.get('x-request-id');
+    const id = incoming && VALID_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.locals.requestId = id;
+    res.setHeader('x-request-id', id);
+    next();
+  };
+}
+
+/** One line per request. Only the path is logged: query strings can carry tokens. */
+export function requestLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const start = process.hrtime.bigint();
+    res.on('finish', () => {
+      logger.info(
+        {
+          reqId: res.locals.requestId,
+          method: req.method,
+          path: req.path,
+          route: req.route?.path,
+          status: res.statusCode,
+          ms: Number(process.hrtime.bigint() - start) / 1e6,
+        },
+        'request',
+      );
+    });
+    next();
+  };
+}
+
+const hasBody = (req: Request): boolean =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+/** JSON bodies only: anything else with a body is 415; over the limit 413; malformed 400. */
+export function jsonBody(limitBytes: number): RequestHandler[] {
+  return [
+    (req, _res, next) => {
+      if (hasBody(req) && !req.is(['application/json', 'application/*+json'])) {
+        return next(new ApiError(415, 'Unsupported Media Type'));
+      }
+      next();
+    },
+    express.json({ limit: limitBytes, strict: true, type: ['application/json', 'application/*+json'] }),
+  ];
+}
+
+export function bearer(req: Request): string | undefined {
+  const h = req.get('authorization');
+  if (!h) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m ? m[1] : undefined;
+}
+
+/** Resolves the API secret to its account (res.locals.account) or answers 401. */
+export function requireApiSecret(accounts: AccountService): RequestHandler {
+  return async (req, res, next) => {
+    const secret = bearer(req);
+    const account = secret ? await accounts.authenticate(secret) : null;
+    if (!account) return next(ApiError.unauthorized());
+    res.locals.account = account;
+    next();
+  };
+}
+
+/** Admin API: 404 when no admin key is configured; else the bearer must equal it. */
+export function requireAdminKey(adminKey: string): RequestHandler {
+  return (req, _res, next) => {
+    if (adminKey === '') return next(new ApiError(404, `Not found: ${req.method} ${req.path}`));
+    const presented = bearer(req);
+    if (!presented || !safeEqual(presented, adminKey)) return next(ApiError.unauthorized());
+    next();
+  };
+}
+
+export function notFound(): RequestHandler {
+  return (req, _res, next) => next(new ApiError(404, `Not found: ${req.method} ${req.path}`));
+}
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  limit?: number;
+}
+
+function toApiError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  const e = err as BodyParserError;
+  switch (e?.type) {
+    case 'entity.too.large':
+      return new ApiError(413, `Request body larger than ${e.limit} bytes`);
+    case 'entity.parse.failed':
+      return new ApiError(400, 'Malformed JSON in request body');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new ApiError(415, 'Unsupported Media Type');
+    case 'request.aborted':
+      return new ApiError(400, 'Request aborted');
+    default:
+      return null;
+  }
+}
+
+export function errorHandler(logger: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const api = toApiError(err);
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (api) {
+      res.status(api.status).json({ status: 'fail', data: { message: api.message, ...api.details } });
+      return;
+    }
+    logger.error({ reqId: res.locals.requestId, method: req.method, path: req.path, err }, 'unhandled error');
+    res.status(500).json({ status: 'error', message: 'Internal error', code: 500 });
+  };
+}

@@ -1,0 +1,37 @@
+// Turns zod issues into the contract's field-error map: {"streams[0].streamName": ["..."]}.
+import type { z } from 'zod';
+import { ApiError, type FieldErrors } from '../errors.js';
+
+export function fieldPath(path: ReadonlyArray<PropertyKey>, root: string): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else out += out === '' ? String(seg) : `.${String(seg)}`;
+  }
+  return out === '' ? root : out;
+}
+
+export function issuesToFieldErrors(issues: ReadonlyArray<z.core.$ZodIssue>, root: string): FieldErrors {
+  const errors: FieldErrors = {};
+  const add = (k: string, m: string) => {
+    const list = (errors[k] ??= []);
+    if (!list.includes(m)) list.push(m);
+  };
+  for (const i of issues) {
+    if (i.code === 'unrecognized_keys') {
+      for (const k of i.keys) add(fieldPath([...i.path, k], root), 'unknown field');
+    } else if (i.code === 'invalid_union' && i.path.length > 0) {
+      add(fieldPath(i.path, root), 'expected a stream name or a {streamName, isRegex} entry');
+    } else {
+      add(fieldPath(i.path, root), i.message);
+    }
+  }
+  return errors;
+}
+
+/** Parses `value` or throws a 400 listing every problem. `root` names the whole value (body, query). */
+export function parseOr400<T extends z.ZodType>(schema: T, value: unknown, root: string): z.output<T> {
+  const r = schema.safeParse(value);
+  if (!r.success) throw ApiError.validation(issuesToFieldErrors(r.error.issues, root));
+  return r.data;
+}

@@ -1,0 +1,66 @@
+// Entry point: config → services → app → listen, first-start account, graceful shutdown.
+import { createServer } from 'node:http';
+import { loadConfig, ConfigError } from './config/load.js';
+import { createServices } from './services.js';
+import { createApp } from './app.js';
+
+function configFileArg(argv: string[]): string | undefined {
+  const i = argv.indexOf('--config');
+  if (i >= 0) return argv[i + 1];
+  const eq = argv.find((a) => a.startsWith('--config='));
+  return eq?.slice('--config='.length);
+}
+
+export async function main(argv = process.argv.slice(2)): Promise<void> {
+  let config;
+  try {
+    config = loadConfig({ file: configFileArg(argv) });
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`streamgate: ${e.message}\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
+  const services = await createServices(config);
+  const { logger } = services;
+  const first = await services.accounts.ensureDefaultAccount(config.dataDir);
+  if (first) {
+    logger.info(
+      { accountId: first.account.id, secretFile: first.secretFile },
+      'first start: created account "default"; its API secret is in secretFile (shown nowhere else)',
+    );
+  }
+  const app = createApp(services);
+  const server = createServer(app);
+  server.listen(config.server.port, config.server.host, () => {
+    const addr = server.address();
+    const port = typeof addr === 'object' && addr ? addr.port : config.server.port;
+    logger.info({ host: config.server.host, port, store: services.store.kind }, 'listening');
+  });
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.warn('shutdown grace period over; closing remaining connections');
+      server.closeAllConnections();
+    }, config.server.shutdownGraceMs);
+    force.unref();
+    server.close(async () => {
+      await services.close();
+      logger.info('stopped');
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`streamgate: failed to start: ${(e as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,95 @@
+// Accounts and their API secrets: create, list, rotate, delete, authenticate, and the first-start
+// default account. Shared by the admin API, the self-rotation endpoint and the CLI.
+import { mkdirSync, writeFileSync, chmodSync } from 'node:fs';
+import path from 'node:path';
+import type { Account, Store } from '../store/store.js';
+import { looksLikeSecret, newAccountId, newSecret, sha256Hex } from '../domain/secrets.js';
+
+export interface AccountView {
+  id: string;
+  name: string;
+  createdOn: string;
+  secureViewer: boolean;
+  hasApiSecret: boolean;
+}
+
+export const accountView = (a: Account): AccountView => ({
+  id: a.id,
+  name: a.name,
+  createdOn: a.createdOn,
+  secureViewer: a.secureViewer,
+  hasApiSecret: a.secretHash !== undefined,
+});
+
+export class AccountService {
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  private async freshAccount(name: string): Promise<{ account: Account; apiSecret: string }> {
+    const apiSecret = newSecret();
+    const account: Account = {
+      id: newAccountId(),
+      name,
+      createdOn: new Date(this.now()).toISOString(),
+      secureViewer: false,
+      secretHash: sha256Hex(apiSecret),
+    };
+    return { account, apiSecret };
+  }
+
+  async create(name: string): Promise<{ account: Account; apiSecret: string }> {
+    for (let attempt = 0; ; attempt++) {
+      const fresh = await this.freshAccount(name);
+      if (await this.store.getAccount(fresh.account.id)) {
+        if (attempt > 20) throw new Error('could not find a free account id');
+        continue;
+      }
+      await this.store.createAccount(fresh.account);
+      return fresh;
+    }
+  }
+
+  list(): Promise<Account[]> {
+    return this.store.listAccounts();
+  }
+
+  get(id: string): Promise<Account | null> {
+    return this.store.getAccount(id);
+  }
+
+  update(id: string, patch: { secureViewer?: boolean; name?: string }): Promise<Account | null> {
+    return this.store.updateAccount(id, patch);
+  }
+
+  /** Creates or replaces the account's secret; the old one is rejected from now on. Null: no account. */
+  async refreshSecret(id: string): Promise<string | null> {
+    const apiSecret = newSecret();
+    return (await this.store.setAccountSecret(id, sha256Hex(apiSecret))) ? apiSecret : null;
+  }
+
+  deleteSecret(id: string): Promise<boolean> {
+    return this.store.setAccountSecret(id, null);
+  }
+
+  /** The account an API secret belongs to, else null. Malformed secrets never reach the store. */
+  async authenticate(apiSecret: string): Promise<Account | null> {
+    if (!looksLikeSecret(apiSecret)) return null;
+    return this.store.findAccountBySecretHash(sha256Hex(apiSecret));
+  }
+
+  /**
+   * First start: when the store holds no account, creates `default` and writes its secret to
+   * <dataDir>/default-api-secret (0600). Returns the file path when it did.
+   */
+  async ensureDefaultAccount(dataDir: string): Promise<{ account: Account; secretFile: string } | null> {
+    const { account, apiSecret } = await this.freshAccount('default');
+    if (!(await this.store.createFirstAccount(account))) return null;
+    mkdirSync(dataDir, { recursive: true });
+    const secretFile = path.resolve(dataDir, 'default-api-secret');
+    writeFileSync(secretFile, `${apiSecret}\n`, { mode: 0o600 });
+    chmodSync(secretFile, 0o600);
+    return { account, secretFile };
+  }
+}

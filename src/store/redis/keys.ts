@@ -1,0 +1,27 @@
+// Every Redis key Streamgate uses, in one place. Keys an atomic script touches together share the
+// account's hash tag {a:<id>} so that they live in one Cluster slot. The configured keyPrefix is
+// added by ioredis to every key (scripts' KEYS included).
+import type { TokenKind } from '../../domain/tokens.js';
+
+const tag = (accountId: string): string => `{a:${accountId}}`;
+
+export const keys = {
+  accountList: 'accounts',
+  bootstrap: 'bootstrap',
+  tokenSeq: 'seq:token',
+  account: (accountId: string) => `${tag(accountId)}:account`,
+  /** Hint: secret hash → account id (verified against the account's secretHash on read). */
+  secret: (secretHash: string) => `secret:${secretHash}`,
+  token: (accountId: string, id: number) => `${tag(accountId)}:t:${id}`,
+  bound: (accountId: string, id: number) => `${tag(accountId)}:t:${id}:bound`,
+  byName: (accountId: string, kind: TokenKind) => `${tag(accountId)}:tokens:${kind}:byName`,
+  byAdded: (accountId: string, kind: TokenKind) => `${tag(accountId)}:tokens:${kind}:byAdded`,
+  /** Hint: token value hash → "<account>:<id>" (verified against the record's hash on read). */
+  tokenValue: (tokenHash: string) => `tv:${tokenHash}`,
+  live: (accountId: string) => `${tag(accountId)}:live`,
+};
+
+/** Members of the list indexes sort as strings: ids are zero-padded to keep numeric order. */
+export const idMember = (id: number): string => String(id).padStart(16, '0');
+export const nameMember = (sortName: string, id: number): string => `${sortName}\u0000${idMember(id)}`;
+export const idFromMember = (m: string): number => Number(m.slice(m.lastIndexOf('\u0000') + 1));

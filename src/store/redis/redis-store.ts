@@ -1,0 +1,314 @@
+// The Redis store (standalone, Sentinel or Cluster) for many instances sharing state. Atomic
+// multi-key changes are the Lua scripts in ./lua; lookups by secret or token value go through
+// hint keys that are always verified against the authoritative record.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { TokenKind, TokenRecord, NewTokenRecord } from '../../domain/tokens.js';
+import { tokenHash } from '../../domain/tokens.js';
+import type { Account, BindResult, ListQuery, LiveStream, Store, TokenChange } from '../store.js';
+import { nameSortKey } from '../sort.js';
+import { keys, idMember, nameMember, idFromMember } from './keys.js';
+import type { RedisClient } from './connect.js';
+
+const SCRIPTS = {
+  tokenCreate: { file: 'token-create.lua', keys: 3 },
+  tokenUpdate: { file: 'token-update.lua', keys: 3 },
+  tokenDelete: { file: 'token-delete.lua', keys: 4 },
+  bindAddress: { file: 'bind-address.lua', keys: 2 },
+} as const;
+type ScriptName = keyof typeof SCRIPTS;
+
+const MAX_CAS_ATTEMPTS = 100;
+
+function loadScript(file: string): string {
+  return readFileSync(fileURLToPath(new URL(`./lua/${file}`, import.meta.url)), 'utf8');
+}
+
+type TokenHash = { json?: string; rev?: string; kind?: string; hash?: string };
+
+function recordFrom(id: number, h: TokenHash): TokenRecord | null {
+  if (!h.json || !h.rev) return null;
+  return { ...(JSON.parse(h.json) as TokenRecord), id, rev: Number(h.rev) };
+}
+const jsonOf = (t: NewTokenRecord | TokenRecord): string => {
+  const { id: _id, rev: _rev, ...rest } = t as TokenRecord;
+  return JSON.stringify(rest);
+};
+
+function accountFrom(h: Record<string, string>): Account | null {
+  if (!h.id) return null;
+  const a: Account = { id: h.id, name: h.name, createdOn: h.createdOn, secureViewer: h.secureViewer === '1' };
+  if (h.secretHash) a.secretHash = h.secretHash;
+  return a;
+}
+
+export interface RedisStoreOptions {
+  now?: () => number;
+}
+
+export class RedisStore implements Store {
+  readonly kind = 'redis' as const;
+  private readonly now: () => number;
+  private closed = false;
+
+  constructor(
+    private readonly redis: RedisClient,
+    opts: RedisStoreOptions = {},
+  ) {
+    this.now = opts.now ?? Date.now;
+    for (const [name, s] of Object.entries(SCRIPTS)) {
+      redis.defineCommand(name, { numberOfKeys: s.keys, lua: loadScript(s.file) });
+    }
+  }
+
+  private run(name: ScriptName, ...args: Array<string | number>): Promise<unknown> {
+    return (this.redis as unknown as Record<string, (...a: Array<string | number>) => Promise<unknown>>)[name](...args);
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      await this.redis.quit();
+    } catch {
+      this.redis.disconnect();
+    }
+  }
+
+  // ---- accounts ----
+
+  async createAccount(a: Account): Promise<Account> {
+    const created = await this.redis.hsetnx(keys.account(a.id), 'id', a.id);
+    if (created !== 1) throw new Error(`account ${a.id} exists`);
+    await this.writeAccount(a);
+    return { ...a };
+  }
+
+  private async writeAccount(a: Account): Promise<void> {
+    const fields: Record<string, string> = {
+      id: a.id,
+      name: a.name,
+      createdOn: a.createdOn,
+      secureViewer: a.secureViewer ? '1' : '0',
+    };
+    if (a.secretHash) {
+      fields.secretHash = a.secretHash;
+      await this.redis.set(keys.secret(a.secretHash), a.id);
+    }
+    await this.redis.hset(keys.account(a.id), fields);
+    await this.redis.zadd(keys.accountList, Date.parse(a.createdOn), a.id);
+    await this.redis.set(keys.bootstrap, a.id, 'NX');
+  }
+
+  async createFirstAccount(a: Account): Promise<boolean> {
+    // The bootstrap marker is set by every account creation: NX wins only on an empty store.
+    const won = await this.redis.set(keys.bootstrap, a.id, 'NX');
+    if (won !== 'OK') return false;
+    await this.createAccount(a);
+    return true;
+  }
+
+  async getAccount(id: string): Promise<Account | null> {
+    return accountFrom(await this.redis.hgetall(keys.account(id)));
+  }
+
+  async listAccounts(): Promise<Account[]> {
+    const ids = await this.redis.zrange(keys.accountList, 0, -1);
+    const all = await Promise.all(ids.map((id) => this.getAccount(id)));
+    return all.filter((a): a is Account => a !== null);
+  }
+
+  async updateAccount(id: string, patch: { secureViewer?: boolean; name?: string }): Promise<Account | null> {
+    const key = keys.account(id);
+    if (!(await this.redis.hexists(key, 'id'))) return null;
+    const fields: Record<string, string> = {};
+    if (patch.secureViewer !== undefined) fields.secureViewer = patch.secureViewer ? '1' : '0';
+    if (patch.name !== undefined) fields.name = patch.name;
+    if (Object.keys(fields).length > 0) await this.redis.hset(key, fields);
+    return this.getAccount(id);
+  }
+
+  async setAccountSecret(id: string, secretHash: string | null): Promise<boolean> {
+    const key = keys.account(id);
+    const old = await this.redis.hmget(key, 'id', 'secretHash');
+    if (!old[0]) return false;
+    if (secretHash) {
+      await this.redis.set(keys.secret(secretHash), id);
+      await this.redis.hset(key, 'secretHash', secretHash);
+    } else {
+      await this.redis.hdel(key, 'secretHash');
+    }
+    if (old[1] && old[1] !== secretHash) await this.redis.del(keys.secret(old[1]));
+    return true;
+  }
+
+  async findAccountBySecretHash(secretHash: string): Promise<Account | null> {
+    const id = await this.redis.get(keys.secret(secretHash));
+    if (!id) return null;
+    const a = await this.getAccount(id);
+    return a && a.secretHash === secretHash ? a : null;
+  }
+
+  // ---- tokens ----
+
+  async createToken(t: NewTokenRecord): Promise<TokenRecord> {
+    const id = await this.redis.incr(keys.tokenSeq);
+    const hash = tokenHash(t.token);
+    await this.redis.set(keys.tokenValue(hash), `${t.accountId}:${id}`);
+    const ok = await this.run(
+      'tokenCreate',
+      keys.token(t.accountId, id),
+      keys.byName(t.accountId, t.kind),
+      keys.byAdded(t.accountId, t.kind),
+      jsonOf(t),
+      hash,
+      t.kind,
+      nameMember(nameSortKey(t.label), id),
+      Date.parse(t.addedOn),
+      idMember(id),
+    );
+    if (ok !== 1) throw new Error(`token id ${id} already taken (sequence reset?)`);
+    return { ...t, id, rev: 1 };
+  }
+
+  private async readToken(accountId: string, id: number): Promise<TokenRecord | null> {
+    return recordFrom(id, (await this.redis.hgetall(keys.token(accountId, id))) as TokenHash);
+  }
+
+  async getToken(accountId: string, kind: TokenKind, id: number): Promise<TokenRecord | null> {
+    const t = await this.readToken(accountId, id);
+    return t && t.kind === kind && t.accountId === accountId ? t : null;
+  }
+
+  async listTokens(accountId: string, kind: TokenKind, q: ListQuery): Promise<TokenRecord[]> {
+    const start = (q.page - 1) * q.itemsOnPage;
+    const stop = start + q.itemsOnPage - 1;
+    const members =
+      q.sortBy === 'Name'
+        ? q.descending
+          ? await this.redis.zrevrange(keys.byName(accountId, kind), start, stop)
+          : await this.redis.zrange(keys.byName(accountId, kind), start, stop)
+        : q.descending
+          ? await this.redis.zrevrange(keys.byAdded(accountId, kind), start, stop)
+          : await this.redis.zrange(keys.byAdded(accountId, kind), start, stop);
+    if (members.length === 0) return [];
+    const pipe = this.redis.pipeline();
+    const ids = members.map(idFromMember);
+    for (const id of ids) pipe.hgetall(keys.token(accountId, id));
+    const res = (await pipe.exec()) ?? [];
+    const out: TokenRecord[] = [];
+    res.forEach(([err, h], i) => {
+      if (err) throw err;
+      const t = recordFrom(ids[i], h as TokenHash);
+      if (t) out.push(t); // deleted between the index read and now: skip
+    });
+    return out;
+  }
+
+  async updateToken(accountId: string, kind: TokenKind, id: number, change: TokenChange): Promise<TokenRecord | null> {
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const current = await this.getToken(accountId, kind, id);
+      if (!current) return null;
+      const { next, clearBound } = change(current);
+      const newHash = tokenHash(next.token);
+      const oldHash = tokenHash(current.token);
+      if (newHash !== oldHash) await this.redis.set(keys.tokenValue(newHash), `${accountId}:${id}`);
+      const rev = Number(
+        await this.run(
+          'tokenUpdate',
+          keys.token(accountId, id),
+          keys.byName(accountId, kind),
+          keys.bound(accountId, id),
+          current.rev,
+          jsonOf(next),
+          newHash,
+          nameMember(nameSortKey(next.label), id),
+          clearBound ? '1' : '0',
+        ),
+      );
+      if (rev === -1) return null;
+      if (rev > 0) {
+        if (newHash !== oldHash) await this.redis.del(keys.tokenValue(oldHash));
+        return { ...next, id, rev };
+      }
+      // rev moved on: somebody else wrote first; apply the change again to their version
+    }
+    throw new Error(`token ${id}: too much write contention (${MAX_CAS_ATTEMPTS} attempts)`);
+  }
+
+  async deleteToken(accountId: string, kind: TokenKind, id: number): Promise<boolean> {
+    const hash = await this.run(
+      'tokenDelete',
+      keys.token(accountId, id),
+      keys.byName(accountId, kind),
+      keys.byAdded(accountId, kind),
+      keys.bound(accountId, id),
+      kind,
+      idMember(id),
+    );
+    if (typeof hash !== 'string') return false;
+    await this.redis.del(keys.tokenValue(hash));
+    return true;
+  }
+
+  async findTokenByHash(hash: string): Promise<TokenRecord | null> {
+    const ref = await this.redis.get(keys.tokenValue(hash));
+    if (!ref) return null;
+    const i = ref.lastIndexOf(':');
+    const accountId = ref.slice(0, i);
+    const id = Number(ref.slice(i + 1));
+    const h = (await this.redis.hgetall(keys.token(accountId, id))) as TokenHash;
+    return h.hash === hash ? recordFrom(id, h) : null;
+  }
+
+  // ---- bind on usage ----
+
+  async boundAddresses(accountId: string, tokenId: number): Promise<string[]> {
+    return this.redis.zrange(keys.bound(accountId, tokenId), 0, -1);
+  }
+
+  async bindAddress(token: TokenRecord, address: string): Promise<BindResult> {
+    return (await this.run(
+      'bindAddress',
+      keys.token(token.accountId, token.id),
+      keys.bound(token.accountId, token.id),
+      token.rev,
+      address,
+      token.bindIpsOnUsage ?? 0,
+    )) as BindResult;
+  }
+
+  // ---- live streams ----
+
+  async startLiveStream(s: LiveStream, ttlSeconds: number): Promise<void> {
+    const entry = { ...s, expiresMs: this.now() + ttlSeconds * 1000 };
+    await this.redis.hset(keys.live(s.accountId), s.streamName, JSON.stringify(entry));
+  }
+
+  async endLiveStream(accountId: string, streamName: string, feedId?: string): Promise<LiveStream | null> {
+    const raw = await this.redis.hget(keys.live(accountId), streamName);
+    if (!raw) return null;
+    const { expiresMs: _e, ...s } = JSON.parse(raw) as LiveStream & { expiresMs: number };
+    if (feedId !== undefined && s.feedId !== feedId) return null;
+    const removed = await this.redis.hdel(keys.live(accountId), streamName);
+    return removed === 1 ? s : null;
+  }
+
+  async activePublishTokenIds(accountId: string, streamName?: string): Promise<number[]> {
+    const all = await this.redis.hgetall(keys.live(accountId));
+    const now = this.now();
+    const ids = new Set<number>();
+    const expired: string[] = [];
+    for (const [name, raw] of Object.entries(all)) {
+      const e = JSON.parse(raw) as LiveStream & { expiresMs: number };
+      if (e.expiresMs <= now) expired.push(name);
+      else if (streamName === undefined || name === streamName) ids.add(e.tokenId);
+    }
+    if (expired.length > 0) await this.redis.hdel(keys.live(accountId), ...expired);
+    return [...ids].sort((a, b) => a - b);
+  }
+}

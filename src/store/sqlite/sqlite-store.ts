@@ -1,0 +1,280 @@
+// The embedded store: one SQLite file (WAL) through better-sqlite3. Calls are synchronous inside,
+// so every read-modify-write below runs as one transaction with nothing interleaved.
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { TokenKind, TokenRecord, NewTokenRecord } from '../../domain/tokens.js';
+import { tokenHash } from '../../domain/tokens.js';
+import type { Account, BindResult, ListQuery, LiveStream, Store, TokenChange } from '../store.js';
+import { nameSortKey } from '../sort.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS accounts (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  created_on TEXT NOT NULL,
+  secure_viewer INTEGER NOT NULL DEFAULT 0,
+  secret_hash TEXT UNIQUE,
+  seq INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tokens (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  account_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  token_hash TEXT NOT NULL UNIQUE,
+  sort_name TEXT NOT NULL,
+  added_ms INTEGER NOT NULL,
+  rev INTEGER NOT NULL,
+  data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tokens_by_name ON tokens (account_id, kind, sort_name, id);
+CREATE INDEX IF NOT EXISTS tokens_by_added ON tokens (account_id, kind, added_ms, id);
+CREATE TABLE IF NOT EXISTS bound_addresses (
+  token_id INTEGER NOT NULL,
+  address TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  PRIMARY KEY (token_id, address)
+);
+CREATE TABLE IF NOT EXISTS live_streams (
+  account_id TEXT NOT NULL,
+  stream_name TEXT NOT NULL,
+  token_id INTEGER NOT NULL,
+  feed_id TEXT NOT NULL,
+  expires_ms INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (account_id, stream_name)
+);
+`;
+
+interface TokenRow {
+  id: number;
+  rev: number;
+  data: string;
+}
+
+const fromRow = (r: TokenRow): TokenRecord => ({ ...(JSON.parse(r.data) as TokenRecord), id: r.id, rev: r.rev });
+/** The JSON column holds everything but the columns of its own. */
+const toData = (t: NewTokenRecord | TokenRecord): string => {
+  const { id: _id, rev: _rev, ...rest } = t as TokenRecord;
+  return JSON.stringify(rest);
+};
+
+interface AccountRow {
+  id: string;
+  name: string;
+  created_on: string;
+  secure_viewer: number;
+  secret_hash: string | null;
+}
+const accountFromRow = (r: AccountRow): Account => {
+  const a: Account = { id: r.id, name: r.name, createdOn: r.created_on, secureViewer: r.secure_viewer === 1 };
+  if (r.secret_hash) a.secretHash = r.secret_hash;
+  return a;
+};
+
+export interface SqliteStoreOptions {
+  /** A file path, or ':memory:' */
+  file: string;
+  synchronous?: 'FULL' | 'NORMAL';
+  now?: () => number;
+}
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const;
+  private readonly db: Database.Database;
+  private readonly now: () => number;
+  private closed = false;
+
+  constructor(opts: SqliteStoreOptions) {
+    if (opts.file !== ':memory:') mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
+    this.db = new Database(opts.file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(SCHEMA);
+    this.now = opts.now ?? Date.now;
+  }
+
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close();
+  }
+
+  // ---- accounts ----
+
+  async createAccount(a: Account): Promise<Account> {
+    this.insertAccount(a);
+    return { ...a };
+  }
+
+  private insertAccount(a: Account): void {
+    this.db
+      .prepare(
+        `INSERT INTO accounts (id, name, created_on, secure_viewer, secret_hash, seq)
+         VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM accounts))`,
+      )
+      .run(a.id, a.name, a.createdOn, a.secureViewer ? 1 : 0, a.secretHash ?? null);
+  }
+
+  async createFirstAccount(a: Account): Promise<boolean> {
+    return this.db.transaction(() => {
+      const n = this.db.prepare('SELECT COUNT(*) AS n FROM accounts').get() as { n: number };
+      if (n.n > 0) return false;
+      this.insertAccount(a);
+      return true;
+    }).immediate();
+  }
+
+  async getAccount(id: string): Promise<Account | null> {
+    const r = this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
+    return r ? accountFromRow(r) : null;
+  }
+
+  async listAccounts(): Promise<Account[]> {
+    return (this.db.prepare('SELECT * FROM accounts ORDER BY seq').all() as AccountRow[]).map(accountFromRow);
+  }
+
+  async updateAccount(id: string, patch: { secureViewer?: boolean; name?: string }): Promise<Account | null> {
+    return this.db.transaction(() => {
+      const r = this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
+      if (!r) return null;
+      const secure = patch.secureViewer === undefined ? r.secure_viewer : patch.secureViewer ? 1 : 0;
+      const name = patch.name ?? r.name;
+      this.db.prepare('UPDATE accounts SET secure_viewer = ?, name = ? WHERE id = ?').run(secure, name, id);
+      return accountFromRow({ ...r, secure_viewer: secure, name });
+    }).immediate();
+  }
+
+  async setAccountSecret(id: string, secretHash: string | null): Promise<boolean> {
+    return this.db.prepare('UPDATE accounts SET secret_hash = ? WHERE id = ?').run(secretHash, id).changes === 1;
+  }
+
+  async findAccountBySecretHash(secretHash: string): Promise<Account | null> {
+    const r = this.db.prepare('SELECT * FROM accounts WHERE secret_hash = ?').get(secretHash) as AccountRow | undefined;
+    return r ? accountFromRow(r) : null;
+  }
+
+  // ---- tokens ----
+
+  async createToken(t: NewTokenRecord): Promise<TokenRecord> {
+    const info = this.db
+      .prepare(
+        `INSERT INTO tokens (account_id, kind, token_hash, sort_name, added_ms, rev, data)
+         VALUES (?, ?, ?, ?, ?, 1, ?)`,
+      )
+      .run(t.accountId, t.kind, tokenHash(t.token), nameSortKey(t.label), Date.parse(t.addedOn), toData(t));
+    return { ...t, id: Number(info.lastInsertRowid), rev: 1 };
+  }
+
+  private readToken(accountId: string, kind: TokenKind, id: number): TokenRecord | null {
+    const r = this.db
+      .prepare('SELECT id, rev, data FROM tokens WHERE id = ? AND account_id = ? AND kind = ?')
+      .get(id, accountId, kind) as TokenRow | undefined;
+    return r ? fromRow(r) : null;
+  }
+
+  async getToken(accountId: string, kind: TokenKind, id: number): Promise<TokenRecord | null> {
+    return this.readToken(accountId, kind, id);
+  }
+
+  async listTokens(accountId: string, kind: TokenKind, q: ListQuery): Promise<TokenRecord[]> {
+    const dir = q.descending ? 'DESC' : 'ASC';
+    const order = q.sortBy === 'Name' ? `sort_name ${dir}, id ${dir}` : `added_ms ${dir}, id ${dir}`;
+    const rows = this.db
+      .prepare(`SELECT id, rev, data FROM tokens WHERE account_id = ? AND kind = ? ORDER BY ${order} LIMIT ? OFFSET ?`)
+      .all(accountId, kind, q.itemsOnPage, (q.page - 1) * q.itemsOnPage) as TokenRow[];
+    return rows.map(fromRow);
+  }
+
+  async updateToken(accountId: string, kind: TokenKind, id: number, change: TokenChange): Promise<TokenRecord | null> {
+    return this.db.transaction(() => {
+      const current = this.readToken(accountId, kind, id);
+      if (!current) return null;
+      const { next, clearBound } = change(current);
+      const rev = current.rev + 1;
+      this.db
+        .prepare('UPDATE tokens SET token_hash = ?, sort_name = ?, rev = ?, data = ? WHERE id = ?')
+        .run(tokenHash(next.token), nameSortKey(next.label), rev, toData(next), id);
+      if (clearBound) this.db.prepare('DELETE FROM bound_addresses WHERE token_id = ?').run(id);
+      return { ...next, id, rev };
+    }).immediate();
+  }
+
+  async deleteToken(accountId: string, kind: TokenKind, id: number): Promise<boolean> {
+    return this.db.transaction(() => {
+      const n = this.db.prepare('DELETE FROM tokens WHERE id = ? AND account_id = ? AND kind = ?').run(id, accountId, kind).changes;
+      if (n === 1) this.db.prepare('DELETE FROM bound_addresses WHERE token_id = ?').run(id);
+      return n === 1;
+    }).immediate();
+  }
+
+  async findTokenByHash(hash: string): Promise<TokenRecord | null> {
+    const r = this.db.prepare('SELECT id, rev, data FROM tokens WHERE token_hash = ?').get(hash) as TokenRow | undefined;
+    return r ? fromRow(r) : null;
+  }
+
+  // ---- bind on usage ----
+
+  async boundAddresses(_accountId: string, tokenId: number): Promise<string[]> {
+    return (
+      this.db.prepare('SELECT address FROM bound_addresses WHERE token_id = ? ORDER BY seq').all(tokenId) as Array<{
+        address: string;
+      }>
+    ).map((r) => r.address);
+  }
+
+  async bindAddress(token: TokenRecord, address: string): Promise<BindResult> {
+    const tokenId = token.id;
+    const limit = token.bindIpsOnUsage ?? 0;
+    return this.db.transaction((): BindResult => {
+      const cur = this.db.prepare('SELECT rev FROM tokens WHERE id = ?').get(tokenId) as { rev: number } | undefined;
+      if (!cur || cur.rev !== token.rev) return 'stale';
+      const has = this.db.prepare('SELECT 1 FROM bound_addresses WHERE token_id = ? AND address = ?').get(tokenId, address);
+      if (has) return 'already';
+      const { n } = this.db.prepare('SELECT COUNT(*) AS n FROM bound_addresses WHERE token_id = ?').get(tokenId) as { n: number };
+      if (n >= limit) return 'full';
+      this.db.prepare('INSERT INTO bound_addresses (token_id, address, seq) VALUES (?, ?, ?)').run(tokenId, address, n + 1);
+      return 'bound';
+    }).immediate();
+  }
+
+  // ---- live streams ----
+
+  async startLiveStream(s: LiveStream, ttlSeconds: number): Promise<void> {
+    this.db.prepare('DELETE FROM live_streams WHERE expires_ms <= ?').run(this.now());
+    this.db
+      .prepare(
+        `INSERT OR REPLACE INTO live_streams (account_id, stream_name, token_id, feed_id, expires_ms, data)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      )
+      .run(s.accountId, s.streamName, s.tokenId, s.feedId, this.now() + ttlSeconds * 1000, JSON.stringify(s));
+  }
+
+  async endLiveStream(accountId: string, streamName: string, feedId?: string): Promise<LiveStream | null> {
+    return this.db.transaction(() => {
+      const r = this.db
+        .prepare('SELECT data, feed_id FROM live_streams WHERE account_id = ? AND stream_name = ?')
+        .get(accountId, streamName) as { data: string; feed_id: string } | undefined;
+      if (!r || (feedId !== undefined && r.feed_id !== feedId)) return null;
+      this.db.prepare('DELETE FROM live_streams WHERE account_id = ? AND stream_name = ?').run(accountId, streamName);
+      return JSON.parse(r.data) as LiveStream;
+    }).immediate();
+  }
+
+  async activePublishTokenIds(accountId: string, streamName?: string): Promise<number[]> {
+    const now = this.now();
+    const rows = (
+      streamName === undefined
+        ? this.db.prepare('SELECT DISTINCT token_id FROM live_streams WHERE account_id = ? AND expires_ms > ? ORDER BY token_id').all(accountId, now)
+        : this.db
+            .prepare('SELECT DISTINCT token_id FROM live_streams WHERE account_id = ? AND stream_name = ? AND expires_ms > ? ORDER BY token_id')
+            .all(accountId, streamName, now)
+    ) as Array<{ token_id: number }>;
+    return rows.map((r) => r.token_id);
+  }
+}

@@ -1,0 +1,117 @@
+// The persistence contract. Both backends (store/sqlite, store/redis) implement exactly this and
+// pass the same suite (test/contract/store-contract.ts). Every method is scoped: a token or
+// account of another account is invisible (null / false), never an error.
+import type { TokenKind, TokenRecord, NewTokenRecord } from '../domain/tokens.js';
+
+export interface Account {
+  id: string;
+  name: string;
+  createdOn: string;
+  /** Viewing any stream of the account needs a subscribe token. */
+  secureViewer: boolean;
+  /** SHA-256 hex of the current API secret; absent when the secret was deleted. */
+  secretHash?: string;
+}
+
+export type SortBy = 'Name' | 'AddedOn';
+
+export interface ListQuery {
+  sortBy: SortBy;
+  /** 1-based */
+  page: number;
+  itemsOnPage: number;
+  descending: boolean;
+}
+
+/**
+ * The change applied by updateToken. It receives the current record and returns the next one,
+ * or throws (an ApiError) to abort with nothing stored. It must be pure: a backend with
+ * optimistic concurrency may call it again with a newer record.
+ */
+export type TokenChange = (current: TokenRecord) => { next: TokenRecord; clearBound: boolean };
+
+/** A stream being published (CONTRACT 5.8). */
+export interface LiveStream {
+  accountId: string;
+  streamName: string;
+  tokenId: number;
+  feedId: string;
+  startedOn: string;
+  /** The adapter that reported it (nginx-rtmp, srs, ...). */
+  caller: string;
+}
+
+export type BindResult = 'bound' | 'already' | 'full' | 'stale';
+
+export interface Store {
+  readonly kind: 'sqlite' | 'redis';
+
+  /** Resolves when the backend answers; rejects otherwise (readiness). */
+  ping(): Promise<void>;
+  /** Releases connections and file handles. Idempotent. */
+  close(): Promise<void>;
+
+  // ---- accounts and API secrets -------------------------------------------------------------
+
+  /** Creates an account. Rejects when the id exists. */
+  createAccount(account: Account): Promise<Account>;
+  /**
+   * Creates `account` only when the store holds no account at all, atomically across instances
+   * sharing the store. Returns true when it was created.
+   */
+  createFirstAccount(account: Account): Promise<boolean>;
+  getAccount(id: string): Promise<Account | null>;
+  /** All accounts, ordered by creation. */
+  listAccounts(): Promise<Account[]>;
+  /** Sets account settings; null when the account does not exist. */
+  updateAccount(id: string, patch: { secureViewer?: boolean; name?: string }): Promise<Account | null>;
+  /**
+   * Replaces (hash) or deletes (null) the account's API secret. From the moment this resolves the
+   * old secret resolves to no account. False when the account does not exist.
+   */
+  setAccountSecret(id: string, secretHash: string | null): Promise<boolean>;
+  /** The account whose current secret has this SHA-256 hash, else null. */
+  findAccountBySecretHash(secretHash: string): Promise<Account | null>;
+
+  // ---- tokens -------------------------------------------------------------------------------
+
+  /** Stores a new token and assigns its id (a positive integer unique across kinds and accounts). */
+  createToken(token: NewTokenRecord): Promise<TokenRecord>;
+  /** The token of this account and kind with this id, else null. */
+  getToken(accountId: string, kind: TokenKind, id: number): Promise<TokenRecord | null>;
+  /** A page of the account's tokens of one kind. Name order is case-insensitive, ties by id. */
+  listTokens(accountId: string, kind: TokenKind, q: ListQuery): Promise<TokenRecord[]>;
+  /**
+   * Atomic read-modify-write of one token: no concurrent update is lost. When the change asks for
+   * it, the bound addresses are cleared in the same atomic step. Null when the token is not found.
+   */
+  updateToken(accountId: string, kind: TokenKind, id: number, change: TokenChange): Promise<TokenRecord | null>;
+  /** Deletes the token and its bound addresses. False when not found. */
+  deleteToken(accountId: string, kind: TokenKind, id: number): Promise<boolean>;
+  /** The token whose current value has this SHA-256 hash (any account, any kind), else null. */
+  findTokenByHash(tokenHash: string): Promise<TokenRecord | null>;
+
+  // ---- bind on usage ------------------------------------------------------------------------
+
+  /** The addresses bound to a token so far, in binding order. */
+  boundAddresses(accountId: string, tokenId: number): Promise<string[]>;
+  /**
+   * Atomically, against the stored token: if its `rev` is no longer `token.rev` → 'stale' (the
+   * caller decided on an old copy: re-read and decide again); else if `address` is bound →
+   * 'already'; else if fewer than `token.bindIpsOnUsage` are bound → bind it, 'bound'; else
+   * 'full'. Concurrent calls from any instance never bind more than the limit.
+   */
+  bindAddress(token: TokenRecord, address: string): Promise<BindResult>;
+
+  // ---- live streams (filled by the caller adapters) ------------------------------------------
+
+  /**
+   * Records that a stream is being published; replaces an entry for the same stream. The entry
+   * disappears after `ttlSeconds` unless started again (a lost "done" cannot keep it live).
+   */
+  startLiveStream(stream: LiveStream, ttlSeconds: number): Promise<void>;
+  /** Ends the stream's entry (only the feed `feedId` when given); returns what was removed. */
+  endLiveStream(accountId: string, streamName: string, feedId?: string): Promise<LiveStream | null>;
+  /** Ids of publish tokens now publishing `streamName` (or any stream) of the account. */
+  activePublishTokenIds(accountId: string, streamName?: string): Promise<number[]>;
+}
