@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+// Runs node's test runner (with tsx) over test files: `node scripts/run-tests.mjs [dir ...]`.
+// Node 20's --test does not expand globs, so the files are collected here.
+import { readdirSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+const roots = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const extra = process.argv.slice(2).filter((a) => a.startsWith('--'));
+const exclude = new Set(['e2e']);
+
+function collect(dir, out) {
+  for (const name of readdirSync(dir).sort()) {
+    const p = path.join(dir, name);
+    if (statSync(p).isDirectory()) {
+      if (!exclude.has(name) || roots.includes(p)) collect(p, out);
+    } else if (name.endsWith('.test.ts')) out.push(p);
+  }
+  return out;
+}
+
+const files = (roots.length ? roots : ['test']).flatMap((r) => (statSync(r).isDirectory() ? collect(r, []) : [r]));
+if (files.length === 0) {
+  console.error('run-tests: no test files found');
+  process.exit(1);
+}
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...extra, ...files], {
+  stdio: 'inherit',
+});
+process.exit(r.status ?? 1);

@@ -1,0 +1,4 @@
+import { storeContract } from './store-contract.js';
+import { redisFactory } from '../helpers/stores.js';
+
+storeContract(redisFactory());

@@ -1,0 +1,4 @@
+import { storeContract } from './store-contract.js';
+import { sqliteFactory } from '../helpers/stores.js';
+
+storeContract(sqliteFactory());

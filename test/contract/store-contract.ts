@@ -1,0 +1,254 @@
+// The store contract: one suite, run against every backend (sqlite, redis) by its own test file.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Store, Account } from '../../src/store/store.js';
+import type { StoreFactory } from '../helpers/stores.js';
+import { applyTokenUpdate, newTokenRecord, tokenHash, type TokenKind } from '../../src/domain/tokens.js';
+import { newSecret } from '../../src/domain/secrets.js';
+
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+
+const account = (id: string, extra: Partial<Account> = {}): Account => ({
+  id,
+  name: `acct ${id}`,
+  createdOn: new Date(T0).toISOString(),
+  secureViewer: false,
+  ...extra,
+});
+
+function tok(accountId: string, kind: TokenKind, label: string, addedMs = T0, extra: Record<string, unknown> = {}) {
+  return newTokenRecord(kind, accountId, { label, streams: [{ streamName: 'cam1' }], ...extra }, newSecret(), addedMs);
+}
+
+export function storeContract(factory: StoreFactory): void {
+  describe(`store contract: ${factory.name}`, () => {
+    let store: Store;
+    before(async () => {
+      await factory.setup();
+    });
+    after(async () => {
+      await factory.teardown();
+    });
+    const fresh = async (now?: () => number) => {
+      store = await factory.make({ now });
+      return store;
+    };
+
+    describe('accounts', () => {
+      it('creates, reads, lists in creation order and updates accounts', async () => {
+        const s = await fresh();
+        await s.createAccount(account('AAAAAA', { secretHash: 'h1' }));
+        await s.createAccount(account('BBBBBB'));
+        assert.deepEqual(await s.getAccount('AAAAAA'), account('AAAAAA', { secretHash: 'h1' }));
+        assert.equal(await s.getAccount('ZZZZZZ'), null);
+        assert.deepEqual((await s.listAccounts()).map((a) => a.id), ['AAAAAA', 'BBBBBB']);
+        assert.deepEqual(await s.updateAccount('BBBBBB', { secureViewer: true }), account('BBBBBB', { secureViewer: true }));
+        assert.equal(await s.updateAccount('ZZZZZZ', { secureViewer: true }), null);
+        await assert.rejects(s.createAccount(account('AAAAAA')));
+      });
+
+      it('finds an account by its current secret hash only, and not after the secret is deleted', async () => {
+        const s = await fresh();
+        await s.createAccount(account('AAAAAA', { secretHash: 'old' }));
+        assert.equal((await s.findAccountBySecretHash('old'))?.id, 'AAAAAA');
+        assert.equal(await s.setAccountSecret('AAAAAA', 'new'), true);
+        assert.equal(await s.findAccountBySecretHash('old'), null);
+        assert.equal((await s.findAccountBySecretHash('new'))?.id, 'AAAAAA');
+        assert.equal(await s.setAccountSecret('AAAAAA', null), true);
+        assert.equal(await s.findAccountBySecretHash('new'), null);
+        assert.equal((await s.getAccount('AAAAAA'))?.secretHash, undefined);
+        assert.equal(await s.setAccountSecret('ZZZZZZ', 'x'), false);
+      });
+
+      it('creates the first account exactly once, even when asked concurrently', async () => {
+        const s = await fresh();
+        const results = await Promise.all(Array.from({ length: 10 }, (_, i) => s.createFirstAccount(account(`FIRST${i}`))));
+        assert.equal(results.filter(Boolean).length, 1);
+        assert.equal((await s.listAccounts()).length, 1);
+        assert.equal(await s.createFirstAccount(account('LATER1')), false);
+      });
+
+      it('does not create a first account when an account already exists', async () => {
+        const s = await fresh();
+        await s.createAccount(account('AAAAAA'));
+        assert.equal(await s.createFirstAccount(account('FIRST1')), false);
+        assert.deepEqual((await s.listAccounts()).map((a) => a.id), ['AAAAAA']);
+      });
+    });
+
+    describe('tokens', () => {
+      it('assigns 50 distinct positive ids to 50 concurrent creates, shared across kinds', async () => {
+        const s = await fresh();
+        const made = await Promise.all(
+          Array.from({ length: 50 }, (_, i) => s.createToken(tok('A', i % 2 ? 'publish' : 'subscribe', `t${i}`))),
+        );
+        const ids = made.map((t) => t.id);
+        assert.equal(new Set(ids).size, 50);
+        assert.ok(ids.every((id) => Number.isInteger(id) && id > 0));
+      });
+
+      it('reads a token only with its own account and kind', async () => {
+        const s = await fresh();
+        const t = await s.createToken(tok('A', 'publish', 'x'));
+        assert.deepEqual(await s.getToken('A', 'publish', t.id), t);
+        assert.equal(await s.getToken('B', 'publish', t.id), null);
+        assert.equal(await s.getToken('A', 'subscribe', t.id), null);
+        assert.equal(await s.getToken('A', 'publish', t.id + 1000), null);
+      });
+
+      it('lists by name (case-insensitive, ties by id) and by addedOn, both directions, with paging', async () => {
+        const s = await fresh();
+        const b = await s.createToken(tok('A', 'publish', 'bravo', T0 + 3000));
+        const a = await s.createToken(tok('A', 'publish', 'Alpha', T0 + 2000));
+        const c = await s.createToken(tok('A', 'publish', 'charlie', T0 + 1000));
+        const a2 = await s.createToken(tok('A', 'publish', 'alpha', T0 + 4000));
+        await s.createToken(tok('A', 'subscribe', 'aaa-other-kind'));
+        await s.createToken(tok('B', 'publish', 'aaa-other-account'));
+        const ids = async (sortBy: 'Name' | 'AddedOn', descending: boolean, page = 1, itemsOnPage = 10) =>
+          (await s.listTokens('A', 'publish', { sortBy, descending, page, itemsOnPage })).map((t) => t.id);
+        assert.deepEqual(await ids('Name', false), [a.id, a2.id, b.id, c.id]);
+        assert.deepEqual(await ids('Name', true), [c.id, b.id, a2.id, a.id]);
+        assert.deepEqual(await ids('AddedOn', false), [c.id, a.id, b.id, a2.id]);
+        assert.deepEqual(await ids('AddedOn', true), [a2.id, b.id, a.id, c.id]);
+        assert.deepEqual(await ids('Name', false, 2, 3), [c.id]);
+        assert.deepEqual(await ids('Name', false, 3, 3), []);
+      });
+
+      it('updates atomically: 20 concurrent updates of one token lose no field', async () => {
+        const s = await fresh();
+        const t = await s.createToken(tok('A', 'publish', 'x'));
+        await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            s.updateToken('A', 'publish', t.id, (cur) =>
+              applyTokenUpdate(cur, { addTokenStreams: [{ streamName: `s${i}` }] }, T0, newSecret),
+            ),
+          ),
+        );
+        const after = await s.getToken('A', 'publish', t.id);
+        const names = after!.streams.map((x) => x.streamName).sort();
+        assert.deepEqual(names, ['cam1', ...Array.from({ length: 20 }, (_, i) => `s${i}`)].sort());
+        assert.equal(after!.rev, 21);
+      });
+
+      it('keeps the name order after a label change', async () => {
+        const s = await fresh();
+        const x = await s.createToken(tok('A', 'publish', 'x'));
+        const y = await s.createToken(tok('A', 'publish', 'y'));
+        await s.updateToken('A', 'publish', x.id, (cur) => applyTokenUpdate(cur, { label: 'z' }, T0, newSecret));
+        const page = await s.listTokens('A', 'publish', { sortBy: 'Name', descending: false, page: 1, itemsOnPage: 10 });
+        assert.deepEqual(page.map((t) => [t.id, t.label]), [
+          [y.id, 'y'],
+          [x.id, 'z'],
+        ]);
+      });
+
+      it('finds a token by the hash of its current value only: not the old value after a refresh', async () => {
+        const s = await fresh();
+        const t = await s.createToken(tok('A', 'subscribe', 'x'));
+        assert.equal((await s.findTokenByHash(tokenHash(t.token)))?.id, t.id);
+        const next = await s.updateToken('A', 'subscribe', t.id, (cur) => applyTokenUpdate(cur, { refreshToken: true }, T0, newSecret));
+        assert.notEqual(next!.token, t.token);
+        assert.equal(await s.findTokenByHash(tokenHash(t.token)), null);
+        assert.equal((await s.findTokenByHash(tokenHash(next!.token)))?.token, next!.token);
+      });
+
+      it('stores nothing when the change throws', async () => {
+        const s = await fresh();
+        const t = await s.createToken(tok('A', 'publish', 'x'));
+        await assert.rejects(
+          s.updateToken('A', 'publish', t.id, () => {
+            throw new Error('refused');
+          }),
+          /refused/,
+        );
+        assert.deepEqual(await s.getToken('A', 'publish', t.id), t);
+      });
+
+      it('does not update or delete a token of another account or kind', async () => {
+        const s = await fresh();
+        const t = await s.createToken(tok('A', 'publish', 'x'));
+        const change = (cur: typeof t) => applyTokenUpdate(cur, { label: 'hacked' }, T0, newSecret);
+        assert.equal(await s.updateToken('B', 'publish', t.id, change), null);
+        assert.equal(await s.updateToken('A', 'subscribe', t.id, change), null);
+        assert.equal(await s.deleteToken('B', 'publish', t.id), false);
+        assert.equal(await s.deleteToken('A', 'subscribe', t.id), false);
+        assert.deepEqual(await s.getToken('A', 'publish', t.id), t);
+      });
+
+      it('deletes a token: gone from reads, lists and lookups by value', async () => {
+        const s = await fresh();
+        const t = await s.createToken(tok('A', 'publish', 'x'));
+        assert.equal(await s.deleteToken('A', 'publish', t.id), true);
+        assert.equal(await s.getToken('A', 'publish', t.id), null);
+        assert.equal(await s.findTokenByHash(tokenHash(t.token)), null);
+        assert.deepEqual(await s.listTokens('A', 'publish', { sortBy: 'Name', descending: false, page: 1, itemsOnPage: 10 }), []);
+        assert.equal(await s.deleteToken('A', 'publish', t.id), false);
+      });
+    });
+
+    describe('bind on usage', () => {
+      it('50 concurrent first uses from distinct addresses bind exactly the limit', async () => {
+        const s = await fresh();
+        const t = await s.createToken(tok('A', 'subscribe', 'x', T0, { bindIpsOnUsage: 3 }));
+        const results = await Promise.all(Array.from({ length: 50 }, (_, i) => s.bindAddress(t, `10.0.0.${i + 1}`)));
+        assert.equal(results.filter((r) => r === 'bound').length, 3);
+        assert.equal(results.filter((r) => r === 'full').length, 47);
+        const bound = await s.boundAddresses('A', t.id);
+        assert.equal(bound.length, 3);
+        for (const a of bound) assert.equal(await s.bindAddress(t, a), 'already');
+        assert.equal(await s.bindAddress(t, '10.9.9.9'), 'full');
+      });
+
+      it('reports a stale copy after any update, and clears bindings when the change says so', async () => {
+        const s = await fresh();
+        const t = await s.createToken(tok('A', 'subscribe', 'x', T0, { bindIpsOnUsage: 1 }));
+        assert.equal(await s.bindAddress(t, '10.0.0.1'), 'bound');
+        const relabelled = await s.updateToken('A', 'subscribe', t.id, (cur) => applyTokenUpdate(cur, { label: 'y' }, T0, newSecret));
+        assert.equal(await s.bindAddress(t, '10.0.0.1'), 'stale');
+        assert.deepEqual(await s.boundAddresses('A', t.id), ['10.0.0.1']);
+        const refreshed = await s.updateToken('A', 'subscribe', t.id, (cur) =>
+          applyTokenUpdate(cur, { refreshToken: true }, T0, newSecret),
+        );
+        assert.ok(relabelled && refreshed);
+        assert.deepEqual(await s.boundAddresses('A', t.id), []);
+        assert.equal(await s.bindAddress(refreshed, '10.0.0.2'), 'bound');
+      });
+
+      it('forgets the bindings of a deleted token', async () => {
+        const s = await fresh();
+        const t = await s.createToken(tok('A', 'subscribe', 'x', T0, { bindIpsOnUsage: 2 }));
+        await s.bindAddress(t, '10.0.0.1');
+        await s.deleteToken('A', 'subscribe', t.id);
+        assert.deepEqual(await s.boundAddresses('A', t.id), []);
+        assert.equal(await s.bindAddress(t, '10.0.0.1'), 'stale');
+      });
+    });
+
+    describe('live streams', () => {
+      it('lists publishing tokens per stream and per account, ends streams, and expires lost ones', async () => {
+        let now = T0;
+        const s = await fresh(() => now);
+        const live = (accountId: string, streamName: string, tokenId: number, feedId: string) => ({
+          accountId,
+          streamName,
+          tokenId,
+          feedId,
+          startedOn: new Date(now).toISOString(),
+          caller: 'test',
+        });
+        await s.startLiveStream(live('A', 'cam1', 7, 'f1'), 60);
+        await s.startLiveStream(live('A', 'cam2', 3, 'f2'), 600);
+        await s.startLiveStream(live('B', 'cam1', 9, 'f3'), 600);
+        assert.deepEqual(await s.activePublishTokenIds('A', 'cam1'), [7]);
+        assert.deepEqual(await s.activePublishTokenIds('A'), [3, 7]);
+        assert.deepEqual(await s.activePublishTokenIds('A', 'nope'), []);
+        assert.equal(await s.endLiveStream('A', 'cam2', 'other-feed'), null);
+        assert.deepEqual(await s.endLiveStream('A', 'cam2', 'f2'), live('A', 'cam2', 3, 'f2'));
+        assert.deepEqual(await s.activePublishTokenIds('A'), [7]);
+        now += 61_000;
+        assert.deepEqual(await s.activePublishTokenIds('A'), []);
+        assert.deepEqual(await s.activePublishTokenIds('B'), [9]);
+      });
+    });
+  });
+}
