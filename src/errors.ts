@@ -34,7 +34,7 @@ export class ApiError extends Error {
 
 /** Collects field problems so one answer can list all of them. */
 export class FieldErrorList {
-  readonly errors: FieldErrors = {};
+  readonly errors: FieldErrors = Object.create(null) as FieldErrors;
   add(field: string, problem: string): void {
     (this.errors[field] ??= []).push(problem);
   }

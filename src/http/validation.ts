@@ -12,7 +12,8 @@ export function fieldPath(path: ReadonlyArray<PropertyKey>, root: string): strin
 }
 
 export function issuesToFieldErrors(issues: ReadonlyArray<z.core.$ZodIssue>, root: string): FieldErrors {
-  const errors: FieldErrors = {};
+  // Null prototype: a field named __proto__ must be reported, not assigned to the prototype.
+  const errors: FieldErrors = Object.create(null) as FieldErrors;
   const add = (k: string, m: string) => {
     const list = (errors[k] ??= []);
     if (!list.includes(m)) list.push(m);

@@ -1,0 +1,31 @@
+// Builds a Streamgate app over a given store for supertest, with a silent logger and an admin key.
+import request from 'supertest';
+import type { Express } from 'express';
+import { loadConfig } from '../../src/config/load.js';
+import { createServices, type Services } from '../../src/services.js';
+import { createApp } from '../../src/app.js';
+import type { Store } from '../../src/store/store.js';
+
+export const ADMIN_KEY = 'test-admin-key-0123456789';
+
+export interface TestApp {
+  app: Express;
+  services: Services;
+  /** Creates an account through the admin API; returns its id and API secret. */
+  account(name?: string): Promise<{ id: string; secret: string }>;
+}
+
+export async function testApp(store: Store, overrides: Record<string, unknown> = {}): Promise<TestApp> {
+  const config = loadConfig({ env: {}, overrides: { adminKey: ADMIN_KEY, log: { level: 'silent' }, ...overrides } });
+  const services = await createServices(config, { store });
+  const app = createApp(services);
+  return {
+    app,
+    services,
+    async account(name = 'acme') {
+      const r = await request(app).post('/admin/accounts').set('authorization', `Bearer ${ADMIN_KEY}`).send({ name });
+      if (r.status !== 201) throw new Error(`account create failed: ${r.status} ${JSON.stringify(r.body)}`);
+      return { id: r.body.data.id as string, secret: r.body.data.apiSecret as string };
+    },
+  };
+}

@@ -1,0 +1,4 @@
+import { tokenApiSuite } from './token-api.suite.js';
+import { sqliteFactory } from '../helpers/stores.js';
+
+tokenApiSuite(sqliteFactory());

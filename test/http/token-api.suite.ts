@@ -1,0 +1,550 @@
+// The management API over HTTP, run against every store backend.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import request from 'supertest';
+import type { StoreFactory } from '../helpers/stores.js';
+import { testApp, type TestApp } from '../helpers/app.js';
+
+const HEX64 = /^[0-9a-f]{64}$/;
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+export function tokenApiSuite(factory: StoreFactory): void {
+  describe(`token API over HTTP: ${factory.name}`, () => {
+    let t: TestApp;
+    let acct: { id: string; secret: string };
+    before(async () => {
+      await factory.setup();
+    });
+    after(async () => {
+      await factory.teardown();
+    });
+    const fresh = async () => {
+      t = await testApp(await factory.make());
+      acct = await t.account();
+    };
+    const as = (secret: string) => {
+      const auth = { authorization: `Bearer ${secret}` };
+      return {
+        get: (p: string) => request(t.app).get(p).set(auth),
+        post: (p: string, body?: unknown) => request(t.app).post(p).set(auth).send(body as object),
+        put: (p: string, body?: unknown) => request(t.app).put(p).set(auth).send(body as object),
+        patch: (p: string, body?: unknown) => request(t.app).patch(p).set(auth).send(body as object),
+        del: (p: string) => request(t.app).delete(p).set(auth),
+      };
+    };
+    const api = () => as(acct.secret);
+    const createPublish = async (body: Record<string, unknown> = {}) => {
+      const r = await api().post('/api/publish_token', { label: 'pub', streams: [{ streamName: 'cam1' }], ...body });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      return r.body.data;
+    };
+    const createSubscribe = async (body: Record<string, unknown> = {}) => {
+      const r = await api().post('/api/subscribe_token', { label: 'sub', streams: [{ streamName: 'cam1' }], ...body });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      return r.body.data;
+    };
+
+    describe('publish tokens: create, read, list, update, disable, delete', () => {
+      before(fresh);
+
+      it('creates a publish token and answers 201 with the full record', async () => {
+        const before = Date.now();
+        const r = await api().post('/api/publish_token', {
+          label: 'studio',
+          streams: [{ streamName: 'cam1' }, { streamName: 'cam[0-9]+', isRegex: true }],
+          expires: 3600,
+          allowedOrigins: ['Example.com', '*.example.org'],
+          allowedCountries: ['us', 'CA'],
+          record: true,
+        });
+        assert.equal(r.status, 201);
+        assert.equal(r.body.status, 'success');
+        const d = r.body.data;
+        assert.match(d.token, HEX64);
+        assert.match(d.addedOn, ISO);
+        assert.equal(Date.parse(d.expiresOn) - Date.parse(d.addedOn), 3600_000);
+        assert.ok(Date.parse(d.addedOn) >= before - 1000);
+        assert.deepEqual(d, {
+          id: d.id,
+          label: 'studio',
+          token: d.token,
+          addedOn: d.addedOn,
+          expiresOn: d.expiresOn,
+          isActive: true,
+          streams: [
+            { streamName: 'cam1', isRegex: false },
+            { streamName: 'cam[0-9]+', isRegex: true },
+          ],
+          allowedOrigins: ['example.com', '*.example.org'],
+          allowedIpAddresses: [],
+          allowedCountries: ['US', 'CA'],
+          deniedCountries: [],
+          subscribeRequiresAuth: false,
+          record: true,
+          enableThumbnails: false,
+          updatedOn: d.addedOn,
+        });
+        const read = await api().get(`/api/publish_token/${d.id}`);
+        assert.equal(read.status, 200);
+        assert.deepEqual(read.body, { status: 'success', data: d });
+      });
+
+      it('accepts a trailing slash and answers 404 with the hosted message for an unknown id', async () => {
+        const d = await createPublish();
+        assert.equal((await api().get(`/api/publish_token/${d.id}/`)).status, 200);
+        const r = await api().get('/api/publish_token/999999');
+        assert.equal(r.status, 404);
+        assert.deepEqual(r.body, {
+          status: 'fail',
+          data: { message: 'No publish token with id: 999999', tokenId: 'No publish token with id: 999999' },
+        });
+        const bad = await api().get('/api/publish_token/abc');
+        assert.equal(bad.status, 400);
+        assert.deepEqual(bad.body.data.errors, { id: ['expected a positive integer id'] });
+      });
+
+      it('updates every field, with the update* names and their aliases', async () => {
+        const d = await createPublish({ streams: [{ streamName: 'a' }, { streamName: 'b.*', isRegex: true }] });
+        const r = await api().put(`/api/publish_token/${d.id}`, {
+          label: 'renamed',
+          addTokenStreams: [{ streamName: 'c' }],
+          removeTokenStreams: ['a'],
+          updateAllowedOrigins: ['*.x.com'],
+          updateAllowedIpAddresses: ['10.0.0.0/8', '192.0.2.7'],
+          updateDeniedCountries: ['fr'],
+          subscribeRequiresAuth: true,
+          record: true,
+          enableThumbnails: true,
+          expires: 60,
+        });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        const u = r.body.data;
+        assert.equal(u.label, 'renamed');
+        assert.equal(u.token, d.token);
+        assert.deepEqual(u.streams, [
+          { streamName: 'b.*', isRegex: true },
+          { streamName: 'c', isRegex: false },
+        ]);
+        assert.deepEqual(u.allowedOrigins, ['*.x.com']);
+        assert.deepEqual(u.allowedIpAddresses, ['10.0.0.0/8', '192.0.2.7']);
+        assert.deepEqual(u.deniedCountries, ['FR']);
+        assert.deepEqual([u.subscribeRequiresAuth, u.record, u.enableThumbnails], [true, true, true]);
+        assert.equal(Date.parse(u.expiresOn) - Date.parse(u.updatedOn), 60_000);
+
+        const v2 = await api().put(`/api/v2/publish_token/${d.id}`, {
+          allowedOrigins: [],
+          allowedIpAddresses: [],
+          bindIpsOnUsage: 2,
+          deniedCountries: [],
+          allowedCountries: ['DE'],
+          isActive: false,
+          expires: null,
+        });
+        assert.equal(v2.status, 200, JSON.stringify(v2.body));
+        const w = v2.body.data;
+        assert.deepEqual([w.allowedOrigins, w.allowedIpAddresses, w.deniedCountries, w.allowedCountries], [[], [], [], ['DE']]);
+        assert.equal(w.bindIpsOnUsage, 2);
+        assert.deepEqual(w.boundIpAddresses, []);
+        assert.equal(w.isActive, false);
+        assert.equal(w.expiresOn, undefined);
+        const read = await api().get(`/api/publish_token/${d.id}`);
+        assert.deepEqual(read.body.data, w);
+
+        const reset = await api().put(`/api/publish_token/${d.id}`, { bindIpsOnUsage: 0, updateAllowedIpAddresses: [] });
+        assert.equal(reset.status, 200);
+        assert.equal(reset.body.data.bindIpsOnUsage, undefined);
+        assert.equal(reset.body.data.boundIpAddresses, undefined);
+      });
+
+      it('refreshToken issues a new token value; the old value no longer resolves', async () => {
+        const d = await createPublish();
+        const r = await api().put(`/api/publish_token/${d.id}`, { refreshToken: true });
+        assert.equal(r.status, 200);
+        assert.match(r.body.data.token, HEX64);
+        assert.notEqual(r.body.data.token, d.token);
+        const { tokenHash } = await import('../../src/domain/tokens.js');
+        assert.equal(await t.services.store.findTokenByHash(tokenHash(d.token)), null);
+        assert.equal((await t.services.store.findTokenByHash(tokenHash(r.body.data.token)))?.id, d.id);
+      });
+
+      it('refuses an empty update, a token left without streams, and a field given under both names', async () => {
+        const d = await createPublish();
+        const empty = await api().put(`/api/publish_token/${d.id}`, {});
+        assert.equal(empty.status, 400);
+        assert.deepEqual(empty.body, {
+          status: 'fail',
+          data: { message: 'No properties specified to update.', token: 'No properties specified to update.' },
+        });
+        const none = await api().put(`/api/publish_token/${d.id}`, { removeTokenStreams: ['cam1'] });
+        assert.equal(none.status, 400);
+        assert.deepEqual(none.body.data.errors, { removeTokenStreams: ['a token must keep at least one stream'] });
+        const both = await api().put(`/api/publish_token/${d.id}`, { allowedOrigins: ['a.com'], updateAllowedOrigins: ['b.com'] });
+        assert.equal(both.status, 400);
+        assert.deepEqual(both.body.data.errors, { allowedOrigins: ['give either allowedOrigins or updateAllowedOrigins, not both'] });
+        assert.deepEqual((await api().get(`/api/publish_token/${d.id}`)).body.data, d);
+      });
+
+      it('lists with sortBy, page, itemsOnPage and isDescending; an empty page past the end', async () => {
+        await fresh();
+        const made = [];
+        for (const label of ['delta', 'Alpha', 'charlie', 'bravo']) made.push(await createPublish({ label }));
+        const labels = async (q: string) => {
+          const r = await api().get(`/api/publish_token/list${q}`);
+          assert.equal(r.status, 200, JSON.stringify(r.body));
+          return r.body.data.map((x: { label: string }) => x.label);
+        };
+        assert.deepEqual(await labels(''), ['Alpha', 'bravo', 'charlie', 'delta']);
+        assert.deepEqual(await labels('?sortBy=Name&isDescending=true'), ['delta', 'charlie', 'bravo', 'Alpha']);
+        assert.deepEqual(await labels('?sortBy=AddedOn'), ['delta', 'Alpha', 'charlie', 'bravo']);
+        assert.deepEqual(await labels('?sortBy=AddedOn&isDescending=true&page=1&itemsOnPage=2'), ['bravo', 'charlie']);
+        assert.deepEqual(await labels('?sortBy=AddedOn&isDescending=true&page=2&itemsOnPage=2'), ['Alpha', 'delta']);
+        assert.deepEqual(await labels('?page=3&itemsOnPage=2'), []);
+        const full = await api().get('/api/publish_token/list?itemsOnPage=1');
+        assert.deepEqual(full.body.data, [made[1]]);
+        const bad = await api().get('/api/publish_token/list?sortBy=Size&page=0&itemsOnPage=101&isDescending=maybe');
+        assert.equal(bad.status, 400);
+        assert.deepEqual(Object.keys(bad.body.data.errors).sort(), ['isDescending', 'itemsOnPage', 'page', 'sortBy']);
+      });
+
+      it('disables several tokens at once and reports unknown ids as failed', async () => {
+        const a = await createPublish();
+        const b = await createPublish();
+        const r = await api().patch('/api/publish_token/disable', { tokenIds: [a.id, b.id, 987654] });
+        assert.equal(r.status, 200);
+        assert.deepEqual(r.body.data, {
+          successfulTokens: [a.id, b.id],
+          failedTokens: [{ tokenId: 987654, errorMessage: 'No publish token with id: 987654' }],
+        });
+        assert.equal((await api().get(`/api/publish_token/${a.id}`)).body.data.isActive, false);
+        assert.equal((await api().get(`/api/publish_token/${b.id}`)).body.data.isActive, false);
+        const bad = await api().patch('/api/publish_token/disable', { tokenIds: [] });
+        assert.equal(bad.status, 400);
+        assert.deepEqual(Object.keys(bad.body.data.errors), ['tokenIds']);
+      });
+
+      it('deletes a token: true, then 404', async () => {
+        const d = await createPublish();
+        const r = await api().del(`/api/publish_token/${d.id}`);
+        assert.equal(r.status, 200);
+        assert.deepEqual(r.body, { status: 'success', data: true });
+        assert.equal((await api().get(`/api/publish_token/${d.id}`)).status, 404);
+        assert.equal((await api().del(`/api/publish_token/${d.id}`)).status, 404);
+      });
+
+      it('answers active and active/all from the live-stream registry', async () => {
+        const d = await createPublish();
+        const empty = await api().get('/api/publish_token/active/all');
+        assert.deepEqual(empty.body, { status: 'success', data: { tokenIds: [] } });
+        await t.services.store.startLiveStream(
+          { accountId: acct.id, streamName: 'cam1', tokenId: d.id, feedId: 'f1', startedOn: new Date().toISOString(), caller: 'test' },
+          60,
+        );
+        assert.deepEqual((await api().get('/api/publish_token/active/all')).body.data, { tokenIds: [d.id] });
+        assert.deepEqual((await api().get(`/api/publish_token/active?streamId=${acct.id}/cam1`)).body.data, { tokenIds: [d.id] });
+        assert.deepEqual((await api().get(`/api/publish_token/active?streamId=${acct.id}/cam2`)).body.data, { tokenIds: [] });
+        assert.deepEqual((await api().get('/api/publish_token/active?streamId=OTHER/cam1')).body.data, { tokenIds: [] });
+        const bad = await api().get('/api/publish_token/active');
+        assert.equal(bad.status, 400);
+        assert.deepEqual(Object.keys(bad.body.data.errors), ['streamId']);
+      });
+    });
+
+    describe('subscribe tokens', () => {
+      before(fresh);
+
+      it('creates, reads, updates tracking, lists and deletes a subscribe token', async () => {
+        const d = await createSubscribe({ tracking: { trackingId: 'viewer-group-1' }, bindIpsOnUsage: 2 });
+        assert.deepEqual(d, {
+          id: d.id,
+          label: 'sub',
+          token: d.token,
+          addedOn: d.addedOn,
+          isActive: true,
+          streams: [{ streamName: 'cam1', isRegex: false }],
+          allowedOrigins: [],
+          allowedIpAddresses: [],
+          bindIpsOnUsage: 2,
+          boundIpAddresses: [],
+          allowedCountries: [],
+          deniedCountries: [],
+          tracking: { trackingId: 'viewer-group-1' },
+          updatedOn: d.addedOn,
+        });
+        const u = await api().put(`/api/subscribe_token/${d.id}`, { tracking: { trackingId: 'g2' }, updateBindIpsOnUsage: 5 });
+        assert.equal(u.status, 200);
+        assert.deepEqual([u.body.data.tracking, u.body.data.bindIpsOnUsage], [{ trackingId: 'g2' }, 5]);
+        const cleared = await api().put(`/api/v2/subscribe_token/${d.id}`, { tracking: null });
+        assert.equal(cleared.body.data.tracking, undefined);
+        const list = await api().get('/api/subscribe_token/list');
+        assert.deepEqual(list.body.data.map((x: { id: number }) => x.id), [d.id]);
+        assert.equal((await api().get(`/api/publish_token/${d.id}`)).status, 404, 'a subscribe id is not a publish token');
+        const del = await api().del(`/api/subscribe_token/${d.id}`);
+        assert.deepEqual(del.body, { status: 'success', data: true });
+        const gone = await api().get(`/api/subscribe_token/${d.id}`);
+        assert.equal(gone.status, 404);
+        assert.equal(gone.body.data.message, `No subscribe token with id: ${d.id}`);
+      });
+
+      it('has no publish-only fields or endpoints', async () => {
+        const r = await api().post('/api/subscribe_token', { label: 's', streams: [{ streamName: 'x' }], record: true });
+        assert.equal(r.status, 400);
+        assert.deepEqual(r.body.data.errors, { record: ['unknown field'] });
+        const pub = await api().post('/api/publish_token', { label: 'p', streams: [{ streamName: 'x' }], tracking: { trackingId: 'a' } });
+        assert.deepEqual(pub.body.data.errors, { tracking: ['unknown field'] });
+        assert.equal((await api().patch('/api/subscribe_token/disable', { tokenIds: [1] })).status, 404);
+      });
+    });
+
+    describe('validation: every bad field named, nothing stored', () => {
+      before(fresh);
+      const cases: Array<[string, Record<string, unknown>, string]> = [
+        ['look-behind', { streams: [{ streamName: '(?<=a)b', isRegex: true }] }, 'streams[0].streamName'],
+        ['backreference', { streams: [{ streamName: '(a)\\1', isRegex: true }] }, 'streams[0].streamName'],
+        ['unbalanced paren', { streams: [{ streamName: 'cam(', isRegex: true }] }, 'streams[0].streamName'],
+        ['IP range', { allowedIpAddresses: ['1.2.3.4-1.2.3.9'] }, 'allowedIpAddresses[0]'],
+        ['IP wildcard', { allowedIpAddresses: ['1.2.*.*'] }, 'allowedIpAddresses[0]'],
+        ['prefix over 32', { allowedIpAddresses: ['10.0.0.1/33'] }, 'allowedIpAddresses[0]'],
+        ['host bits set', { allowedIpAddresses: ['10.0.0.1/8'] }, 'allowedIpAddresses[0]'],
+        ['IPv6', { allowedIpAddresses: ['2001:db8::1'] }, 'allowedIpAddresses[0]'],
+        ['origin with scheme', { allowedOrigins: ['https://x.com'] }, 'allowedOrigins[0]'],
+        ['bad wildcard', { allowedOrigins: ['*x.com'] }, 'allowedOrigins[0]'],
+        ['origin with port', { allowedOrigins: ['x.com:8080'] }, 'allowedOrigins[0]'],
+        ['three-letter country', { allowedCountries: ['USA'] }, 'allowedCountries[0]'],
+        ['unknown country', { deniedCountries: ['XX'] }, 'deniedCountries[0]'],
+        ['bind with allowed IPs', { bindIpsOnUsage: 2, allowedIpAddresses: ['10.0.0.1'] }, 'bindIpsOnUsage'],
+        ['allowed and denied countries', { allowedCountries: ['US'], deniedCountries: ['FR'] }, 'deniedCountries'],
+        ['negative count', { bindIpsOnUsage: -1 }, 'bindIpsOnUsage'],
+        ['fractional count', { bindIpsOnUsage: 1.5 }, 'bindIpsOnUsage'],
+        ['zero expires', { expires: 0 }, 'expires'],
+        ['129-char label', { label: 'x'.repeat(129) }, 'label'],
+        ['129-char stream name', { streams: [{ streamName: 'x'.repeat(129) }] }, 'streams[0].streamName'],
+        ['101 streams', { streams: Array.from({ length: 101 }, (_, i) => ({ streamName: `s${i}` })) }, 'streams'],
+        ['no streams', { streams: [] }, 'streams'],
+        ['101 origins', { allowedOrigins: Array.from({ length: 101 }, (_, i) => `h${i}.com`) }, 'allowedOrigins'],
+        ['wrong type', { label: 42 }, 'label'],
+        ['unknown field', { labell: 'typo' }, 'labell'],
+        ['prototype key', JSON.parse('{"__proto__": {"isActive": false}}'), '__proto__'],
+      ];
+      for (const [name, body, field] of cases) {
+        it(`rejects ${name} with 400 naming ${field}`, async () => {
+          const before = await api().get('/api/publish_token/list?itemsOnPage=100');
+          const r = await api().post('/api/publish_token', { label: 'x', streams: [{ streamName: 'cam1' }], ...body });
+          assert.equal(r.status, 400, JSON.stringify(r.body));
+          assert.equal(r.body.status, 'fail');
+          assert.equal(r.body.data.message, 'Validation errors');
+          assert.deepEqual(Object.keys(r.body.data.errors), [field]);
+          assert.ok(r.body.data.errors[field][0].length > 5);
+          const after = await api().get('/api/publish_token/list?itemsOnPage=100');
+          assert.deepEqual(after.body, before.body);
+        });
+      }
+
+      it('lists every offending field in one answer', async () => {
+        const r = await api().post('/api/subscribe_token', {
+          label: '',
+          streams: [{ streamName: '(a)\\1', isRegex: true }],
+          allowedIpAddresses: ['2001:db8::1'],
+          allowedOrigins: ['https://x.com'],
+          allowedCountries: ['USA'],
+          tracking: { trackingId: '' },
+          extra: true,
+        });
+        assert.equal(r.status, 400);
+        assert.deepEqual(Object.keys(r.body.data.errors).sort(), [
+          'allowedCountries[0]',
+          'allowedIpAddresses[0]',
+          'allowedOrigins[0]',
+          'extra',
+          'label',
+          'streams[0].streamName',
+          'tracking.trackingId',
+        ]);
+      });
+
+      it('rejects bad update fields and leaves the token unchanged', async () => {
+        const d = await createSubscribe({ allowedIpAddresses: ['10.0.0.1'] });
+        for (const [body, field] of [
+          [{ updateBindIpsOnUsage: 3 }, 'updateBindIpsOnUsage'],
+          [{ addTokenStreams: [{ streamName: '(?=x)', isRegex: true }] }, 'addTokenStreams[0].streamName'],
+          [{ updateAllowedIpAddresses: ['10.0.0.0/33'] }, 'updateAllowedIpAddresses[0]'],
+          [{ isActive: 'no' }, 'isActive'],
+          [{ tracking: { trackingId: 'x'.repeat(129) } }, 'tracking.trackingId'],
+          [{ refreshToken: true, bogus: 1 }, 'bogus'],
+        ] as const) {
+          const r = await api().put(`/api/subscribe_token/${d.id}`, body);
+          assert.equal(r.status, 400, JSON.stringify(body));
+          assert.deepEqual(Object.keys(r.body.data.errors), [field]);
+        }
+        assert.deepEqual((await api().get(`/api/subscribe_token/${d.id}`)).body.data, d);
+      });
+
+      it('accepts patterns that are catastrophic for backtracking engines (RE2 runs them in linear time)', async () => {
+        const d = await createSubscribe({
+          streams: [
+            { streamName: '(a+)+$', isRegex: true },
+            { streamName: '(x+x+)+y', isRegex: true },
+          ],
+        });
+        assert.deepEqual(d.streams.map((s: { streamName: string }) => s.streamName), ['(a+)+$', '(x+x+)+y']);
+      });
+
+      it('answers 400 for malformed JSON, 415 for another content type, 413 over 64 KiB', async () => {
+        const auth = { authorization: `Bearer ${acct.secret}` };
+        const malformed = await request(t.app).post('/api/publish_token').set(auth).set('content-type', 'application/json').send('{"label": ');
+        assert.equal(malformed.status, 400);
+        assert.deepEqual(malformed.body, { status: 'fail', data: { message: 'Malformed JSON in request body' } });
+        const form = await request(t.app).post('/api/publish_token').set(auth).type('form').send('label=x');
+        assert.equal(form.status, 415);
+        assert.deepEqual(form.body, { status: 'fail', data: { message: 'Unsupported Media Type' } });
+        const big = await request(t.app)
+          .post('/api/publish_token')
+          .set(auth)
+          .send({ label: 'x', streams: [{ streamName: 'a' }], pad: 'x'.repeat(70 * 1024) });
+        assert.equal(big.status, 413);
+        assert.deepEqual(big.body, { status: 'fail', data: { message: 'Request body larger than 65536 bytes' } });
+        const notObject = await api().post('/api/publish_token', ['label']);
+        assert.equal(notObject.status, 400);
+        assert.deepEqual(Object.keys(notObject.body.data.errors), ['body']);
+        assert.deepEqual((await api().get('/api/publish_token/list')).body.data, []);
+      });
+    });
+
+    describe('account isolation', () => {
+      before(fresh);
+
+      it("shows account B nothing of account A's tokens on any endpoint, and changes nothing", async () => {
+        const pub = await createPublish();
+        const sub = await createSubscribe();
+        const b = as((await t.account('other')).secret);
+        for (const [kind, tok] of [
+          ['publish', pub],
+          ['subscribe', sub],
+        ] as const) {
+          const msg = `No ${kind} token with id: ${tok.id}`;
+          const expect404 = (r: request.Response) => {
+            assert.equal(r.status, 404);
+            assert.deepEqual(r.body, { status: 'fail', data: { message: msg, tokenId: msg } });
+          };
+          expect404(await b.get(`/api/${kind}_token/${tok.id}`));
+          expect404(await b.put(`/api/${kind}_token/${tok.id}`, { label: 'stolen', isActive: false }));
+          expect404(await b.put(`/api/v2/${kind}_token/${tok.id}`, { refreshToken: true }));
+          expect404(await b.del(`/api/${kind}_token/${tok.id}`));
+          assert.deepEqual((await b.get(`/api/${kind}_token/list`)).body, { status: 'success', data: [] });
+        }
+        const dis = await b.patch('/api/publish_token/disable', { tokenIds: [pub.id] });
+        assert.deepEqual(dis.body.data, {
+          successfulTokens: [],
+          failedTokens: [{ tokenId: pub.id, errorMessage: `No publish token with id: ${pub.id}` }],
+        });
+        await t.services.store.startLiveStream(
+          { accountId: acct.id, streamName: 'cam1', tokenId: pub.id, feedId: 'f', startedOn: new Date().toISOString(), caller: 'test' },
+          60,
+        );
+        assert.deepEqual((await b.get('/api/publish_token/active/all')).body.data, { tokenIds: [] });
+        assert.deepEqual((await b.get(`/api/publish_token/active?streamId=${acct.id}/cam1`)).body.data, { tokenIds: [] });
+        assert.deepEqual((await api().get(`/api/publish_token/${pub.id}`)).body.data, pub);
+        assert.deepEqual((await api().get(`/api/subscribe_token/${sub.id}`)).body.data, sub);
+      });
+    });
+
+    describe('API secrets', () => {
+      before(fresh);
+      const admin = () => as('test-admin-key-0123456789');
+
+      it('answers 401 without a secret, with a malformed one and with an unknown one', async () => {
+        const expected = { status: 'fail', data: { message: 'Unauthorized' } };
+        const none = await request(t.app).get('/api/publish_token/list');
+        assert.equal(none.status, 401);
+        assert.deepEqual(none.body, expected);
+        for (const s of ['short', 'f'.repeat(64), `${acct.secret} extra`]) {
+          const r = await as(s).get('/api/publish_token/list');
+          assert.equal(r.status, 401);
+          assert.deepEqual(r.body, expected);
+        }
+      });
+
+      it('after an admin refresh the old secret gets 401 and the new one works; after delete, 401', async () => {
+        const old = acct.secret;
+        const r = await admin().post(`/admin/accounts/${acct.id}/secret`);
+        assert.equal(r.status, 200);
+        const fresh = r.body.data.apiSecret;
+        assert.match(fresh, HEX64);
+        assert.equal((await as(old).get('/api/publish_token/list')).status, 401);
+        assert.equal((await as(fresh).get('/api/publish_token/list')).status, 200);
+        const del = await admin().del(`/admin/accounts/${acct.id}/secret`);
+        assert.deepEqual(del.body, { status: 'success', data: true });
+        assert.equal((await as(fresh).get('/api/publish_token/list')).status, 401);
+        const again = await admin().post(`/admin/accounts/${acct.id}/secret`);
+        acct.secret = again.body.data.apiSecret;
+        assert.equal((await api().get('/api/publish_token/list')).status, 200);
+      });
+
+      it('lets the account holder rotate its own secret', async () => {
+        const old = acct.secret;
+        const r = await api().post('/api/account/secret');
+        assert.equal(r.status, 200);
+        acct.secret = r.body.data.apiSecret;
+        assert.equal((await as(old).get('/api/publish_token/list')).status, 401);
+        assert.equal((await api().get('/api/publish_token/list')).status, 200);
+      });
+
+      it('lists accounts without secrets, sets secureViewer, and refuses a wrong admin key', async () => {
+        const list = await admin().get('/admin/accounts');
+        assert.equal(list.status, 200);
+        const mine = list.body.data.find((a: { id: string }) => a.id === acct.id);
+        assert.deepEqual(Object.keys(mine).sort(), ['createdOn', 'hasApiSecret', 'id', 'name', 'secureViewer']);
+        assert.ok(!JSON.stringify(list.body).includes(acct.secret));
+        const put = await admin().put(`/admin/accounts/${acct.id}`, { secureViewer: true });
+        assert.equal(put.body.data.secureViewer, true);
+        assert.equal((await t.services.store.getAccount(acct.id))?.secureViewer, true);
+        assert.equal((await admin().put('/admin/accounts/NOPE99', { secureViewer: true })).status, 404);
+        assert.equal((await as('wrong').get('/admin/accounts')).status, 401);
+        assert.equal((await as(acct.secret).get('/admin/accounts')).status, 401);
+      });
+    });
+
+    describe('conventions', () => {
+      before(fresh);
+
+      it('echoes a valid x-request-id and generates one otherwise', async () => {
+        const r = await request(t.app).get('/healthz').set('x-request-id', 'abc-123');
+        assert.equal(r.headers['x-request-id'], 'abc-123');
+        const g = await request(t.app).get('/healthz').set('x-request-id', 'bad id with spaces');
+        assert.match(g.headers['x-request-id'], /^[0-9a-f-]{36}$/);
+      });
+
+      it('serves health, readiness and an OpenAPI 3.1 document of the endpoints', async () => {
+        assert.equal((await request(t.app).get('/healthz')).status, 200);
+        const ready = await request(t.app).get('/readyz');
+        assert.deepEqual(ready.body, { status: 'success', data: { ready: true, store: factory.name } });
+        const doc = (await request(t.app).get('/api/openapi.json')).body;
+        assert.equal(doc.openapi, '3.1.0');
+        for (const p of [
+          '/api/publish_token',
+          '/api/publish_token/{id}',
+          '/api/publish_token/list',
+          '/api/publish_token/disable',
+          '/api/publish_token/active',
+          '/api/publish_token/active/all',
+          '/api/v2/publish_token/{id}',
+          '/api/subscribe_token',
+          '/api/subscribe_token/{id}',
+          '/admin/accounts',
+          '/api/account/secret',
+        ]) {
+          assert.ok(doc.paths[p], `missing ${p}`);
+        }
+        const create = doc.paths['/api/publish_token'].post.requestBody.content['application/json'].schema;
+        assert.deepEqual(create.required, ['label', 'streams']);
+        assert.equal(create.additionalProperties, false);
+        assert.equal(create.properties.label.maxLength, 128);
+      });
+
+      it('answers unknown routes with a 404 envelope', async () => {
+        const r = await api().get('/api/nothing-here');
+        assert.equal(r.status, 404);
+        assert.deepEqual(r.body, { status: 'fail', data: { message: 'Not found: GET /api/nothing-here' } });
+      });
+    });
+  });
+}
