@@ -97,9 +97,11 @@ export function applyEnv(tree: Tree, defaults: Tree, env: NodeJS.ProcessEnv): Tr
   for (const { path: p } of leaves(defaults)) byEnvName.set(`STREAMGATE_${p.join('_')}`.toUpperCase(), p);
   for (const [name, raw] of Object.entries(env)) {
     if (raw === undefined) continue;
-    const p = ENV_ALIASES[name] ?? (name.startsWith('STREAMGATE_') ? byEnvName.get(name.toUpperCase()) : undefined);
+    const upper = name.toUpperCase();
+    const ours = upper.startsWith('STREAMGATE_');
+    const p = ENV_ALIASES[name] ?? (ours ? byEnvName.get(upper) : undefined);
     if (!p) {
-      if (name.startsWith('STREAMGATE_') && name !== 'STREAMGATE_CONFIG') {
+      if (ours && upper !== 'STREAMGATE_CONFIG') {
         throw new ConfigError(`${name}: no such setting`);
       }
       continue;

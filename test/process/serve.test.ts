@@ -1,0 +1,144 @@
+// Streamgate as a user runs it: a real process on a fresh data dir, killed and restarted.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startServer, runNode, type RunningServer } from '../helpers/process.js';
+import { startRedis, type TestRedis } from '../helpers/redis.js';
+
+const tmp = () => mkdtempSync(path.join(tmpdir(), 'sg-proc-'));
+
+async function call(base: string, secret: string, method: string, p: string, body?: unknown) {
+  const r = await fetch(base + p, {
+    method,
+    headers: { authorization: `Bearer ${secret}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: r.status, body: (await r.json()) as { status: string; data: Record<string, unknown> } };
+}
+
+async function stop(s: RunningServer, signal: NodeJS.Signals = 'SIGTERM') {
+  s.proc.kill(signal);
+  return s.exited;
+}
+
+describe('the service as a process', () => {
+  it('first start on an empty data dir: default account, secret file 0600, empty list', async () => {
+    const dir = tmp();
+    const s = await startServer({ STREAMGATE_DATA_DIR: dir });
+    try {
+      const file = path.join(dir, 'default-api-secret');
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      const secret = readFileSync(file, 'utf8').trim();
+      assert.match(secret, /^[0-9a-f]{64}$/);
+      assert.ok(!s.logs.join('\n').includes(secret), 'the secret is never logged');
+      assert.ok(s.logs.some((l) => l.includes(file)), 'the secret file path is logged');
+      const r = await call(s.base, secret, 'GET', '/api/publish_token/list');
+      assert.deepEqual(r, { status: 200, body: { status: 'success', data: [] } });
+    } finally {
+      assert.equal(await stop(s), 0, 'SIGTERM exits 0');
+    }
+  });
+
+  it('keeps an acknowledged token across SIGKILL and restart, and does not recreate the default account', async () => {
+    const dir = tmp();
+    const first = await startServer({ STREAMGATE_DATA_DIR: dir });
+    const secret = readFileSync(path.join(dir, 'default-api-secret'), 'utf8').trim();
+    const created = await call(first.base, secret, 'POST', '/api/publish_token', { label: 'durable', streams: [{ streamName: 'cam1' }] });
+    assert.equal(created.status, 201);
+    assert.equal(await stop(first, 'SIGKILL'), 'SIGKILL');
+    const second = await startServer({ STREAMGATE_DATA_DIR: dir });
+    try {
+      const read = await call(second.base, secret, 'GET', `/api/publish_token/${created.body.data.id}`);
+      assert.deepEqual(read, { status: 200, body: created.body });
+      assert.equal(readFileSync(path.join(dir, 'default-api-secret'), 'utf8').trim(), secret);
+      assert.ok(!second.logs.some((l) => l.includes('first start')));
+    } finally {
+      await stop(second);
+    }
+  });
+
+  it('refuses to start on an invalid setting, naming its path', async () => {
+    const r = await runNode(['--import', 'tsx', 'src/main.ts'], { STREAMGATE_ENFORCEMENT_STORETIMEOUTMS: '-5', STREAMGATE_DATA_DIR: tmp() });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /enforcement\.storeTimeoutMs: Too small/);
+  });
+
+  describe('on Redis (REDIS_URL)', () => {
+    let redis: TestRedis;
+    before(async () => {
+      redis = await startRedis();
+    });
+    after(async () => {
+      await redis.stop();
+    });
+
+    it('selects the Redis store and serves the API from it', async () => {
+      const dir = tmp();
+      const s = await startServer({ STREAMGATE_DATA_DIR: dir, REDIS_URL: redis.url, STREAMGATE_REDIS_KEYPREFIX: redis.prefix() });
+      try {
+        const secret = readFileSync(path.join(dir, 'default-api-secret'), 'utf8').trim();
+        const ready = await fetch(`${s.base}/readyz`);
+        assert.deepEqual(await ready.json(), { status: 'success', data: { ready: true, store: 'redis' } });
+        const created = await call(s.base, secret, 'POST', '/api/subscribe_token', { label: 'r', streams: [{ streamName: 'x' }] });
+        assert.equal(created.status, 201);
+        const list = await call(s.base, secret, 'GET', '/api/subscribe_token/list');
+        assert.deepEqual(list.body.data, [created.body.data]);
+      } finally {
+        assert.equal(await stop(s), 0);
+      }
+    });
+
+    it('fails to start with a clear message when Redis cannot be reached', async () => {
+      const r = await runNode(['--import', 'tsx', 'src/main.ts'], {
+        STREAMGATE_DATA_DIR: tmp(),
+        REDIS_URL: 'redis://127.0.0.1:1',
+        STREAMGATE_REDIS_CONNECTTIMEOUTMS: '1000',
+        PORT: '0',
+      });
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /failed to start: .*(ECONNREFUSED|Redis not ready|Connection is closed)/);
+    });
+  });
+});
+
+describe('the streamgate command', () => {
+  it('creates and lists accounts, refreshes and deletes secrets on the configured store', async () => {
+    const dir = tmp();
+    const env = { STREAMGATE_DATA_DIR: dir };
+    const created = await runNode(['bin/streamgate.mjs', 'accounts', 'create', '--name', 'acme'], env);
+    assert.equal(created.code, 0, created.stderr);
+    const acct = JSON.parse(created.stdout) as { id: string; name: string; apiSecret: string };
+    assert.match(acct.id, /^[A-Z2-9]{6}$/);
+    assert.equal(acct.name, 'acme');
+    assert.match(acct.apiSecret, /^[0-9a-f]{64}$/);
+
+    const list = await runNode(['bin/streamgate.mjs', 'accounts', 'list'], env);
+    assert.deepEqual(
+      list.stdout.trim().split('\n').map((l) => JSON.parse(l)),
+      [{ id: acct.id, name: 'acme', createdOn: (JSON.parse(created.stdout) as { createdOn: string }).createdOn, secureViewer: false, hasApiSecret: true }],
+    );
+
+    const s = await startServer(env);
+    try {
+      assert.equal((await call(s.base, acct.apiSecret, 'GET', '/api/publish_token/list')).status, 200);
+      const refreshed = await runNode(['bin/streamgate.mjs', 'accounts', 'secret', 'refresh', acct.id], env);
+      assert.equal(refreshed.code, 0, refreshed.stderr);
+      const next = (JSON.parse(refreshed.stdout) as { apiSecret: string }).apiSecret;
+      assert.equal((await call(s.base, acct.apiSecret, 'GET', '/api/publish_token/list')).status, 401);
+      assert.equal((await call(s.base, next, 'GET', '/api/publish_token/list')).status, 200);
+      const deleted = await runNode(['bin/streamgate.mjs', 'accounts', 'secret', 'delete', acct.id], env);
+      assert.equal(deleted.code, 0);
+      assert.equal((await call(s.base, next, 'GET', '/api/publish_token/list')).status, 401);
+    } finally {
+      await stop(s);
+    }
+    const unknown = await runNode(['bin/streamgate.mjs', 'accounts', 'secret', 'refresh', 'NOPE99'], env);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /no account with id NOPE99/);
+    const usage = await runNode(['bin/streamgate.mjs', 'accounts', 'frob'], env);
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /unknown command 'accounts frob'/);
+  });
+});

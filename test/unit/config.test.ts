@@ -1,0 +1,75 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig, ConfigError } from '../../src/config/load.js';
+
+describe('configuration', () => {
+  it('defaults to port 8080, the embedded store under ./data and no admin key', () => {
+    const c = loadConfig({ env: {} });
+    assert.equal(c.server.port, 8080);
+    assert.equal(c.dataDir, './data');
+    assert.equal(c.redis.url, '');
+    assert.equal(c.adminKey, '');
+    assert.equal(c.enforcement.onStoreError, 'deny');
+    assert.equal(c.enforcement.storeTimeoutMs, 250);
+    assert.equal(c.redis.keyPrefix, 'sg:');
+  });
+
+  it('layers a file over the defaults and the environment over the file', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'sg-cfg-'));
+    const file = path.join(dir, 'c.yaml');
+    writeFileSync(file, 'server:\n  port: 9000\nhooks:\n  trustedProxies: [10.0.0.0/8]\nlog:\n  level: debug\n');
+    const c = loadConfig({
+      file,
+      env: {
+        PORT: '9100',
+        HOST: '127.0.0.1',
+        REDIS_URL: 'redis://127.0.0.1:7000/2',
+        STREAMGATE_DATA_DIR: '/var/lib/sg',
+        STREAMGATE_ADMIN_KEY: 'k',
+        STREAMGATE_HOOK_SECRET: 'hs',
+        STREAMGATE_HOOKS_TRUSTEDPROXIES: '10.0.0.0/8, 127.0.0.1',
+        STREAMGATE_DIRECTOR_PUBLISHURLS: 'wss://a/{streamName}',
+        streamgate_enforcement_onstoreerror: 'allow-cached',
+        STREAMGATE_HOOKS_MEDIAMTX_ALLOWAPIFROM: '127.0.0.1',
+        STREAMGATE_WEBHOOKS_ALLOWPRIVATETARGETS: 'true',
+      },
+    });
+    assert.equal(c.server.port, 9100);
+    assert.equal(c.server.host, '127.0.0.1');
+    assert.equal(c.redis.url, 'redis://127.0.0.1:7000/2');
+    assert.equal(c.dataDir, '/var/lib/sg');
+    assert.equal(c.adminKey, 'k');
+    assert.equal(c.hooks.secret, 'hs');
+    assert.deepEqual(c.hooks.trustedProxies, ['10.0.0.0/8', '127.0.0.1']);
+    assert.deepEqual(c.director.publishUrls, ['wss://a/{streamName}']);
+    assert.equal(c.enforcement.onStoreError, 'allow-cached');
+    assert.deepEqual(c.hooks.mediamtx.allowApiFrom, ['127.0.0.1']);
+    assert.equal(c.webhooks.allowPrivateTargets, true);
+    assert.equal(c.log.level, 'debug');
+  });
+
+  const invalid: Array<[Record<string, string>, RegExp]> = [
+    [{ PORT: 'eighty' }, /server\.port: Invalid input: expected number/],
+    [{ PORT: '70000' }, /server\.port: Too big/],
+    [{ STREAMGATE_ENFORCEMENT_ONSTOREERROR: 'maybe' }, /enforcement\.onStoreError: Invalid option/],
+    [{ STREAMGATE_HOOKS_TRUSTEDPROXIES: 'not-an-ip' }, /hooks\.trustedProxies\.0: expected an IP address or CIDR block/],
+    [{ REDIS_URL: 'http://x' }, /redis\.url: expected redis:\/\/ or rediss:\/\/ URL/],
+    [{ STREAMGATE_REDIS_SENTINELS: 'a:1' }, /redis\.sentinelName: required when redis\.sentinels is set/],
+    [{ STREAMGATE_NO_SUCH_THING: '1' }, /STREAMGATE_NO_SUCH_THING: no such setting/],
+  ];
+  for (const [env, why] of invalid) {
+    it(`stops on ${Object.entries(env)[0].join('=')} naming the setting`, () => {
+      assert.throws(() => loadConfig({ env }), (e: unknown) => e instanceof ConfigError && why.test((e as Error).message));
+    });
+  }
+
+  it('names an unknown key of a config file', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'sg-cfg-'));
+    const file = path.join(dir, 'c.yaml');
+    writeFileSync(file, 'server:\n  prot: 1\n');
+    assert.throws(() => loadConfig({ file, env: {} }), /server\.prot: unknown setting/);
+  });
+});
