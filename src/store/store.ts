@@ -90,6 +90,19 @@ export interface Store {
   deleteToken(accountId: string, kind: TokenKind, id: number): Promise<boolean>;
   /** The token whose current value has this SHA-256 hash (any account, any kind), else null. */
   findTokenByHash(tokenHash: string): Promise<TokenRecord | null>;
+  /** The token with this id in any account (enforcement of self-signed JWTs), else null. */
+  findTokenById(id: number): Promise<TokenRecord | null>;
+  /**
+   * The account's publish tokens that make viewing need a subscribe token: active, with
+   * subscribeRequiresAuth (domain rule `securesViewing`). Ordered by id.
+   */
+  securingTokens(accountId: string): Promise<TokenRecord[]>;
+  /**
+   * A number that changes whenever anything of the account that a decision reads changes: any of
+   * its tokens (create/update/delete) or its settings. Caches compare it to know they are current.
+   * 0 for an account never written.
+   */
+  accountVersion(accountId: string): Promise<number>;
 
   // ---- bind on usage ------------------------------------------------------------------------
 
@@ -102,6 +115,12 @@ export interface Store {
    * 'full'. Concurrent calls from any instance never bind more than the limit.
    */
   bindAddress(token: TokenRecord, address: string): Promise<BindResult>;
+
+  // ---- deployment metadata (signing keys, ...) ----------------------------------------------
+
+  getMeta(key: string): Promise<string | null>;
+  /** Sets a value; with onlyIfAbsent, only when the key has none (atomic). True when written. */
+  setMeta(key: string, value: string, onlyIfAbsent?: boolean): Promise<boolean>;
 
   // ---- live streams (filled by the caller adapters) ------------------------------------------
 

@@ -186,6 +186,65 @@ export function storeContract(factory: StoreFactory): void {
       });
     });
 
+    describe('enforcement lookups', () => {
+      it('finds a token by id in any account, and not after delete', async () => {
+        const s = await fresh();
+        const t = await s.createToken(tok('A', 'subscribe', 'x'));
+        assert.deepEqual(await s.findTokenById(t.id), t);
+        assert.equal(await s.findTokenById(t.id + 1000), null);
+        await s.deleteToken('A', 'subscribe', t.id);
+        assert.equal(await s.findTokenById(t.id), null);
+      });
+
+      it('keeps the securing tokens of an account: active publish tokens with subscribeRequiresAuth', async () => {
+        const s = await fresh();
+        const a = await s.createToken(tok('A', 'publish', 'a', T0, { subscribeRequiresAuth: true }));
+        await s.createToken(tok('A', 'publish', 'open'));
+        await s.createToken(tok('B', 'publish', 'other', T0, { subscribeRequiresAuth: true }));
+        const b = await s.createToken(tok('A', 'publish', 'b'));
+        assert.deepEqual((await s.securingTokens('A')).map((t) => t.id), [a.id]);
+        await s.updateToken('A', 'publish', b.id, (cur) => applyTokenUpdate(cur, { subscribeRequiresAuth: true }, T0, newSecret));
+        assert.deepEqual((await s.securingTokens('A')).map((t) => t.id), [a.id, b.id]);
+        await s.updateToken('A', 'publish', a.id, (cur) => applyTokenUpdate(cur, { isActive: false }, T0, newSecret));
+        assert.deepEqual((await s.securingTokens('A')).map((t) => t.id), [b.id]);
+        await s.deleteToken('A', 'publish', b.id);
+        assert.deepEqual(await s.securingTokens('A'), []);
+      });
+
+      it("moves the account version on every write of the account's tokens or settings, and only then", async () => {
+        const s = await fresh();
+        await s.createAccount(account('A'));
+        const v0 = await s.accountVersion('A');
+        const t = await s.createToken(tok('A', 'publish', 'x'));
+        const v1 = await s.accountVersion('A');
+        assert.notEqual(v1, v0);
+        await s.createToken(tok('B', 'publish', 'y'));
+        await s.bindAddress(t, '10.0.0.1');
+        await s.getToken('A', 'publish', t.id);
+        assert.equal(await s.accountVersion('A'), v1, 'other accounts, binds and reads do not move it');
+        await s.updateToken('A', 'publish', t.id, (cur) => applyTokenUpdate(cur, { label: 'z' }, T0, newSecret));
+        const v2 = await s.accountVersion('A');
+        assert.notEqual(v2, v1);
+        await s.updateAccount('A', { secureViewer: true });
+        const v3 = await s.accountVersion('A');
+        assert.notEqual(v3, v2);
+        await s.deleteToken('A', 'publish', t.id);
+        assert.notEqual(await s.accountVersion('A'), v3);
+        assert.equal(await s.accountVersion('NEVER'), 0);
+      });
+
+      it('stores metadata, with an only-if-absent write that exactly one concurrent writer wins', async () => {
+        const s = await fresh();
+        assert.equal(await s.getMeta('k'), null);
+        const wins = await Promise.all(Array.from({ length: 10 }, (_, i) => s.setMeta('k', `v${i}`, true)));
+        assert.equal(wins.filter(Boolean).length, 1);
+        const winner = `v${wins.indexOf(true)}`;
+        assert.equal(await s.getMeta('k'), winner);
+        assert.equal(await s.setMeta('k', 'over'), true);
+        assert.equal(await s.getMeta('k'), 'over');
+      });
+    });
+
     describe('bind on usage', () => {
       it('50 concurrent first uses from distinct addresses bind exactly the limit', async () => {
         const s = await fresh();

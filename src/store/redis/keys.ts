@@ -19,6 +19,11 @@ export const keys = {
   /** Hint: token value hash → "<account>:<id>" (verified against the record's hash on read). */
   tokenValue: (tokenHash: string) => `tv:${tokenHash}`,
   live: (accountId: string) => `${tag(accountId)}:live`,
+  version: (accountId: string) => `${tag(accountId)}:ver`,
+  securing: (accountId: string) => `${tag(accountId)}:securing`,
+  /** Hint: token id → account id (verified against the record on read). */
+  tokenId: (id: number) => `tid:${id}`,
+  meta: (key: string) => `meta:${key}`,
 };
 
 /** Members of the list indexes sort as strings: ids are zero-padded to keep numeric order. */

@@ -4,16 +4,16 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../../domain/tokens.js';
-import { tokenHash } from '../../domain/tokens.js';
+import { securesViewing, tokenHash } from '../../domain/tokens.js';
 import type { Account, BindResult, ListQuery, LiveStream, Store, TokenChange } from '../store.js';
 import { nameSortKey } from '../sort.js';
 import { keys, idMember, nameMember, idFromMember } from './keys.js';
 import type { RedisClient } from './connect.js';
 
 const SCRIPTS = {
-  tokenCreate: { file: 'token-create.lua', keys: 3 },
-  tokenUpdate: { file: 'token-update.lua', keys: 3 },
-  tokenDelete: { file: 'token-delete.lua', keys: 4 },
+  tokenCreate: { file: 'token-create.lua', keys: 5 },
+  tokenUpdate: { file: 'token-update.lua', keys: 5 },
+  tokenDelete: { file: 'token-delete.lua', keys: 6 },
   bindAddress: { file: 'bind-address.lua', keys: 2 },
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
@@ -128,7 +128,9 @@ export class RedisStore implements Store {
     const fields: Record<string, string> = {};
     if (patch.secureViewer !== undefined) fields.secureViewer = patch.secureViewer ? '1' : '0';
     if (patch.name !== undefined) fields.name = patch.name;
-    if (Object.keys(fields).length > 0) await this.redis.hset(key, fields);
+    if (Object.keys(fields).length > 0) {
+      await this.redis.multi().hset(key, fields).incr(keys.version(id)).exec();
+    }
     return this.getAccount(id);
   }
 
@@ -159,17 +161,22 @@ export class RedisStore implements Store {
     const id = await this.redis.incr(keys.tokenSeq);
     const hash = tokenHash(t.token);
     await this.redis.set(keys.tokenValue(hash), `${t.accountId}:${id}`);
+    await this.redis.set(keys.tokenId(id), t.accountId);
     const ok = await this.run(
       'tokenCreate',
       keys.token(t.accountId, id),
       keys.byName(t.accountId, t.kind),
       keys.byAdded(t.accountId, t.kind),
+      keys.version(t.accountId),
+      keys.securing(t.accountId),
       jsonOf(t),
       hash,
       t.kind,
       nameMember(nameSortKey(t.label), id),
       Date.parse(t.addedOn),
       idMember(id),
+      securesViewing(t) ? '1' : '0',
+      id,
     );
     if (ok !== 1) throw new Error(`token id ${id} already taken (sequence reset?)`);
     return { ...t, id, rev: 1 };
@@ -223,11 +230,15 @@ export class RedisStore implements Store {
           keys.token(accountId, id),
           keys.byName(accountId, kind),
           keys.bound(accountId, id),
+          keys.version(accountId),
+          keys.securing(accountId),
           current.rev,
           jsonOf(next),
           newHash,
           nameMember(nameSortKey(next.label), id),
           clearBound ? '1' : '0',
+          securesViewing(next) ? '1' : '0',
+          id,
         ),
       );
       if (rev === -1) return null;
@@ -247,11 +258,14 @@ export class RedisStore implements Store {
       keys.byName(accountId, kind),
       keys.byAdded(accountId, kind),
       keys.bound(accountId, id),
+      keys.version(accountId),
+      keys.securing(accountId),
       kind,
       idMember(id),
+      id,
     );
     if (typeof hash !== 'string') return false;
-    await this.redis.del(keys.tokenValue(hash));
+    await this.redis.del(keys.tokenValue(hash), keys.tokenId(id));
     return true;
   }
 
@@ -263,6 +277,34 @@ export class RedisStore implements Store {
     const id = Number(ref.slice(i + 1));
     const h = (await this.redis.hgetall(keys.token(accountId, id))) as TokenHash;
     return h.hash === hash ? recordFrom(id, h) : null;
+  }
+
+  async findTokenById(id: number): Promise<TokenRecord | null> {
+    const accountId = await this.redis.get(keys.tokenId(id));
+    if (!accountId) return null;
+    const t = await this.readToken(accountId, id);
+    return t && t.accountId === accountId ? t : null;
+  }
+
+  async securingTokens(accountId: string): Promise<TokenRecord[]> {
+    const ids = (await this.redis.smembers(keys.securing(accountId))).map(Number).sort((a, b) => a - b);
+    const all = await Promise.all(ids.map((id) => this.readToken(accountId, id)));
+    return all.filter((t): t is TokenRecord => t !== null && securesViewing(t));
+  }
+
+  async accountVersion(accountId: string): Promise<number> {
+    return Number((await this.redis.get(keys.version(accountId))) ?? 0);
+  }
+
+  // ---- metadata ----
+
+  async getMeta(key: string): Promise<string | null> {
+    return this.redis.get(keys.meta(key));
+  }
+
+  async setMeta(key: string, value: string, onlyIfAbsent = false): Promise<boolean> {
+    const r = onlyIfAbsent ? await this.redis.set(keys.meta(key), value, 'NX') : await this.redis.set(keys.meta(key), value);
+    return r === 'OK';
   }
 
   // ---- bind on usage ----

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../../domain/tokens.js';
-import { tokenHash } from '../../domain/tokens.js';
+import { securesViewing, tokenHash } from '../../domain/tokens.js';
 import type { Account, BindResult, ListQuery, LiveStream, Store, TokenChange } from '../store.js';
 import { nameSortKey } from '../sort.js';
 
@@ -25,8 +25,10 @@ CREATE TABLE IF NOT EXISTS tokens (
   sort_name TEXT NOT NULL,
   added_ms INTEGER NOT NULL,
   rev INTEGER NOT NULL,
+  securing INTEGER NOT NULL DEFAULT 0,
   data TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS tokens_securing ON tokens (account_id, securing);
 CREATE INDEX IF NOT EXISTS tokens_by_name ON tokens (account_id, kind, sort_name, id);
 CREATE INDEX IF NOT EXISTS tokens_by_added ON tokens (account_id, kind, added_ms, id);
 CREATE TABLE IF NOT EXISTS bound_addresses (
@@ -34,6 +36,14 @@ CREATE TABLE IF NOT EXISTS bound_addresses (
   address TEXT NOT NULL,
   seq INTEGER NOT NULL,
   PRIMARY KEY (token_id, address)
+);
+CREATE TABLE IF NOT EXISTS account_versions (
+  account_id TEXT PRIMARY KEY,
+  ver INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS live_streams (
   account_id TEXT NOT NULL,
@@ -146,6 +156,7 @@ export class SqliteStore implements Store {
       const secure = patch.secureViewer === undefined ? r.secure_viewer : patch.secureViewer ? 1 : 0;
       const name = patch.name ?? r.name;
       this.db.prepare('UPDATE accounts SET secure_viewer = ?, name = ? WHERE id = ?').run(secure, name, id);
+      this.bumpVersion(id);
       return accountFromRow({ ...r, secure_viewer: secure, name });
     }).immediate();
   }
@@ -161,14 +172,24 @@ export class SqliteStore implements Store {
 
   // ---- tokens ----
 
+  /** Every write of an account's tokens or settings moves its version (inside the write's transaction). */
+  private bumpVersion(accountId: string): void {
+    this.db
+      .prepare('INSERT INTO account_versions (account_id, ver) VALUES (?, 1) ON CONFLICT(account_id) DO UPDATE SET ver = ver + 1')
+      .run(accountId);
+  }
+
   async createToken(t: NewTokenRecord): Promise<TokenRecord> {
-    const info = this.db
-      .prepare(
-        `INSERT INTO tokens (account_id, kind, token_hash, sort_name, added_ms, rev, data)
-         VALUES (?, ?, ?, ?, ?, 1, ?)`,
-      )
-      .run(t.accountId, t.kind, tokenHash(t.token), nameSortKey(t.label), Date.parse(t.addedOn), toData(t));
-    return { ...t, id: Number(info.lastInsertRowid), rev: 1 };
+    return this.db.transaction(() => {
+      const info = this.db
+        .prepare(
+          `INSERT INTO tokens (account_id, kind, token_hash, sort_name, added_ms, rev, securing, data)
+           VALUES (?, ?, ?, ?, ?, 1, ?, ?)`,
+        )
+        .run(t.accountId, t.kind, tokenHash(t.token), nameSortKey(t.label), Date.parse(t.addedOn), securesViewing(t) ? 1 : 0, toData(t));
+      this.bumpVersion(t.accountId);
+      return { ...t, id: Number(info.lastInsertRowid), rev: 1 };
+    }).immediate();
   }
 
   private readToken(accountId: string, kind: TokenKind, id: number): TokenRecord | null {
@@ -198,8 +219,9 @@ export class SqliteStore implements Store {
       const { next, clearBound } = change(current);
       const rev = current.rev + 1;
       this.db
-        .prepare('UPDATE tokens SET token_hash = ?, sort_name = ?, rev = ?, data = ? WHERE id = ?')
-        .run(tokenHash(next.token), nameSortKey(next.label), rev, toData(next), id);
+        .prepare('UPDATE tokens SET token_hash = ?, sort_name = ?, rev = ?, securing = ?, data = ? WHERE id = ?')
+        .run(tokenHash(next.token), nameSortKey(next.label), rev, securesViewing(next) ? 1 : 0, toData(next), id);
+      this.bumpVersion(accountId);
       if (clearBound) this.db.prepare('DELETE FROM bound_addresses WHERE token_id = ?').run(id);
       return { ...next, id, rev };
     }).immediate();
@@ -208,7 +230,10 @@ export class SqliteStore implements Store {
   async deleteToken(accountId: string, kind: TokenKind, id: number): Promise<boolean> {
     return this.db.transaction(() => {
       const n = this.db.prepare('DELETE FROM tokens WHERE id = ? AND account_id = ? AND kind = ?').run(id, accountId, kind).changes;
-      if (n === 1) this.db.prepare('DELETE FROM bound_addresses WHERE token_id = ?').run(id);
+      if (n === 1) {
+        this.db.prepare('DELETE FROM bound_addresses WHERE token_id = ?').run(id);
+        this.bumpVersion(accountId);
+      }
       return n === 1;
     }).immediate();
   }
@@ -216,6 +241,37 @@ export class SqliteStore implements Store {
   async findTokenByHash(hash: string): Promise<TokenRecord | null> {
     const r = this.db.prepare('SELECT id, rev, data FROM tokens WHERE token_hash = ?').get(hash) as TokenRow | undefined;
     return r ? fromRow(r) : null;
+  }
+
+  async findTokenById(id: number): Promise<TokenRecord | null> {
+    const r = this.db.prepare('SELECT id, rev, data FROM tokens WHERE id = ?').get(id) as TokenRow | undefined;
+    return r ? fromRow(r) : null;
+  }
+
+  async securingTokens(accountId: string): Promise<TokenRecord[]> {
+    const rows = this.db
+      .prepare('SELECT id, rev, data FROM tokens WHERE account_id = ? AND securing = 1 ORDER BY id')
+      .all(accountId) as TokenRow[];
+    return rows.map(fromRow);
+  }
+
+  async accountVersion(accountId: string): Promise<number> {
+    const r = this.db.prepare('SELECT ver FROM account_versions WHERE account_id = ?').get(accountId) as { ver: number } | undefined;
+    return r?.ver ?? 0;
+  }
+
+  // ---- metadata ----
+
+  async getMeta(key: string): Promise<string | null> {
+    const r = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+    return r?.value ?? null;
+  }
+
+  async setMeta(key: string, value: string, onlyIfAbsent = false): Promise<boolean> {
+    const sql = onlyIfAbsent
+      ? 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO NOTHING'
+      : 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value';
+    return this.db.prepare(sql).run(key, value).changes === 1;
   }
 
   // ---- bind on usage ----
