@@ -6,6 +6,10 @@ import { mountRoutes, type RouteSpec } from './http/route.js';
 import { tokenRoutes } from './http/management/tokens.routes.js';
 import { accountRoutes, adminRoutes } from './http/management/accounts.routes.js';
 import { openApiDocument } from './http/openapi.js';
+import { mountDirector } from './http/director.js';
+import { mountAuthorize } from './http/hooks/authorize.js';
+import { requireHookSecret } from './http/hooks/hook-secret.js';
+import { TrustedProxies } from './http/client.js';
 import {
   errorHandler,
   jsonBody,
@@ -19,7 +23,12 @@ import {
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export function managementRoutes(s: Services): RouteSpec[] {
-  return [...adminRoutes(s.accounts), ...accountRoutes(s.accounts), ...tokenRoutes('publish', s.tokens), ...tokenRoutes('subscribe', s.tokens)];
+  return [
+    ...adminRoutes(s.accounts),
+    ...accountRoutes(s.accounts),
+    ...tokenRoutes('publish', s.tokens, s.enforcer),
+    ...tokenRoutes('subscribe', s.tokens, s.enforcer),
+  ];
 }
 
 export function createApp(s: Services): express.Express {
@@ -27,7 +36,9 @@ export function createApp(s: Services): express.Express {
   app.disable('x-powered-by');
   app.set('trust proxy', s.config.server.trustProxy);
   app.use(requestId());
-  app.use(requestLog(s.logger));
+  app.use(requestLog(s.logger, s.metrics));
+  const trusted = new TrustedProxies(s.config.hooks.trustedProxies);
+  const limit = s.config.server.bodyLimitBytes;
 
   const routes = managementRoutes(s);
   const openapi = openApiDocument(routes, VERSION);
@@ -46,10 +57,21 @@ export function createApp(s: Services): express.Express {
   app.get('/api/openapi.json', (_req, res) => {
     res.json(openapi);
   });
+  app.get('/metrics', async (_req, res) => {
+    res.setHeader('content-type', s.metrics.registry.contentType);
+    res.send(await s.metrics.registry.metrics());
+  });
+
+  // Enforcement surfaces: the director (token in the Authorization header, before the API-secret
+  // check of /api) and the hooks called by media servers and proxies.
+  app.use('/api/director', ...jsonBody(limit));
+  mountDirector(app, s, trusted);
+  app.use('/hooks', requireHookSecret(s.config.hooks.secret), ...jsonBody(limit));
+  mountAuthorize(app, s.enforcer);
 
   // Authentication and body parsing by prefix, then every route with its full path.
-  app.use('/admin', requireAdminKey(s.config.adminKey), ...jsonBody(s.config.server.bodyLimitBytes));
-  app.use('/api', requireApiSecret(s.accounts), ...jsonBody(s.config.server.bodyLimitBytes));
+  app.use('/admin', requireAdminKey(s.config.adminKey), ...jsonBody(limit));
+  app.use('/api', requireApiSecret(s.accounts), ...jsonBody(limit));
   mountRoutes(app, routes);
 
   app.use(notFound());

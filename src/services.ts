@@ -8,6 +8,10 @@ import { createRedisClient, connectRedis } from './store/redis/connect.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { AccountService } from './management/accounts.js';
 import { TokenService } from './management/tokens.js';
+import { Metrics } from './observability/metrics.js';
+import { Enforcer } from './enforce/enforcer.js';
+import { openGeo, type GeoLookup } from './enforce/geo.js';
+import { KeyRing } from './director/keys.js';
 
 export interface Services {
   config: Config;
@@ -15,8 +19,27 @@ export interface Services {
   store: Store;
   accounts: AccountService;
   tokens: TokenService;
+  metrics: Metrics;
+  geo: GeoLookup;
+  enforcer: Enforcer;
+  keys: KeyRing;
   close(): Promise<void>;
 }
+
+/** The geo database is read once per process and path, however many apps a test builds. */
+const geoByPath = new Map<string, Promise<GeoLookup>>();
+function sharedGeo(databasePath: string): Promise<GeoLookup> {
+  let g = geoByPath.get(databasePath);
+  if (!g) {
+    g = openGeo({ databasePath });
+    geoByPath.set(databasePath, g);
+    g.catch(() => geoByPath.delete(databasePath));
+  }
+  return g;
+}
+
+/** How often an instance re-reads the signing keys (another instance or the CLI may rotate them). */
+const KEY_RELOAD_MS = 60_000;
 
 export const usesRedis = (c: Config): boolean =>
   c.redis.url !== '' || c.redis.clusterNodes.length > 0 || c.redis.sentinels.length > 0;
@@ -45,17 +68,32 @@ export async function createStore(config: Config, logger: Logger): Promise<Store
 
 export async function createServices(
   config: Config,
-  opts: { logger?: Logger; store?: Store; now?: () => number } = {},
+  opts: { logger?: Logger; store?: Store; now?: () => number; geo?: GeoLookup } = {},
 ): Promise<Services> {
   const logger = opts.logger ?? createLogger(config.log.level);
   const store = opts.store ?? (await createStore(config, logger));
   const now = opts.now ?? Date.now;
+  const geo = opts.geo ?? (await sharedGeo(config.geo.databasePath));
+  const metrics = new Metrics();
+  const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, now);
+  const keys = await KeyRing.load(store, now);
+  const reload = setInterval(() => {
+    keys.reload().catch((e: Error) => logger.warn({ err: e.message }, 'signing keys: reload failed'));
+  }, KEY_RELOAD_MS);
+  reload.unref();
   return {
     config,
     logger,
     store,
     accounts: new AccountService(store, now),
     tokens: new TokenService(store, now),
-    close: () => store.close(),
+    metrics,
+    geo,
+    enforcer,
+    keys,
+    close: async () => {
+      clearInterval(reload);
+      await store.close();
+    },
   };
 }

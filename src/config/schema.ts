@@ -67,6 +67,7 @@ export const configSchema = z.strictObject({
       }),
     ),
     jwtTtlSeconds: z.number().int().min(1).max(86400),
+    mediamtxPathPrefix: z.string().max(128),
   }),
   geo: z.strictObject({ databasePath: z.string(), trustedHeader: z.string() }),
   webhooks: z.strictObject({

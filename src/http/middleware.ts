@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { ApiError } from '../errors.js';
 import type { AccountService } from '../management/accounts.js';
 import { safeEqual } from '../domain/secrets.js';
+import type { Metrics } from '../observability/metrics.js';
 
 const VALID_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -20,10 +21,12 @@ export function requestId(): RequestHandler {
 }
 
 /** One line per request. Only the path is logged: query strings can carry tokens. */
-export function requestLog(logger: Logger): RequestHandler {
+export function requestLog(logger: Logger, metrics: Metrics): RequestHandler {
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
+      const route = (req.route?.path as string | undefined) ?? 'unmatched';
+      metrics.httpRequests.inc({ route, method: req.method, status: String(res.statusCode) });
       logger.info(
         {
           reqId: res.locals.requestId,

@@ -34,10 +34,15 @@ export class TokenService {
     return this.view(await this.store.createToken(rec));
   }
 
-  async read(accountId: string, kind: TokenKind, id: number): Promise<Record<string, unknown>> {
+  /** The stored record (for the check endpoint); 404 when not the account's. */
+  async record(accountId: string, kind: TokenKind, id: number): Promise<TokenRecord> {
     const t = await this.store.getToken(accountId, kind, id);
     if (!t) throw this.notFound(kind, id);
-    return this.view(t);
+    return t;
+  }
+
+  async read(accountId: string, kind: TokenKind, id: number): Promise<Record<string, unknown>> {
+    return this.view(await this.record(accountId, kind, id));
   }
 
   async list(accountId: string, kind: TokenKind, q: ListQuery): Promise<Array<Record<string, unknown>>> {

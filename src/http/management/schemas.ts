@@ -8,6 +8,7 @@ import {
   originRuleProblem,
   streamPatternProblem,
 } from '../../domain/matchers.js';
+import { normaliseIp } from '../../policy/rules.js';
 import { MAX_LIST, type TokenKind, type CreateTokenInput, type UpdateTokenInput } from '../../domain/tokens.js';
 
 const checked = (problem: (s: string) => string | null) =>
@@ -153,6 +154,24 @@ export const disableSchema = z.strictObject({
 
 export const activeQuerySchema = z.object({
   streamId: z.string().min(3).max(300).regex(/^[^/]+\/.+$/, 'expected <accountId>/<streamName>'),
+});
+
+export const checkBodySchema = z.strictObject({
+  streamName: z.string().min(1).max(MAX_NAME),
+  clientIp: z.string().max(64).refine((s) => normaliseIp(s) !== undefined, 'not an IP address').optional(),
+  origin: z.string().max(2048).optional().meta({ description: 'an Origin/Referer value or a bare host' }),
+  country: z.string().regex(/^[A-Za-z]{2}$/, 'expected an ISO 3166-1 alpha-2 code').optional(),
+  protocol: z.string().min(1).max(32).optional().meta({ description: 'default webrtc; rtmp for RTMP rules' }),
+});
+
+export const checkOut = z.object({
+  allowed: z.boolean(),
+  status: z.number().int(),
+  reason: z.string(),
+  message: z.string(),
+  rules: z.array(
+    z.object({ rule: z.string(), reason: z.string(), result: z.enum(['pass', 'fail', 'skipped']), detail: z.string().optional() }),
+  ),
 });
 
 // ---- accounts ----

@@ -4,8 +4,12 @@ import { ApiError } from '../../errors.js';
 import type { TokenKind, CreateTokenInput } from '../../domain/tokens.js';
 import type { TokenService } from '../../management/tokens.js';
 import { route, type RouteSpec } from '../route.js';
+import type { Enforcer } from '../../enforce/enforcer.js';
+import { normaliseIp, originHost } from '../../policy/rules.js';
 import {
   activeQuerySchema,
+  checkBodySchema,
+  checkOut,
   createTokenSchema,
   disableSchema,
   idParamsSchema,
@@ -21,7 +25,7 @@ const disableOut = z.object({
 });
 const activeOut = z.object({ tokenIds: z.array(z.number().int()) });
 
-export function tokenRoutes(kind: TokenKind, tokens: TokenService): RouteSpec[] {
+export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enforcer): RouteSpec[] {
   const base = `/api/${kind}_token`;
   const tag = kind === 'publish' ? 'Publish tokens' : 'Subscribe tokens';
   const out = tokenOut(kind);
@@ -118,6 +122,28 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService): RouteSpec[] 
       params: idParamsSchema,
       response: out,
       handler: ({ account, params }) => tokens.read(account.id, kind, params.id),
+    }),
+    route({
+      method: 'post',
+      path: `${base}/:id/check`,
+      summary: `Dry run: every rule of the ${kind} token against a probe, binding nothing`,
+      tag,
+      auth: 'apiSecret',
+      params: idParamsSchema,
+      body: checkBodySchema,
+      response: checkOut,
+      handler: async ({ account, params, body }) => {
+        const token = await tokens.record(account.id, kind, params.id);
+        const { decision, rules } = await enforcer.explain(token, {
+          action: kind,
+          streamName: body.streamName,
+          clientIp: normaliseIp(body.clientIp),
+          origin: originHost(body.origin),
+          country: body.country?.toUpperCase(),
+          protocol: (body.protocol ?? 'webrtc').toLowerCase(),
+        });
+        return { allowed: decision.allowed, status: decision.status, reason: decision.reason, message: decision.message, rules };
+      },
     }),
     update,
     { ...update, path: `/api/v2/${kind}_token/:id`, summary: `Update a ${kind} token (v2 path, same body)` },

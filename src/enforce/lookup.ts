@@ -1,0 +1,175 @@
+// Token and account lookups for decisions, through bounded caches that are checked against the
+// store's account version (one small read) before they are trusted, so a revoked token is denied
+// on every instance at its next decision. Store calls here never wait longer than storeTimeoutMs.
+import { LRUCache } from 'lru-cache';
+import type { TokenRecord } from '../domain/tokens.js';
+import type { Store } from '../store/store.js';
+import { compileRules, compileStreams, type CompiledRules } from '../policy/rules.js';
+
+export class StoreUnavailable extends Error {
+  constructor(cause: unknown) {
+    super(`store unavailable: ${(cause as Error)?.message ?? String(cause)}`);
+    this.name = 'StoreUnavailable';
+  }
+}
+
+interface TokenEntry {
+  token: TokenRecord;
+  /** The account version read before the record: the entry is current while the version is. */
+  ver: number;
+}
+
+interface AccountEntry {
+  ver: number;
+  exists: boolean;
+  secureViewer: boolean;
+  securing: Array<(name: string) => boolean>;
+}
+
+export interface LookupOptions {
+  cacheMaxEntries: number;
+  cacheTtlMs: number;
+  storeTimeoutMs: number;
+}
+
+export interface LookupStats {
+  hits: number;
+  misses: number;
+}
+
+export class TokenLookup {
+  private readonly byHash: LRUCache<string, TokenEntry>;
+  private readonly byId: LRUCache<number, TokenEntry>;
+  private readonly accounts: LRUCache<string, AccountEntry>;
+  private readonly compiled: LRUCache<string, CompiledRules>;
+  readonly stats: LookupStats = { hits: 0, misses: 0 };
+
+  constructor(
+    private readonly store: Store,
+    private readonly opts: LookupOptions,
+  ) {
+    const common = { max: opts.cacheMaxEntries, ttl: opts.cacheTtlMs || undefined };
+    this.byHash = new LRUCache(common);
+    this.byId = new LRUCache(common);
+    this.accounts = new LRUCache({ max: Math.max(1000, Math.ceil(opts.cacheMaxEntries / 10)), ttl: common.ttl });
+    this.compiled = new LRUCache({ max: opts.cacheMaxEntries });
+  }
+
+  /** Runs a store call with the decision-path deadline; any failure becomes StoreUnavailable. */
+  async timed<T>(p: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${this.opts.storeTimeoutMs} ms`)), this.opts.storeTimeoutMs);
+    });
+    try {
+      return await Promise.race([p, deadline]);
+    } catch (e) {
+      p.catch(() => {}); // the late answer, if any, is dropped
+      throw new StoreUnavailable(e);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The cached record for a token value hash, without asking the store (may be stale). */
+  peekByHash(hash: string): TokenRecord | undefined {
+    return this.byHash.get(hash)?.token;
+  }
+
+  peekById(id: number): TokenRecord | undefined {
+    return this.byId.get(id)?.token;
+  }
+
+  /** The current record for a token value hash (null: no such token). */
+  async byHashFresh(hash: string): Promise<TokenRecord | null> {
+    const hit = this.byHash.get(hash);
+    if (hit && (await this.timed(this.store.accountVersion(hit.token.accountId))) === hit.ver) {
+      this.stats.hits++;
+      return hit.token;
+    }
+    this.stats.misses++;
+    const found = hit?.token ?? (await this.timed(this.store.findTokenByHash(hash)));
+    if (!found) return null;
+    const entry = await this.load(found);
+    if (!entry || entry.token.token !== found.token) {
+      // deleted or refreshed meanwhile: the value no longer resolves
+      this.byHash.delete(hash);
+      return entry && (await this.timed(this.store.findTokenByHash(hash)))?.id === entry.token.id ? entry.token : null;
+    }
+    this.byHash.set(hash, entry);
+    return entry.token;
+  }
+
+  /** The current record of a token id in any account (parents of self-signed JWTs). */
+  async byIdFresh(id: number): Promise<TokenRecord | null> {
+    const hit = this.byId.get(id);
+    if (hit && (await this.timed(this.store.accountVersion(hit.token.accountId))) === hit.ver) {
+      this.stats.hits++;
+      return hit.token;
+    }
+    this.stats.misses++;
+    const found = hit?.token ?? (await this.timed(this.store.findTokenById(id)));
+    if (!found) return null;
+    const entry = await this.load(found);
+    if (!entry) {
+      this.byId.delete(id);
+      return null;
+    }
+    this.byId.set(id, entry);
+    return entry.token;
+  }
+
+  /** Version first, then the record: an entry is never newer-versioned than its content. */
+  private async load(t: TokenRecord): Promise<TokenEntry | null> {
+    const ver = await this.timed(this.store.accountVersion(t.accountId));
+    const token = await this.timed(this.store.getToken(t.accountId, t.kind, t.id));
+    return token ? { token, ver } : null;
+  }
+
+  /** Drops what is cached of a token (after the store said our copy is stale). */
+  forget(t: TokenRecord, hash?: string): void {
+    if (hash) this.byHash.delete(hash);
+    this.byId.delete(t.id);
+  }
+
+  /** Whether viewing `streamName` of the account needs a subscribe token (CONTRACT 5.3). */
+  async secured(accountId: string, streamName: string): Promise<boolean> {
+    let e = this.accounts.get(accountId);
+    const ver = await this.timed(this.store.accountVersion(accountId));
+    if (!e || e.ver !== ver) {
+      const [account, securing] = await Promise.all([
+        this.timed(this.store.getAccount(accountId)),
+        this.timed(this.store.securingTokens(accountId)),
+      ]);
+      e = {
+        ver,
+        exists: account !== null,
+        secureViewer: account?.secureViewer ?? false,
+        securing: securing.map((t) => compileStreams(t.streams)),
+      };
+      this.accounts.set(accountId, e);
+    }
+    return securedBy(e, streamName);
+  }
+
+  /** From the cache only (store unreachable): unknown accounts count as secured. */
+  securedCached(accountId: string, streamName: string): boolean {
+    const e = this.accounts.get(accountId);
+    return e ? securedBy(e, streamName) : true;
+  }
+
+  rulesOf = (t: TokenRecord): CompiledRules => {
+    const key = `${t.id}:${t.rev}`;
+    let r = this.compiled.get(key);
+    if (!r) {
+      r = compileRules(t);
+      this.compiled.set(key, r);
+    }
+    return r;
+  };
+}
+
+/** An unknown account has no open streams: fail closed. */
+function securedBy(e: AccountEntry, streamName: string): boolean {
+  return !e.exists || e.secureViewer || e.securing.some((m) => m(streamName));
+}

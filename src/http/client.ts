@@ -1,0 +1,54 @@
+// Who is calling: the client address (forwarding headers believed only from trusted proxies),
+// the page origin, and a country a trusted CDN header vouches for. Shared by every adapter.
+import type { Request } from 'express';
+import ipaddr from 'ipaddr.js';
+import { normaliseIp, originHost } from '../policy/rules.js';
+import { countryFromHeader } from '../enforce/geo.js';
+
+export class TrustedProxies {
+  private readonly ranges: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
+
+  constructor(list: string[]) {
+    this.ranges = list.map((s) => {
+      if (s.includes('/')) return ipaddr.parseCIDR(s);
+      const a = ipaddr.process(s);
+      return [a, a.kind() === 'ipv4' ? 32 : 128];
+    });
+  }
+
+  has(ip: string | undefined): boolean {
+    if (!ip) return false;
+    const a = ipaddr.process(ip);
+    return this.ranges.some(([net, bits]) => net.kind() === a.kind() && a.match(net as never, bits));
+  }
+}
+
+/** The TCP peer, normalised (::ffff:a.b.c.d → a.b.c.d). */
+export const peerAddress = (req: Request): string | undefined => normaliseIp(req.socket.remoteAddress);
+
+/**
+ * The client address: the peer itself, unless the peer is a trusted proxy, in which case
+ * X-Real-IP, else the right-most X-Forwarded-For entry that is not itself a trusted proxy.
+ */
+export function clientAddress(req: Request, trusted: TrustedProxies): string | undefined {
+  const peer = peerAddress(req);
+  if (!trusted.has(peer)) return peer;
+  const real = normaliseIp(req.get('x-real-ip'));
+  if (real) return real;
+  const xff = (req.get('x-forwarded-for') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  for (let i = xff.length - 1; i >= 0; i--) {
+    const ip = normaliseIp(xff[i]);
+    if (!ip) return peer; // a garbled chain is not believed
+    if (!trusted.has(ip)) return ip;
+  }
+  return peer;
+}
+
+/** The host of the Origin header, else of the Referer. */
+export const requestOrigin = (req: Request): string | undefined => originHost(req.get('origin')) ?? originHost(req.get('referer'));
+
+/** A CDN's country header (geo.trustedHeader), believed only from a trusted proxy. */
+export function trustedCountry(req: Request, trusted: TrustedProxies, header: string): string | undefined {
+  if (header === '' || !trusted.has(peerAddress(req))) return undefined;
+  return countryFromHeader(req.headers[header.toLowerCase()]);
+}

@@ -1,0 +1,103 @@
+// The director API (CONTRACT 5.5): browsers and SDKs exchange a publish/subscribe token (or a
+// self-signed JWT) for media-server URLs and a short-lived ES256 connection JWT; plus the JWKS.
+import type { Express, NextFunction, Request, Response } from 'express';
+import { z } from 'zod';
+import type { Services } from '../services.js';
+import type { Action } from '../policy/types.js';
+import { MAX_NAME } from '../domain/matchers.js';
+import { bearer } from './middleware.js';
+import { clientAddress, requestOrigin, trustedCountry, type TrustedProxies } from './client.js';
+import { issuesToFieldErrors } from './validation.js';
+import type { DecisionResult } from '../enforce/enforcer.js';
+
+export const directorPublishSchema = z.strictObject({
+  streamName: z.string().min(1).max(MAX_NAME),
+  streamType: z.string().regex(/^(webrtc|rtmp)$/i, 'expected WebRtc or Rtmp').optional(),
+  streamAccountId: z.string().max(64).nullable().optional(),
+});
+
+export const directorSubscribeSchema = z.strictObject({
+  streamName: z.string().min(1).max(MAX_NAME),
+  streamAccountId: z.string().max(64).nullable().optional(),
+});
+
+/** Browsers call the director from customers' pages: reflect the Origin (no credentials). */
+function cors(req: Request, res: Response, next: NextFunction): void {
+  const origin = req.get('origin');
+  if (origin) {
+    res.setHeader('access-control-allow-origin', origin);
+    res.setHeader('vary', 'Origin');
+  }
+  if (req.method === 'OPTIONS') {
+    res.setHeader('access-control-allow-methods', 'POST, OPTIONS');
+    res.setHeader('access-control-allow-headers', 'authorization, content-type');
+    res.setHeader('access-control-max-age', '600');
+    res.status(204).end();
+    return;
+  }
+  next();
+}
+
+const fill = (template: string, accountId: string, streamName: string) =>
+  template.replaceAll('{accountId}', encodeURIComponent(accountId)).replaceAll('{streamName}', encodeURIComponent(streamName));
+
+function deny(res: Response, d: DecisionResult): void {
+  res.status(d.status).json({ status: 'fail', data: { message: d.message, reason: d.reason } });
+}
+
+export function mountDirector(app: Express, s: Services, trusted: TrustedProxies): void {
+  const cfg = s.config.director;
+  app.use('/api/director', cors);
+
+  const handler = (action: Action) => async (req: Request, res: Response) => {
+    const schema = action === 'publish' ? directorPublishSchema : directorSubscribeSchema;
+    const parsed = schema.safeParse(req.body ?? {});
+    if (!parsed.success) {
+      res.status(400).json({ status: 'fail', data: { message: 'Validation errors', errors: issuesToFieldErrors(parsed.error.issues, 'body') } });
+      return;
+    }
+    const body = parsed.data as z.infer<typeof directorPublishSchema>;
+    const d = await s.enforcer.decide(
+      {
+        action,
+        token: bearer(req),
+        streamName: body.streamName,
+        accountId: body.streamAccountId ?? undefined,
+        clientIp: clientAddress(req, trusted),
+        origin: requestOrigin(req),
+        country: trustedCountry(req, trusted, s.config.geo.trustedHeader),
+        protocol: body.streamType?.toLowerCase() === 'rtmp' ? 'rtmp' : 'webrtc',
+      },
+      'director',
+    );
+    if (!d.allowed || d.accountId === undefined) return deny(res, d);
+    const accountId = d.accountId;
+    const streaming: Record<string, unknown> = {
+      tokenId: d.tokenId,
+      tokenType: action === 'publish' ? 'Publish' : 'Subscribe',
+      accountId,
+      streamName: d.streamName,
+    };
+    if (d.trackingId !== undefined) streaming.trackingId = d.trackingId;
+    if (action === 'publish') streaming.record = d.record ?? false;
+    const jwt = await s.keys.sign(
+      {
+        sub: `${accountId}/${d.streamName}`,
+        streaming,
+        mediamtx_permissions: [{ action: action === 'publish' ? 'publish' : 'read', path: `${cfg.mediamtxPathPrefix}${d.streamName}` }],
+      },
+      cfg.jwtTtlSeconds,
+    );
+    const urls = (action === 'publish' ? cfg.publishUrls : cfg.subscribeUrls).map((u) => fill(u, accountId, d.streamName));
+    const data: Record<string, unknown> = { urls, jwt, iceServers: cfg.iceServers, streamAccountId: accountId };
+    if (action === 'publish') data.subscribeRequiresAuth = d.subscribeRequiresAuth ?? false;
+    res.status(200).json({ status: 'success', data });
+  };
+
+  app.post('/api/director/publish', handler('publish'));
+  app.post('/api/director/subscribe', handler('subscribe'));
+  app.get('/.well-known/jwks.json', (_req, res) => {
+    res.setHeader('cache-control', 'public, max-age=300');
+    res.json(s.keys.jwks());
+  });
+}

@@ -1,0 +1,41 @@
+// Prometheus metrics: one Registry per app (tests build many apps). Label values come only from
+// small fixed sets (actions, adapters, reasons, route patterns): never tokens, accounts or streams.
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly decisions = new Counter({
+    name: 'streamgate_decisions_total',
+    help: 'Access decisions by action, adapter, result and reason',
+    labelNames: ['action', 'adapter', 'result', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly decisionSeconds = new Histogram({
+    name: 'streamgate_decision_duration_seconds',
+    help: 'Time to decide, from access request to decision',
+    labelNames: ['adapter', 'result'] as const,
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [this.registry],
+  });
+  readonly storeErrors = new Counter({
+    name: 'streamgate_store_errors_total',
+    help: 'Store calls on the decision path that failed or timed out',
+    registers: [this.registry],
+  });
+  readonly cacheLookups = new Counter({
+    name: 'streamgate_token_cache_total',
+    help: 'Token cache lookups on the decision path',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  readonly httpRequests = new Counter({
+    name: 'streamgate_http_requests_total',
+    help: 'HTTP requests by route pattern, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(opts: { defaultMetrics?: boolean } = {}) {
+    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+}

@@ -1,0 +1,201 @@
+// evaluate(): the ordered checks of CONTRACT 5.1 as a table of small pure functions. It never
+// does I/O: the enforcer resolves the credential and the stream's security first, and performs
+// the bind-on-usage step that evaluate() only asks for.
+import type { TokenRecord } from '../domain/tokens.js';
+import { decision, type AccessRequest, type Decision, type Reason } from './types.js';
+import { compileRules, ipInRanges, originAllowed, parseCidrs, type CompiledRules } from './rules.js';
+import type { SelfSignedClaims } from './self-signed.js';
+
+/** What the presented token turned out to be. */
+export type Credential =
+  | { type: 'none' }
+  /** Presented but unknown, malformed, or a JWT whose parent or signature failed. */
+  | { type: 'invalid'; detail: string }
+  | { type: 'token'; token: TokenRecord }
+  | { type: 'jwt'; parent: TokenRecord; claims: SelfSignedClaims };
+
+export interface EvalContext {
+  /** Milliseconds since the epoch. */
+  now: number;
+  /** The stream needs a subscribe token (CONTRACT 5.3); only read for a token-less subscribe. */
+  secured: boolean;
+  rtmpIpFilters: 'enforce' | 'ignore';
+  /** The client's country, looked up only when a rule needs it. */
+  countryOf: () => string | undefined;
+  /** Compiled rules of a token version (the enforcer caches them); compiled on demand otherwise. */
+  rulesOf?: (t: TokenRecord) => CompiledRules;
+}
+
+export type RuleResult = 'pass' | 'fail' | 'skipped' | 'pending';
+
+export interface RuleOutcome {
+  rule: string;
+  reason: Reason;
+  result: RuleResult;
+  detail?: string;
+}
+
+export interface Evaluation {
+  decision: Decision;
+  rules: RuleOutcome[];
+  /** Set when every other check passed and the token binds on usage: the enforcer must bind this. */
+  bind?: { token: TokenRecord; address: string };
+}
+
+/** JWT clock tolerance (seconds) for exp, nbf and iat. */
+export const CLOCK_TOLERANCE_S = 30;
+
+interface Input {
+  req: AccessRequest;
+  cred: Credential;
+  ctx: EvalContext;
+  /** The token whose rules apply: the token itself, or a JWT's parent. */
+  token?: TokenRecord;
+  rules?: CompiledRules;
+  jwt?: SelfSignedClaims;
+}
+
+type Outcome = { result: RuleResult; detail?: string };
+const pass = (detail?: string): Outcome => ({ result: 'pass', detail });
+const fail = (detail: string): Outcome => ({ result: 'fail', detail });
+const skipped = (detail: string): Outcome => ({ result: 'skipped', detail });
+
+const ipFiltersIgnored = (x: Input) => x.ctx.rtmpIpFilters === 'ignore' && x.req.protocol.toLowerCase() === 'rtmp';
+
+function tokenPresent(x: Input): Outcome {
+  if (x.cred.type !== 'none') return pass();
+  if (x.req.action === 'publish') return fail('publishing always needs a token');
+  return x.ctx.secured ? fail('the stream is secured: viewing needs a subscribe token') : pass('open stream: no token needed');
+}
+
+function tokenValid(x: Input): Outcome {
+  const { cred, req } = x;
+  if (cred.type === 'invalid') return fail(cred.detail);
+  if (cred.type === 'token') {
+    return cred.token.kind === req.action ? pass() : fail(`a ${cred.token.kind} token cannot be used to ${req.action}`);
+  }
+  if (cred.type !== 'jwt') return pass();
+  const { parent, claims } = cred;
+  if (req.action !== 'subscribe') return fail('a self-signed token can only subscribe');
+  if (parent.kind !== 'subscribe') return fail('the parent of a self-signed token must be a subscribe token');
+  if (claims.tokenType !== 'Subscribe') return fail('streaming.tokenType must be "Subscribe"');
+  if (claims.exp === undefined) return fail('exp is required');
+  const nowS = x.ctx.now / 1000;
+  if (claims.nbf !== undefined && claims.nbf > nowS + CLOCK_TOLERANCE_S) return fail('not valid yet (nbf)');
+  if (claims.iat !== undefined && claims.iat > nowS + CLOCK_TOLERANCE_S) return fail('issued in the future (iat)');
+  const parentTracking = parent.tracking?.trackingId;
+  if (parentTracking !== undefined && claims.trackingId !== parentTracking) {
+    return fail('the trackingId must be the parent token\'s');
+  }
+  return pass('self-signed');
+}
+
+function tokenActive(x: Input): Outcome {
+  return x.token!.isActive ? pass() : fail(x.jwt ? 'the parent token is disabled' : 'the token is disabled');
+}
+
+function notExpired(x: Input): Outcome {
+  const t = x.token!;
+  if (t.expiresOn !== undefined && Date.parse(t.expiresOn) <= x.ctx.now) {
+    return fail(`${x.jwt ? 'the parent token' : 'the token'} expired at ${t.expiresOn}`);
+  }
+  if (x.jwt && x.jwt.exp! + CLOCK_TOLERANCE_S <= x.ctx.now / 1000) {
+    return fail(`the self-signed token expired at ${new Date(x.jwt.exp! * 1000).toISOString()}`);
+  }
+  return t.expiresOn === undefined && !x.jwt ? pass('never expires') : pass();
+}
+
+function streamAllowed(x: Input): Outcome {
+  const name = x.req.streamName;
+  if (x.jwt && x.jwt.streamName !== name) return fail(`the self-signed token is for stream '${x.jwt.streamName}'`);
+  return x.rules!.streams(name) ? pass() : fail(`'${name}' matches none of the token's streams`);
+}
+
+function originCheck(x: Input): Outcome {
+  const lists = [x.rules!.origins, x.jwt?.allowedOrigins ?? []].filter((l) => l.length > 0);
+  if (lists.length === 0) return skipped('any origin');
+  if (x.req.origin === undefined) return fail('no Origin or Referer, and the token restricts origins');
+  return lists.every((l) => originAllowed(x.req.origin, l)) ? pass() : fail(`origin '${x.req.origin}' is not allowed`);
+}
+
+function ipCheck(x: Input): Outcome {
+  if (ipFiltersIgnored(x)) return skipped('IP filters are not applied to RTMP (enforcement.rtmpIpFilters: ignore)');
+  const lists = [x.rules!.ips, x.jwt ? parseCidrs(x.jwt.allowedIpAddresses) : []].filter((l) => l.length > 0);
+  if (lists.length === 0) return skipped('any address');
+  if (x.req.clientIp === undefined) return fail('the client address is unknown, and the token restricts addresses');
+  return lists.every((l) => ipInRanges(x.req.clientIp, l)) ? pass() : fail(`address ${x.req.clientIp} is not allowed`);
+}
+
+function countryCheck(x: Input): Outcome {
+  const t = x.token!;
+  if (t.allowedCountries.length === 0 && t.deniedCountries.length === 0) return skipped('any country');
+  const c = x.ctx.countryOf();
+  if (t.allowedCountries.length > 0) {
+    if (c === undefined) return fail('the client country is unknown, and the token allows only some countries');
+    return t.allowedCountries.includes(c) ? pass(c) : fail(`country ${c} is not allowed`);
+  }
+  return c !== undefined && t.deniedCountries.includes(c) ? fail(`country ${c} is denied`) : pass(c ?? 'country unknown');
+}
+
+function bindCheck(x: Input): Outcome {
+  const limit = x.token!.bindIpsOnUsage ?? 0;
+  if (limit === 0) return skipped('the token does not bind on usage');
+  if (ipFiltersIgnored(x)) return skipped('IP binding is not applied to RTMP (enforcement.rtmpIpFilters: ignore)');
+  if (x.req.clientIp === undefined) return fail('the client address is unknown, and the token binds on usage');
+  return { result: 'pending', detail: `binds to the first ${limit} address(es)` };
+}
+
+/** The ordered checks; the first failure decides. Checks after 2 need a resolved token. */
+const CHECKS: Array<{ rule: string; reason: Reason; needsToken: boolean; run: (x: Input) => Outcome }> = [
+  { rule: 'token present', reason: 'token_required', needsToken: false, run: tokenPresent },
+  { rule: 'token valid', reason: 'token_invalid', needsToken: false, run: tokenValid },
+  { rule: 'token active', reason: 'token_disabled', needsToken: true, run: tokenActive },
+  { rule: 'not expired', reason: 'token_expired', needsToken: true, run: notExpired },
+  { rule: 'stream name allowed', reason: 'stream_not_allowed', needsToken: true, run: streamAllowed },
+  { rule: 'origin allowed', reason: 'origin_not_allowed', needsToken: true, run: originCheck },
+  { rule: 'IP address allowed', reason: 'ip_not_allowed', needsToken: true, run: ipCheck },
+  { rule: 'country allowed', reason: 'country_not_allowed', needsToken: true, run: countryCheck },
+  { rule: 'bind on usage', reason: 'ip_not_allowed', needsToken: true, run: bindCheck },
+];
+
+export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext): Evaluation {
+  const token = cred.type === 'token' ? cred.token : cred.type === 'jwt' ? cred.parent : undefined;
+  const x: Input = {
+    req,
+    cred,
+    ctx,
+    token,
+    rules: token ? (ctx.rulesOf ?? compileRules)(token) : undefined,
+    jwt: cred.type === 'jwt' ? cred.claims : undefined,
+  };
+  const rules: RuleOutcome[] = [];
+  let failed: Reason | undefined;
+  let bindPending = false;
+  for (const c of CHECKS) {
+    let o: Outcome;
+    if (failed) o = skipped('an earlier check failed');
+    else if (c.needsToken && !token) o = skipped('no token');
+    else o = c.run(x);
+    rules.push({ rule: c.rule, reason: c.reason, ...o });
+    if (o.result === 'fail') failed = c.reason;
+    if (o.result === 'pending') bindPending = true;
+  }
+  const fields: Omit<Decision, 'allowed' | 'status' | 'reason' | 'message'> = {
+    streamName: req.streamName,
+    accountId: token?.accountId ?? req.accountId,
+  };
+  if (token) {
+    fields.tokenId = token.id;
+    const trackingId = x.jwt?.trackingId ?? token.tracking?.trackingId;
+    if (trackingId !== undefined) fields.trackingId = trackingId;
+    if (x.jwt) fields.selfSigned = true;
+    if (token.kind === 'publish') {
+      fields.record = token.record ?? false;
+      fields.subscribeRequiresAuth = token.subscribeRequiresAuth ?? false;
+    }
+  }
+  if (failed) return { decision: decision(failed, fields), rules };
+  const out: Evaluation = { decision: decision('allowed', fields), rules };
+  if (bindPending && token && req.clientIp !== undefined) out.bind = { token, address: req.clientIp };
+  return out;
+}

@@ -1,0 +1,80 @@
+// A token's rules compiled once per token version: stream matchers (RE2), IPv4 CIDR ranges as
+// integers, origin patterns. Pure; the enforcer caches the result by token id and rev.
+import RE2 from 're2';
+import ipaddr from 'ipaddr.js';
+import { compileStreamPattern, originMatches } from '../domain/matchers.js';
+import type { TokenRecord } from '../domain/tokens.js';
+
+export interface CidrRange {
+  net: number;
+  mask: number;
+}
+
+export interface CompiledRules {
+  streams: (name: string) => boolean;
+  ips: CidrRange[];
+  origins: string[];
+}
+
+export function parseCidrs(rules: string[]): CidrRange[] {
+  return rules.map((r) => {
+    const [addr, bits] = r.includes('/') ? ipaddr.IPv4.parseCIDR(r) : [ipaddr.IPv4.parse(r), 32];
+    const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
+    return { net: (ipv4ToInt(addr.toString()) & mask) >>> 0, mask };
+  });
+}
+
+export function ipv4ToInt(ip: string): number {
+  const p = ip.split('.');
+  return ((Number(p[0]) << 24) | (Number(p[1]) << 16) | (Number(p[2]) << 8) | Number(p[3])) >>> 0;
+}
+
+const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+
+/** True when `clientIp` is an IPv4 address inside one of the ranges; an IPv6 client never is. */
+export function ipInRanges(clientIp: string | undefined, ranges: CidrRange[]): boolean {
+  if (!clientIp || !IPV4.test(clientIp)) return false;
+  const n = ipv4ToInt(clientIp);
+  return ranges.some((r) => ((n & r.mask) >>> 0) === r.net);
+}
+
+export function originAllowed(origin: string | undefined, rules: string[]): boolean {
+  return origin !== undefined && rules.some((r) => originMatches(r, origin));
+}
+
+export function compileStreams(streams: TokenRecord['streams']): (name: string) => boolean {
+  const exact = new Set(streams.filter((s) => !s.isRegex).map((s) => s.streamName));
+  const patterns: RE2[] = streams.filter((s) => s.isRegex).map((s) => compileStreamPattern(s.streamName));
+  return (name) => exact.has(name) || patterns.some((p) => p.test(name));
+}
+
+export function compileRules(t: Pick<TokenRecord, 'streams' | 'allowedIpAddresses' | 'allowedOrigins'>): CompiledRules {
+  return { streams: compileStreams(t.streams), ips: parseCidrs(t.allowedIpAddresses), origins: t.allowedOrigins };
+}
+
+/**
+ * The host of an Origin/Referer value, lower-cased: "https://A.example.com:8443/x" → "a.example.com".
+ * A bare host is accepted as is. "null", empty or unparsable values give undefined.
+ */
+export function originHost(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (v === '' || v === 'null') return undefined;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) {
+    try {
+      const host = new URL(v).hostname.toLowerCase();
+      return host === '' ? undefined : host.replace(/^\[|\]$/g, '');
+    } catch {
+      return undefined;
+    }
+  }
+  return /^[a-z0-9.-]+$/i.test(v) ? v.toLowerCase() : undefined;
+}
+
+/** IPv4-mapped IPv6 becomes IPv4; invalid input gives undefined. */
+export function normaliseIp(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (!ipaddr.isValid(v)) return undefined;
+  return ipaddr.process(v).toString();
+}

@@ -1,0 +1,58 @@
+// The vocabulary of a decision: what is asked (AccessRequest), what is answered (Decision), and
+// the stable reason codes used in responses, logs and metrics (CONTRACT 5.1).
+export type Action = 'publish' | 'subscribe';
+
+export interface AccessRequest {
+  action: Action;
+  /** A token value or a self-signed JWT, as presented. */
+  token?: string;
+  streamName: string;
+  /** The stream's account when no token decides it (path prefix, streamAccountId, default). */
+  accountId?: string;
+  /** Normalised: IPv4-mapped IPv6 already turned into IPv4. */
+  clientIp?: string;
+  /** Lower-case host of the Origin (else Referer) header. */
+  origin?: string;
+  /** ISO country when a trusted source (CDN header, probe) says so; else looked up from clientIp. */
+  country?: string;
+  /** rtmp, rtsp, srt, webrtc, hls, ... as the caller says. */
+  protocol: string;
+  sessionId?: string;
+}
+
+export const REASONS = {
+  allowed: { status: 200, message: 'Allowed' },
+  token_required: { status: 401, message: 'Unauthorized: Token required' },
+  token_invalid: { status: 401, message: 'Unauthorized: Invalid token' },
+  token_disabled: { status: 401, message: 'Unauthorized: Token disabled' },
+  token_expired: { status: 401, message: 'Unauthorized: Token expired' },
+  stream_not_allowed: { status: 403, message: 'Unauthorized: Stream name not allowed' },
+  origin_not_allowed: { status: 403, message: 'Unauthorized: Origin not allowed' },
+  ip_not_allowed: { status: 403, message: 'Unauthorized: IP Address not allowed' },
+  country_not_allowed: { status: 403, message: 'Unauthorized: Country not allowed' },
+  store_unavailable: { status: 503, message: 'Service Unavailable: token store unreachable' },
+} as const;
+
+export type Reason = keyof typeof REASONS;
+
+export interface Decision {
+  allowed: boolean;
+  status: 200 | 401 | 403 | 503;
+  reason: Reason;
+  message: string;
+  /** The account the stream belongs to, when known. */
+  accountId?: string;
+  streamName: string;
+  tokenId?: number;
+  trackingId?: string;
+  /** The token was a self-signed JWT (tokenId is its parent's). */
+  selfSigned?: boolean;
+  /** Publish token flags the director passes on to media servers. */
+  record?: boolean;
+  subscribeRequiresAuth?: boolean;
+}
+
+export function decision(reason: Reason, fields: Omit<Decision, 'allowed' | 'status' | 'reason' | 'message'>): Decision {
+  const r = REASONS[reason];
+  return { allowed: reason === 'allowed', status: r.status, reason, message: r.message, ...fields };
+}

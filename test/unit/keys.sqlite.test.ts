@@ -1,0 +1,4 @@
+import { keyRingSuite } from './keys.suite.js';
+import { sqliteFactory } from '../helpers/stores.js';
+
+keyRingSuite(sqliteFactory());
