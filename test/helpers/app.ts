@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createServices, type Services } from '../../src/services.js';
 import { createApp } from '../../src/app.js';
 import type { Store } from '../../src/store/store.js';
+import type { GeoLookup } from '../../src/enforce/geo.js';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789';
 
@@ -15,9 +16,13 @@ export interface TestApp {
   account(name?: string): Promise<{ id: string; secret: string }>;
 }
 
-export async function testApp(store: Store, overrides: Record<string, unknown> = {}): Promise<TestApp> {
+export async function testApp(
+  store: Store,
+  overrides: Record<string, unknown> = {},
+  opts: { now?: () => number; geo?: GeoLookup } = {},
+): Promise<TestApp> {
   const config = loadConfig({ env: {}, overrides: { adminKey: ADMIN_KEY, log: { level: 'silent' }, ...overrides } });
-  const services = await createServices(config, { store });
+  const services = await createServices(config, { store, ...opts });
   const app = createApp(services);
   return {
     app,

@@ -55,7 +55,8 @@ async function waitForPing(url: string, ms = 10000): Promise<void> {
 
 const newPrefix = () => `t${randomBytes(4).toString('hex')}:`;
 
-export async function startRedis(): Promise<TestRedis> {
+/** `persistent`: an append-only file (fsync always), so data survives kill() and start(). */
+export async function startRedis(opts: { persistent?: boolean } = {}): Promise<TestRedis> {
   const external = process.env.TEST_REDIS_URL;
   if (external) {
     await waitForPing(external);
@@ -79,7 +80,8 @@ export async function startRedis(): Promise<TestRedis> {
   const url = `redis://127.0.0.1:${port}`;
   let proc: ChildProcess | undefined;
   const start = async () => {
-    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+    const aof = opts.persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...aof, '--dir', dir], {
       stdio: 'ignore',
     });
     await waitForPing(url);

@@ -1,0 +1,4 @@
+import { enforcementSuite } from './enforcement.suite.js';
+import { sqliteFactory } from '../helpers/stores.js';
+
+enforcementSuite(sqliteFactory());
