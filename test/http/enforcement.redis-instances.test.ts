@@ -1,0 +1,126 @@
+// Two Streamgate instances sharing one Redis: binding, revocation and secrets across instances,
+// and what decisions do while Redis is down or slow, and after it comes back.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import request from 'supertest';
+import { Redis } from 'ioredis';
+import { startRedis, type TestRedis } from '../helpers/redis.js';
+import { testApp, type TestApp } from '../helpers/app.js';
+import { RedisStore } from '../../src/store/redis/redis-store.js';
+
+describe('two instances on one Redis', () => {
+  let redis: TestRedis;
+  let prefix: string;
+  let a: TestApp;
+  let b: TestApp;
+  let acct: { id: string; secret: string };
+  const clients: Redis[] = [];
+
+  async function instance(overrides: Record<string, unknown> = {}): Promise<TestApp> {
+    const c = new Redis(redis.url, { keyPrefix: prefix, enableOfflineQueue: false, lazyConnect: true, commandTimeout: 2000 });
+    c.on('error', () => {});
+    await c.connect();
+    clients.push(c);
+    return testApp(new RedisStore(c), overrides);
+  }
+
+  before(async () => {
+    redis = await startRedis({ persistent: true });
+    prefix = redis.prefix();
+    a = await instance();
+    b = await instance();
+    acct = await a.account();
+  });
+  after(async () => {
+    for (const c of clients) c.disconnect();
+    await redis.stop();
+  });
+
+  const mk = async (body: Record<string, unknown>) => {
+    const r = await request(a.app).post('/api/subscribe_token').set('authorization', `Bearer ${acct.secret}`).send({ label: 'x', streams: [{ streamName: 'cam1' }], ...body });
+    assert.equal(r.status, 201);
+    return r.body.data as { id: number; token: string };
+  };
+  const ask = (app: TestApp, token: string, clientIp = '192.0.2.1') =>
+    request(app.app).post('/hooks/authorize').send({ action: 'subscribe', token, streamName: 'cam1', clientIp });
+
+  it('binds exactly 3 of 40 addresses when 200 first uses are spread over both instances', async () => {
+    const s = await mk({ bindIpsOnUsage: 3 });
+    const ips = Array.from({ length: 40 }, (_, i) => `198.51.100.${i + 1}`);
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => ask(i % 2 ? a : b, s.token, ips[i % 40])));
+    const rec = (await request(b.app).get(`/api/subscribe_token/${s.id}`).set('authorization', `Bearer ${acct.secret}`)).body.data;
+    assert.equal(rec.boundIpAddresses.length, 3);
+    assert.equal(results.filter((r) => r.status === 200).length, 15);
+    results.forEach((r, i) => assert.equal(r.status === 200, rec.boundIpAddresses.includes(ips[i % 40]), `request ${i}`));
+  });
+
+  it('a token created on A is usable on B at once; disabled or refreshed on A, denied on B at the next decision', async () => {
+    const s = await mk({});
+    assert.equal((await ask(b, s.token)).status, 200);
+    assert.equal((await ask(b, s.token)).status, 200, 'now cached on B');
+    await request(a.app).put(`/api/subscribe_token/${s.id}`).set('authorization', `Bearer ${acct.secret}`).send({ isActive: false });
+    assert.equal((await ask(b, s.token)).body.reason, 'token_disabled');
+    await request(a.app).put(`/api/subscribe_token/${s.id}`).set('authorization', `Bearer ${acct.secret}`).send({ isActive: true });
+    assert.equal((await ask(b, s.token)).status, 200);
+    const r = await request(a.app).put(`/api/subscribe_token/${s.id}`).set('authorization', `Bearer ${acct.secret}`).send({ refreshToken: true });
+    assert.equal((await ask(b, s.token)).body.reason, 'token_invalid');
+    assert.equal((await ask(b, r.body.data.token)).status, 200);
+    await request(a.app).delete(`/api/subscribe_token/${s.id}`).set('authorization', `Bearer ${acct.secret}`);
+    assert.equal((await ask(b, r.body.data.token)).body.reason, 'token_invalid');
+  });
+
+  it('a secret refreshed on A is rejected on B at once', async () => {
+    const other = await a.account('rotating');
+    assert.equal((await request(b.app).get('/api/subscribe_token/list').set('authorization', `Bearer ${other.secret}`)).status, 200);
+    await request(a.app).post('/api/account/secret').set('authorization', `Bearer ${other.secret}`);
+    assert.equal((await request(b.app).get('/api/subscribe_token/list').set('authorization', `Bearer ${other.secret}`)).status, 401);
+  });
+
+  it('answers 503 within the store timeout while Redis is paused, and recovers by itself', async () => {
+    const s = await mk({});
+    assert.equal((await ask(b, s.token)).status, 200);
+    const admin = new Redis(redis.url);
+    await admin.call('CLIENT', 'PAUSE', '1500', 'ALL');
+    const started = Date.now();
+    const r = await ask(b, s.token);
+    const elapsed = Date.now() - started;
+    admin.disconnect();
+    assert.deepEqual([r.status, r.body.reason, r.body.message], [503, 'store_unavailable', 'Service Unavailable: token store unreachable']);
+    assert.ok(elapsed < 250 + 500, `answered in ${elapsed} ms (storeTimeoutMs 250 + margin)`);
+    await new Promise((res) => setTimeout(res, 1600));
+    assert.equal((await ask(b, s.token)).status, 200);
+  });
+
+  it('fails closed while Redis is down (deny), decides from cache with allow-cached, and recovers without a restart', async () => {
+    const cached = await instance({ enforcement: { onStoreError: 'allow-cached' } });
+    const warm = await mk({});
+    const cold = await mk({});
+    const binder = await mk({ bindIpsOnUsage: 1 });
+    assert.equal((await ask(cached, warm.token)).status, 200);
+    assert.equal((await ask(cached, binder.token, '192.0.2.77')).status, 200);
+    await redis.kill();
+    try {
+      const started = Date.now();
+      const denied = await ask(b, warm.token);
+      assert.deepEqual([denied.status, denied.body.reason], [503, 'store_unavailable']);
+      assert.ok(Date.now() - started < 750, 'no waiting on a dead store');
+      assert.equal((await ask(cached, warm.token)).status, 200, 'allow-cached: from the cached record');
+      assert.equal((await ask(cached, cold.token)).status, 503, 'allow-cached: nothing cached, denied');
+      assert.equal((await ask(cached, binder.token, '192.0.2.77')).status, 200, 'allow-cached: an address this instance saw bound');
+      assert.equal((await ask(cached, binder.token, '192.0.2.78')).status, 503, 'allow-cached: a new address cannot be bound');
+      const ready = await request(b.app).get('/readyz');
+      assert.equal(ready.status, 503);
+    } finally {
+      await redis.start();
+    }
+    const deadline = Date.now() + 15000;
+    let status = 0;
+    while (Date.now() < deadline) {
+      status = (await ask(b, warm.token)).status;
+      if (status === 200) break;
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    assert.equal(status, 200, 'decisions recover once Redis is back');
+    assert.equal((await ask(b, cold.token)).status, 200, 'acknowledged tokens survived the restart');
+  });
+});
