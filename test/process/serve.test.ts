@@ -104,6 +104,51 @@ describe('the service as a process', () => {
 });
 
 describe('the streamgate command', () => {
+  it('signs a self-signed subscribe JWT that the director admits, and rotates the signing keys', async () => {
+    const dir = tmp();
+    const env = { STREAMGATE_DATA_DIR: dir };
+    const s = await startServer(env);
+    let kidBefore: string;
+    try {
+      const secret = readFileSync(path.join(dir, 'default-api-secret'), 'utf8').trim();
+      const parent = await call(s.base, secret, 'POST', '/api/subscribe_token', { label: 'p', streams: [{ streamName: 'cam1' }], tracking: { trackingId: 't1' } });
+      const signed = await runNode(
+        ['bin/streamgate.mjs', 'sign-subscribe', '--token', String(parent.body.data.token), '--token-id', String(parent.body.data.id), '--stream', 'cam1', '--expires-in', '600', '--tracking-id', 't1'],
+        env,
+      );
+      assert.equal(signed.code, 0, signed.stderr);
+      const jwt = signed.stdout.trim();
+      const r = await fetch(`${s.base}/api/director/subscribe`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ streamName: 'cam1' }),
+      });
+      assert.equal(r.status, 200);
+      const noTracking = await runNode(['bin/streamgate.mjs', 'sign-subscribe', '--token', String(parent.body.data.token), '--token-id', String(parent.body.data.id), '--stream', 'cam1'], env);
+      const denied = await fetch(`${s.base}/api/director/subscribe`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${noTracking.stdout.trim()}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ streamName: 'cam1' }),
+      });
+      assert.equal(denied.status, 401);
+      kidBefore = ((await (await fetch(`${s.base}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> }).keys[0].kid;
+    } finally {
+      await stop(s);
+    }
+    const rotated = await runNode(['bin/streamgate.mjs', 'keys', 'rotate'], env);
+    assert.equal(rotated.code, 0, rotated.stderr);
+    const r = JSON.parse(rotated.stdout) as { kid: string; previousKid: string };
+    assert.equal(r.previousKid, kidBefore);
+    const again = await startServer(env);
+    try {
+      const jwks = (await (await fetch(`${again.base}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> };
+      assert.deepEqual(jwks.keys.map((k) => k.kid), [r.kid, kidBefore]);
+    } finally {
+      await stop(again);
+    }
+  });
+
+
   it('creates and lists accounts, refreshes and deletes secrets on the configured store', async () => {
     const dir = tmp();
     const env = { STREAMGATE_DATA_DIR: dir };
