@@ -81,41 +81,36 @@ export class TokenLookup {
   }
 
   /** The current record for a token value hash (null: no such token). */
-  async byHashFresh(hash: string): Promise<TokenRecord | null> {
-    const hit = this.byHash.get(hash);
-    if (hit && (await this.timed(this.store.accountVersion(hit.token.accountId))) === hit.ver) {
-      this.stats.hits++;
-      return hit.token;
-    }
-    this.stats.misses++;
-    const found = hit?.token ?? (await this.timed(this.store.findTokenByHash(hash)));
-    if (!found) return null;
-    const entry = await this.load(found);
-    if (!entry || entry.token.token !== found.token) {
-      // deleted or refreshed meanwhile: the value no longer resolves
-      this.byHash.delete(hash);
-      return entry && (await this.timed(this.store.findTokenByHash(hash)))?.id === entry.token.id ? entry.token : null;
-    }
-    this.byHash.set(hash, entry);
-    return entry.token;
+  byHashFresh(hash: string): Promise<TokenRecord | null> {
+    // A refresh gives the token a new value: a record whose value moved on no longer answers to this hash.
+    return this.current(this.byHash, hash, () => this.store.findTokenByHash(hash), (found, now) => now.token === found.token);
   }
 
   /** The current record of a token id in any account (parents of self-signed JWTs). */
-  async byIdFresh(id: number): Promise<TokenRecord | null> {
-    const hit = this.byId.get(id);
+  byIdFresh(id: number): Promise<TokenRecord | null> {
+    return this.current(this.byId, id, () => this.store.findTokenById(id), () => true);
+  }
+
+  /** A cached entry if the account version says it is current; else the store's record, cached. */
+  private async current<K extends string | number>(
+    cache: LRUCache<K, TokenEntry>,
+    key: K,
+    find: () => Promise<TokenRecord | null>,
+    stillAnswers: (found: TokenRecord, now: TokenRecord) => boolean,
+  ): Promise<TokenRecord | null> {
+    const hit = cache.get(key);
     if (hit && (await this.timed(this.store.accountVersion(hit.token.accountId))) === hit.ver) {
       this.stats.hits++;
       return hit.token;
     }
     this.stats.misses++;
-    const found = hit?.token ?? (await this.timed(this.store.findTokenById(id)));
-    if (!found) return null;
-    const entry = await this.load(found);
-    if (!entry) {
-      this.byId.delete(id);
+    const found = hit?.token ?? (await this.timed(find()));
+    const entry = found ? await this.load(found) : null;
+    if (!found || !entry || !stillAnswers(found, entry.token)) {
+      cache.delete(key);
       return null;
     }
-    this.byId.set(id, entry);
+    cache.set(key, entry);
     return entry.token;
   }
 
