@@ -41,6 +41,22 @@ export interface LiveStream {
   caller: string;
 }
 
+/** A publish or play session admitted through a caller (CONTRACT 5.8). */
+export interface Session {
+  /** The adapter that admitted it (nginx-rtmp, mediamtx, srs, ome, ...). */
+  caller: string;
+  /** The caller's own id for the connection (MediaMTX id, SRS client_id, ...). */
+  sessionId: string;
+  action: 'publish' | 'subscribe';
+  accountId?: string;
+  streamName: string;
+  tokenId?: number;
+  trackingId?: string;
+  /** For publish sessions: the feed this session started. */
+  feedId?: string;
+  startedOn: string;
+}
+
 export type BindResult = 'bound' | 'already' | 'full' | 'stale';
 
 export interface Store {
@@ -131,6 +147,12 @@ export interface Store {
   startLiveStream(stream: LiveStream, ttlSeconds: number): Promise<void>;
   /** Ends the stream's entry (only the feed `feedId` when given); returns what was removed. */
   endLiveStream(accountId: string, streamName: string, feedId?: string): Promise<LiveStream | null>;
+  /** Records an admitted session; it disappears after `ttlSeconds` unless started again. */
+  startSession(session: Session, ttlSeconds: number): Promise<void>;
+  /** The live session, else null (never started, ended or expired). */
+  getSession(caller: string, sessionId: string): Promise<Session | null>;
+  /** Ends a session atomically: exactly one concurrent caller gets it back, the others null. */
+  endSession(caller: string, sessionId: string): Promise<Session | null>;
   /** Ids of publish tokens now publishing `streamName` (or any stream) of the account. */
   activePublishTokenIds(accountId: string, streamName?: string): Promise<number[]>;
 }

@@ -283,6 +283,34 @@ export function storeContract(factory: StoreFactory): void {
       });
     });
 
+    describe('sessions', () => {
+      it('starts, reads and ends a session once, and expires a lost one', async () => {
+        let now = T0;
+        const s = await fresh(() => now);
+        const sess = {
+          caller: 'mediamtx',
+          sessionId: '5f1c2b0e-6a3d-4c1e-9d0b-1d2f3a4b5c6d',
+          action: 'subscribe' as const,
+          accountId: 'A',
+          streamName: 'cam1',
+          tokenId: 4,
+          trackingId: 'grp',
+          startedOn: new Date(T0).toISOString(),
+        };
+        await s.startSession(sess, 60);
+        await s.startSession({ ...sess, caller: 'srs', sessionId: 'x1' }, 1);
+        assert.deepEqual(await s.getSession('mediamtx', sess.sessionId), sess);
+        assert.equal(await s.getSession('srs', sess.sessionId), null);
+        const ends = await Promise.all([s.endSession('mediamtx', sess.sessionId), s.endSession('mediamtx', sess.sessionId)]);
+        assert.deepEqual(ends.filter(Boolean), [sess]);
+        assert.equal(await s.getSession('mediamtx', sess.sessionId), null);
+        assert.equal((await s.getSession('srs', 'x1'))?.sessionId, 'x1');
+        if (s.kind === 'sqlite') now += 1001;
+        else await new Promise((r) => setTimeout(r, 1100)); // Redis expires keys on its own clock
+        assert.equal(await s.getSession('srs', 'x1'), null);
+      });
+    });
+
     describe('live streams', () => {
       it('lists publishing tokens per stream and per account, ends streams, and expires lost ones', async () => {
         let now = T0;

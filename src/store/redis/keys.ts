@@ -24,6 +24,7 @@ export const keys = {
   /** Hint: token id → account id (verified against the record on read). */
   tokenId: (id: number) => `tid:${id}`,
   meta: (key: string) => `meta:${key}`,
+  session: (caller: string, sessionId: string) => `sess:${caller}:${sessionId}`,
 };
 
 /** Members of the list indexes sort as strings: ids are zero-padded to keep numeric order. */

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../../domain/tokens.js';
 import { securesViewing, tokenHash } from '../../domain/tokens.js';
-import type { Account, BindResult, ListQuery, LiveStream, Store, TokenChange } from '../store.js';
+import type { Account, BindResult, ListQuery, LiveStream, Session, Store, TokenChange } from '../store.js';
 import { nameSortKey } from '../sort.js';
 import { keys, idMember, nameMember, idFromMember } from './keys.js';
 import type { RedisClient } from './connect.js';
@@ -338,6 +338,20 @@ export class RedisStore implements Store {
     if (feedId !== undefined && s.feedId !== feedId) return null;
     const removed = await this.redis.hdel(keys.live(accountId), streamName);
     return removed === 1 ? s : null;
+  }
+
+  async startSession(s: Session, ttlSeconds: number): Promise<void> {
+    await this.redis.set(keys.session(s.caller, s.sessionId), JSON.stringify(s), 'EX', ttlSeconds);
+  }
+
+  async getSession(caller: string, sessionId: string): Promise<Session | null> {
+    const raw = await this.redis.get(keys.session(caller, sessionId));
+    return raw ? (JSON.parse(raw) as Session) : null;
+  }
+
+  async endSession(caller: string, sessionId: string): Promise<Session | null> {
+    const raw = await this.redis.getdel(keys.session(caller, sessionId));
+    return raw ? (JSON.parse(raw) as Session) : null;
   }
 
   async activePublishTokenIds(accountId: string, streamName?: string): Promise<number[]> {

@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../../domain/tokens.js';
 import { securesViewing, tokenHash } from '../../domain/tokens.js';
-import type { Account, BindResult, ListQuery, LiveStream, Store, TokenChange } from '../store.js';
+import type { Account, BindResult, ListQuery, LiveStream, Session, Store, TokenChange } from '../store.js';
 import { nameSortKey } from '../sort.js';
 
 const SCHEMA = `
@@ -44,6 +44,13 @@ CREATE TABLE IF NOT EXISTS account_versions (
 CREATE TABLE IF NOT EXISTS meta (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sessions (
+  caller TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  expires_ms INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (caller, session_id)
 );
 CREATE TABLE IF NOT EXISTS live_streams (
   account_id TEXT NOT NULL,
@@ -319,6 +326,32 @@ export class SqliteStore implements Store {
       if (!r || (feedId !== undefined && r.feed_id !== feedId)) return null;
       this.db.prepare('DELETE FROM live_streams WHERE account_id = ? AND stream_name = ?').run(accountId, streamName);
       return JSON.parse(r.data) as LiveStream;
+    }).immediate();
+  }
+
+  async startSession(s: Session, ttlSeconds: number): Promise<void> {
+    const now = this.now();
+    this.db.prepare('DELETE FROM sessions WHERE expires_ms <= ?').run(now);
+    this.db
+      .prepare('INSERT OR REPLACE INTO sessions (caller, session_id, expires_ms, data) VALUES (?, ?, ?, ?)')
+      .run(s.caller, s.sessionId, now + ttlSeconds * 1000, JSON.stringify(s));
+  }
+
+  async getSession(caller: string, sessionId: string): Promise<Session | null> {
+    const r = this.db
+      .prepare('SELECT data FROM sessions WHERE caller = ? AND session_id = ? AND expires_ms > ?')
+      .get(caller, sessionId, this.now()) as { data: string } | undefined;
+    return r ? (JSON.parse(r.data) as Session) : null;
+  }
+
+  async endSession(caller: string, sessionId: string): Promise<Session | null> {
+    return this.db.transaction(() => {
+      const r = this.db
+        .prepare('SELECT data, expires_ms FROM sessions WHERE caller = ? AND session_id = ?')
+        .get(caller, sessionId) as { data: string; expires_ms: number } | undefined;
+      if (!r) return null;
+      this.db.prepare('DELETE FROM sessions WHERE caller = ? AND session_id = ?').run(caller, sessionId);
+      return r.expires_ms > this.now() ? (JSON.parse(r.data) as Session) : null;
     }).immediate();
   }
 
