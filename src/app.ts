@@ -8,6 +8,13 @@ import { accountRoutes, adminRoutes } from './http/management/accounts.routes.js
 import { openApiDocument } from './http/openapi.js';
 import { mountDirector } from './http/director.js';
 import { mountAuthorize } from './http/hooks/authorize.js';
+import { mountAuthRequest } from './http/hooks/auth-request.js';
+import { mountNginxRtmp } from './http/hooks/nginx-rtmp.js';
+import { mountMediamtx } from './http/hooks/mediamtx.js';
+import { mountSrs } from './http/hooks/srs.js';
+import { mountOme } from './http/hooks/ome.js';
+import { mountEvents } from './http/hooks/events.js';
+import { hookBody } from './http/hooks/common.js';
 import { requireHookSecret } from './http/hooks/hook-secret.js';
 import { TrustedProxies } from './http/client.js';
 import {
@@ -66,8 +73,16 @@ export function createApp(s: Services): express.Express {
   // check of /api) and the hooks called by media servers and proxies.
   app.use('/api/director', ...jsonBody(limit));
   mountDirector(app, s, trusted);
-  app.use('/hooks', requireHookSecret(s.config.hooks.secret), ...jsonBody(limit));
+  // Each hook parses its caller's own encoding (JSON, form, raw for signed or binary bodies).
+  app.use('/hooks', requireHookSecret(s.config.hooks.secret));
+  app.post('/hooks/authorize', ...hookBody('json', limit));
   mountAuthorize(app, s.enforcer);
+  mountAuthRequest(app, s, trusted);
+  mountNginxRtmp(app, s);
+  mountMediamtx(app, s);
+  mountSrs(app, s);
+  mountOme(app, s);
+  mountEvents(app, s);
 
   // Authentication and body parsing by prefix, then every route with its full path.
   app.use('/admin', requireAdminKey(s.config.adminKey), ...jsonBody(limit));

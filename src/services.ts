@@ -12,6 +12,7 @@ import { Metrics } from './observability/metrics.js';
 import { Enforcer } from './enforce/enforcer.js';
 import { openGeo, type GeoLookup } from './enforce/geo.js';
 import { KeyRing } from './director/keys.js';
+import { Lifecycle } from './lifecycle/lifecycle.js';
 
 export interface Services {
   config: Config;
@@ -23,6 +24,7 @@ export interface Services {
   geo: GeoLookup;
   enforcer: Enforcer;
   keys: KeyRing;
+  lifecycle: Lifecycle;
   close(): Promise<void>;
 }
 
@@ -77,6 +79,13 @@ export async function createServices(
   const metrics = new Metrics();
   const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, now);
   const keys = await KeyRing.load(store, now);
+  const lifecycle = new Lifecycle(
+    store,
+    { queueSize: config.lifecycle.queueSize, liveTtlSeconds: config.enforcement.liveTtlSeconds, defaultAccountId: config.enforcement.defaultAccountId },
+    metrics,
+    logger,
+    now,
+  );
   const reload = setInterval(() => {
     keys.reload().catch((e: Error) => logger.warn({ err: e.message }, 'signing keys: reload failed'));
   }, KEY_RELOAD_MS);
@@ -91,8 +100,10 @@ export async function createServices(
     geo,
     enforcer,
     keys,
+    lifecycle,
     close: async () => {
       clearInterval(reload);
+      await lifecycle.idle();
       await store.close();
     },
   };

@@ -2,6 +2,7 @@
 // config/default.yaml supplies the defaults; this file decides what is valid.
 import { z } from 'zod';
 import ipaddr from 'ipaddr.js';
+import RE2 from 're2';
 
 const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port');
 const addressOrCidr = z.string().refine((s) => {
@@ -13,6 +14,17 @@ const addressOrCidr = z.string().refine((s) => {
     return false;
   }
 }, 'expected an IP address or CIDR block');
+
+/** An RE2 pattern with a named group `stream` (and optionally `account`). */
+const streamPattern = z.string().superRefine((s, ctx) => {
+  try {
+    const re = new RE2(s, 'u');
+    if (!/\(\?P?<stream>/.test(s)) ctx.addIssue({ code: 'custom', message: 'needs a named group (?<stream>...)' });
+    void re;
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: `not an RE2 pattern: ${(e as Error).message}` });
+  }
+});
 
 export const configSchema = z.strictObject({
   server: z.strictObject({
@@ -54,8 +66,15 @@ export const configSchema = z.strictObject({
     secret: z.string(),
     trustedProxies: z.array(addressOrCidr),
     omeSecret: z.string(),
-    mediamtx: z.strictObject({ allowApiFrom: z.array(addressOrCidr) }),
+    accountInPath: z.boolean(),
+    mediamtx: z.strictObject({ allowApiFrom: z.array(addressOrCidr), pathPrefix: z.string().max(128) }),
+    authRequest: z.strictObject({
+      streamPatterns: z.array(streamPattern).min(1),
+      action: z.enum(['subscribe', 'publish']),
+    }),
+    thumbnailMaxBytes: z.number().int().min(1024).max(16 * 1024 * 1024),
   }),
+  lifecycle: z.strictObject({ queueSize: z.number().int().min(1) }),
   director: z.strictObject({
     publishUrls: z.array(z.string().min(1)),
     subscribeUrls: z.array(z.string().min(1)),

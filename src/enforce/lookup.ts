@@ -43,6 +43,7 @@ export class TokenLookup {
   private readonly accounts: LRUCache<string, AccountEntry>;
   private readonly compiled: LRUCache<string, CompiledRules>;
   readonly stats: LookupStats = { hits: 0, misses: 0 };
+  private readonly inFlight = new Map<string, Promise<TokenRecord | null>>();
 
   constructor(
     private readonly store: Store,
@@ -104,14 +105,23 @@ export class TokenLookup {
       return hit.token;
     }
     this.stats.misses++;
-    const found = hit?.token ?? (await this.timed(find()));
-    const entry = found ? await this.load(found) : null;
-    if (!found || !entry || !stillAnswers(found, entry.token)) {
-      cache.delete(key);
-      return null;
+    // Single flight: a burst of first uses of one token shares one load instead of stampeding the store.
+    const flightKey = `${typeof key}:${key}`;
+    let flight = this.inFlight.get(flightKey);
+    if (!flight) {
+      flight = (async () => {
+        const found = hit?.token ?? (await this.timed(find()));
+        const entry = found ? await this.load(found) : null;
+        if (!found || !entry || !stillAnswers(found, entry.token)) {
+          cache.delete(key);
+          return null;
+        }
+        cache.set(key, entry);
+        return entry.token;
+      })().finally(() => this.inFlight.delete(flightKey));
+      this.inFlight.set(flightKey, flight);
     }
-    cache.set(key, entry);
-    return entry.token;
+    return flight;
   }
 
   /** Version first, then the record: an entry is never newer-versioned than its content. */

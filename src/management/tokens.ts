@@ -87,6 +87,7 @@ export class TokenService {
   }
 
   async active(accountId: string, streamName?: string): Promise<{ tokenIds: number[] }> {
-    return { tokenIds: await this.store.activePublishTokenIds(accountId, streamName) };
+    // A feed reported without a token (generic /hooks/events) is live but names no token.
+    return { tokenIds: (await this.store.activePublishTokenIds(accountId, streamName)).filter((id) => id > 0) };
   }
 }

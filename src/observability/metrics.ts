@@ -28,6 +28,12 @@ export class Metrics {
     labelNames: ['result'] as const,
     registers: [this.registry],
   });
+  readonly lifecycleDropped = new Counter({
+    name: 'streamgate_lifecycle_dropped_total',
+    help: 'Lifecycle signals dropped (queue full or failed to apply)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
   readonly httpRequests = new Counter({
     name: 'streamgate_http_requests_total',
     help: 'HTTP requests by route pattern, method and status',

@@ -117,7 +117,8 @@ export function enforcementSuite(factory: StoreFactory): void {
     });
 
     describe('bind on usage', () => {
-      before(() => fresh());
+      // Atomicity, not latency, is under test: a loaded CI machine must not turn slow answers into 503s.
+      before(() => fresh({ enforcement: { storeTimeoutMs: 5000 } }));
 
       it('binds exactly 3 of 40 addresses under 200 concurrent first uses; later uses follow the binding', async () => {
         const s = await mk('subscribe', { bindIpsOnUsage: 3 });

@@ -1,0 +1,83 @@
+// nginx auth_request, Traefik forwardAuth, Envoy ext_authz (HTTP): the original request arrives
+// as headers (X-Original-URI / X-Forwarded-Uri) or as a path suffix (Envoy path_prefix). Allow is
+// exactly 200 with x-streamgate-* headers for auth_request_set; deny is 401/403 only.
+import type { Express, Request, Response } from 'express';
+import RE2 from 're2';
+import type { Services } from '../../services.js';
+import { bearer } from '../middleware.js';
+import { clientAddress, requestOrigin, trustedCountry, type TrustedProxies } from '../client.js';
+import { tokenFromQuery } from './common.js';
+import { MAX_NAME } from '../../domain/matchers.js';
+
+const PREFIX = '/hooks/auth-request';
+
+/** The original path and query, from the forwarding headers or the path suffix. */
+export function originalUri(req: Request): string | undefined {
+  const header = req.get('x-original-uri') ?? req.get('x-forwarded-uri');
+  if (header) return header;
+  const url = req.originalUrl;
+  if (url.startsWith(`${PREFIX}/`)) return url.slice(PREFIX.length);
+  return undefined;
+}
+
+const PROTOCOL_BY_EXT: Array<[RegExp, string]> = [
+  [/\.(m3u8|ts|m4s|aac)$/i, 'hls'],
+  [/\.mpd$/i, 'dash'],
+  [/\.flv$/i, 'http-flv'],
+];
+
+export function mountAuthRequest(app: Express, s: Services, trusted: TrustedProxies): void {
+  const patterns = s.config.hooks.authRequest.streamPatterns.map((p) => new RE2(p, 'u'));
+  const action = s.config.hooks.authRequest.action;
+
+  const handler = async (req: Request, res: Response) => {
+    const uri = originalUri(req) ?? '';
+    const q = uri.indexOf('?');
+    let path = q >= 0 ? uri.slice(0, q) : uri;
+    try {
+      path = decodeURIComponent(path);
+    } catch {
+      /* keep the raw path: it matches no pattern it should not */
+    }
+    let streamName: string | undefined;
+    let accountId: string | undefined;
+    for (const re of patterns) {
+      const m = re.exec(path);
+      if (m?.groups?.stream) {
+        streamName = m.groups.stream;
+        accountId = m.groups.account || undefined;
+        break;
+      }
+    }
+    if (!streamName || streamName.length > MAX_NAME) {
+      // No stream can be named: nothing can be allowed (a denial, never a 404 or 5xx).
+      res.status(403).json({ allowed: false, reason: 'stream_not_allowed', message: 'Unauthorized: Stream name not allowed' });
+      return;
+    }
+    const d = await s.enforcer.decide(
+      {
+        action,
+        token: tokenFromQuery(q >= 0 ? uri.slice(q) : undefined) ?? bearer(req),
+        streamName,
+        accountId,
+        clientIp: clientAddress(req, trusted),
+        origin: requestOrigin(req),
+        country: trustedCountry(req, trusted, s.config.geo.trustedHeader),
+        protocol: PROTOCOL_BY_EXT.find(([re]) => re.test(path))?.[1] ?? 'http',
+      },
+      'auth-request',
+    );
+    res.setHeader('cache-control', 'no-store');
+    if (d.allowed) {
+      if (d.tokenId !== undefined) res.setHeader('x-streamgate-token-id', String(d.tokenId));
+      if (d.trackingId !== undefined) res.setHeader('x-streamgate-tracking-id', encodeURIComponent(d.trackingId));
+      if (d.accountId !== undefined) res.setHeader('x-streamgate-account-id', d.accountId);
+      res.setHeader('x-streamgate-stream', encodeURIComponent(d.streamName));
+      res.status(200).json({ allowed: true });
+      return;
+    }
+    res.status(d.status).json({ allowed: false, reason: d.reason, message: d.message });
+  };
+  app.all(PREFIX, handler);
+  app.all(`${PREFIX}/*rest`, handler);
+}

@@ -1,0 +1,179 @@
+// The lifecycle queue: adapters hand in signals and return at once; one worker applies them to
+// the live-stream and session registries and hands the resulting events to subscribers (webhooks,
+// analytics). Bounded: beyond queueSize, signals are dropped and counted, never silently lost.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Store } from '../store/store.js';
+import type { FeedEvent, LifecycleSignal, PublicEvent } from './events.js';
+import type { Metrics } from '../observability/metrics.js';
+
+export type Subscriber = (e: PublicEvent) => void | Promise<void>;
+
+export interface LifecycleOptions {
+  queueSize: number;
+  liveTtlSeconds: number;
+  defaultAccountId: string;
+}
+
+export class Lifecycle {
+  private readonly queue: LifecycleSignal[] = [];
+  private readonly subscribers: Subscriber[] = [];
+  private running = false;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(
+    private readonly store: Store,
+    private readonly opts: LifecycleOptions,
+    private readonly metrics: Metrics,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  subscribe(s: Subscriber): void {
+    this.subscribers.push(s);
+  }
+
+  /** Queues a signal; never waits and never throws. */
+  signal(s: LifecycleSignal): void {
+    if (this.queue.length >= this.opts.queueSize) {
+      this.metrics.lifecycleDropped.inc({ kind: s.kind });
+      this.logger.warn({ kind: s.kind }, 'lifecycle queue full: signal dropped');
+      return;
+    }
+    this.queue.push(s);
+    if (!this.running) void this.drain();
+  }
+
+  /** Resolves when every queued signal has been applied (tests, graceful shutdown). */
+  idle(): Promise<void> {
+    if (!this.running && this.queue.length === 0) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    while (this.queue.length > 0) {
+      const s = this.queue.shift()!;
+      try {
+        for (const e of await this.apply(s)) await this.publish(e);
+      } catch (err) {
+        this.metrics.lifecycleDropped.inc({ kind: s.kind });
+        this.logger.warn({ kind: s.kind, err: (err as Error).message }, 'lifecycle signal failed');
+      }
+    }
+    this.running = false;
+    for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  private async publish(e: PublicEvent): Promise<void> {
+    for (const sub of this.subscribers) {
+      try {
+        await sub(e);
+      } catch (err) {
+        this.logger.warn({ type: e.type, err: (err as Error).message }, 'lifecycle subscriber failed');
+      }
+    }
+  }
+
+  private async apply(s: LifecycleSignal): Promise<PublicEvent[]> {
+    const at = this.now();
+    const ttl = this.opts.liveTtlSeconds;
+    switch (s.kind) {
+      case 'session_started': {
+        const out: PublicEvent[] = [];
+        let feedId: string | undefined;
+        if (s.action === 'publish') {
+          feedId = randomUUID();
+          await this.store.startLiveStream(
+            { accountId: s.accountId, streamName: s.streamName, tokenId: s.tokenId ?? 0, feedId, startedOn: new Date(at).toISOString(), caller: s.caller },
+            ttl,
+          );
+          out.push(feedEvent('started', at, { feedId, accountId: s.accountId, name: s.streamName, started: at, tokenId: s.tokenId }));
+        }
+        if (s.sessionId) {
+          await this.store.startSession(
+            {
+              caller: s.caller,
+              sessionId: s.sessionId,
+              action: s.action,
+              accountId: s.accountId,
+              streamName: s.streamName,
+              tokenId: s.tokenId,
+              trackingId: s.trackingId,
+              feedId,
+              startedOn: new Date(at).toISOString(),
+            },
+            ttl,
+          );
+        }
+        out.push({ type: 'session', event: 'started', timestamp: at, caller: s.caller, sessionId: s.sessionId, action: s.action, accountId: s.accountId, streamName: s.streamName, tokenId: s.tokenId, trackingId: s.trackingId });
+        return out;
+      }
+      case 'session_ended': {
+        const session = s.sessionId ? await this.store.endSession(s.caller, s.sessionId) : null;
+        const action = session?.action ?? s.action;
+        const accountId = session?.accountId ?? s.accountId ?? (this.opts.defaultAccountId || undefined);
+        const streamName = session?.streamName ?? s.streamName;
+        if (!action || !streamName) return []; // a "done" for something never admitted here
+        const out: PublicEvent[] = [];
+        if (action === 'publish' && accountId) {
+          const live = await this.store.endLiveStream(accountId, streamName, session?.feedId);
+          if (live) {
+            const tokenId = live.tokenId || undefined;
+            out.push(feedEvent('ended', at, { feedId: live.feedId, accountId, name: streamName, started: Date.parse(live.startedOn), ended: at, tokenId }));
+          }
+        }
+        out.push({ type: 'session', event: 'ended', timestamp: at, caller: s.caller, sessionId: s.sessionId, action, accountId, streamName, tokenId: session?.tokenId, trackingId: session?.trackingId });
+        return out;
+      }
+      case 'recording': {
+        const session = s.sessionId ? await this.store.getSession(s.caller, s.sessionId) : null;
+        const accountId = s.accountId ?? session?.accountId ?? (this.opts.defaultAccountId || undefined);
+        if (!accountId) return [];
+        return [
+          {
+            type: 'recording',
+            event: s.event,
+            timestamp: at,
+            accountId,
+            data: {
+              recordingId: randomUUID(),
+              tokenId: s.tokenId ?? session?.tokenId,
+              streamName: s.streamName,
+              streamId: `${accountId}/${s.streamName}`,
+              recordedOn: at,
+              removedOn: s.event === 'deleted' ? at : undefined,
+              path: s.path,
+              metadata: s.metadata,
+            },
+          },
+        ];
+      }
+      case 'thumbnail':
+        return [
+          {
+            type: 'thumbnail',
+            timestamp: at,
+            accountId: s.accountId,
+            streamName: s.streamName,
+            streamId: `${s.accountId}/${s.streamName}`,
+            feedId: s.feedId,
+            tokenId: s.tokenId,
+            contentType: s.contentType,
+            image: s.image,
+          },
+        ];
+    }
+  }
+}
+
+function feedEvent(
+  event: 'started' | 'ended',
+  at: number,
+  d: { feedId: string; accountId: string; name: string; started: number; ended?: number; tokenId?: number },
+): FeedEvent {
+  const data: FeedEvent['data'] = { feedId: d.feedId, accountId: d.accountId, name: d.name, streamId: `${d.accountId}/${d.name}`, started: d.started, active: event === 'started' };
+  if (d.ended !== undefined) data.ended = d.ended;
+  if (d.tokenId !== undefined) data.tokenId = d.tokenId;
+  return { type: 'feeds', event, timestamp: at, data };
+}
