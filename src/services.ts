@@ -13,6 +13,7 @@ import { Enforcer } from './enforce/enforcer.js';
 import { openGeo, type GeoLookup } from './enforce/geo.js';
 import { KeyRing } from './director/keys.js';
 import { Lifecycle } from './lifecycle/lifecycle.js';
+import { tokenHash } from './domain/tokens.js';
 
 export interface Services {
   config: Config;
@@ -84,6 +85,7 @@ export async function createServices(
     { queueSize: config.lifecycle.queueSize, liveTtlSeconds: config.enforcement.liveTtlSeconds, defaultAccountId: config.enforcement.defaultAccountId },
     metrics,
     logger,
+    (value) => enforcer.lookup.byHashFresh(tokenHash(value)),
     now,
   );
   const reload = setInterval(() => {

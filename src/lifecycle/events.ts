@@ -21,6 +21,8 @@ export type LifecycleSignal =
       action?: 'publish' | 'subscribe';
       accountId?: string;
       streamName?: string;
+      /** The token the caller repeated on its done call: names the account when no session does. */
+      token?: string;
     }
   | {
       kind: 'recording';
@@ -32,6 +34,8 @@ export type LifecycleSignal =
       tokenId?: number;
       path?: string;
       metadata?: Record<string, unknown>;
+      /** The publisher's token, when the caller repeats it: names account and token. */
+      token?: string;
     }
   | {
       kind: 'thumbnail';

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Store } from '../store/store.js';
+import type { TokenRecord } from '../domain/tokens.js';
 import type { FeedEvent, LifecycleSignal, PublicEvent } from './events.js';
 import type { Metrics } from '../observability/metrics.js';
 
@@ -26,8 +27,14 @@ export class Lifecycle {
     private readonly opts: LifecycleOptions,
     private readonly metrics: Metrics,
     private readonly logger: Logger,
+    /** Resolves a token value to its record (for signals that carry no session). */
+    private readonly tokenByValue: (value: string) => Promise<TokenRecord | null>,
     private readonly now: () => number = Date.now,
   ) {}
+
+  private async tokenOf(value: string | undefined): Promise<TokenRecord | null> {
+    return value ? this.tokenByValue(value).catch(() => null) : null;
+  }
 
   subscribe(s: Subscriber): void {
     this.subscribers.push(s);
@@ -112,7 +119,7 @@ export class Lifecycle {
       case 'session_ended': {
         const session = s.sessionId ? await this.store.endSession(s.caller, s.sessionId) : null;
         const action = session?.action ?? s.action;
-        const accountId = session?.accountId ?? s.accountId ?? (this.opts.defaultAccountId || undefined);
+        const accountId = session?.accountId ?? s.accountId ?? (await this.tokenOf(s.token))?.accountId ?? (this.opts.defaultAccountId || undefined);
         const streamName = session?.streamName ?? s.streamName;
         if (!action || !streamName) return []; // a "done" for something never admitted here
         const out: PublicEvent[] = [];
@@ -128,7 +135,8 @@ export class Lifecycle {
       }
       case 'recording': {
         const session = s.sessionId ? await this.store.getSession(s.caller, s.sessionId) : null;
-        const accountId = s.accountId ?? session?.accountId ?? (this.opts.defaultAccountId || undefined);
+        const token = session ? null : await this.tokenOf(s.token);
+        const accountId = s.accountId ?? session?.accountId ?? token?.accountId ?? (this.opts.defaultAccountId || undefined);
         if (!accountId) return [];
         return [
           {
@@ -138,7 +146,7 @@ export class Lifecycle {
             accountId,
             data: {
               recordingId: randomUUID(),
-              tokenId: s.tokenId ?? session?.tokenId,
+              tokenId: s.tokenId ?? session?.tokenId ?? token?.id,
               streamName: s.streamName,
               streamId: `${accountId}/${s.streamName}`,
               recordedOn: at,

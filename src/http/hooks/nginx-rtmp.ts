@@ -67,10 +67,11 @@ export function mountNginxRtmp(app: Express, s: Services): void {
           action: call === 'publish_done' ? 'publish' : call === 'play_done' ? 'subscribe' : undefined,
           accountId: id.accountId,
           streamName: id.streamName,
+          token,
         });
         return ok();
       case 'record_done':
-        s.lifecycle.signal({ kind: 'recording', event: 'completed', caller: CALLER, sessionId, accountId: id.accountId, streamName: id.streamName, path: field(body, 'path') });
+        s.lifecycle.signal({ kind: 'recording', event: 'completed', caller: CALLER, sessionId, accountId: id.accountId, streamName: id.streamName, path: field(body, 'path'), token });
         return ok();
       default:
         return ok(); // calls added by forks (on_record_started, ...) are not ours to refuse

@@ -50,10 +50,20 @@ export function mountSrs(app: Express, s: Services): void {
           action: action === 'on_unpublish' ? 'publish' : 'subscribe',
           accountId: id.accountId,
           streamName: id.streamName,
+          token: tokenFromQuery(field(b, 'param')),
         });
         return ok();
       case 'on_dvr':
-        s.lifecycle.signal({ kind: 'recording', event: 'completed', caller: CALLER, sessionId, accountId: id.accountId, streamName: id.streamName, path: field(b, 'file') });
+        s.lifecycle.signal({
+          kind: 'recording',
+          event: 'completed',
+          caller: CALLER,
+          sessionId,
+          accountId: id.accountId,
+          streamName: id.streamName,
+          path: field(b, 'file'),
+          token: tokenFromQuery(field(b, 'param')),
+        });
         return ok();
       default:
         return ok();

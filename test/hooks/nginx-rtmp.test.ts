@@ -1,0 +1,115 @@
+// nginx-rtmp-module notify calls, as the module sends them (form-encoded, raw appended args).
+import { describe, it, before } from 'node:test';
+import assert from 'node:assert/strict';
+import request from 'supertest';
+import { hookFixture, type HookFixture } from './fixture.js';
+
+const SESSION = 'app=live&flashver=FMLE%2F3.0%20%28compatible%3B%20FMSc%2F1.0%29&swfurl=&tcurl=rtmp%3A%2F%2Fhost%3A1935%2Flive&pageurl=&addr=203.0.113.7&clientid=12';
+
+describe('nginx-rtmp adapter', () => {
+  let f: HookFixture;
+  let pub: { id: number; token: string };
+  let sub: { id: number; token: string };
+  before(async () => {
+    f = await hookFixture();
+    pub = await f.token('publish', { record: true });
+    sub = await f.token('subscribe');
+  });
+  const post = (body: string) =>
+    request(f.t.app).post('/hooks/nginx-rtmp').set('content-type', 'application/x-www-form-urlencoded').set('connection', 'close').send(body);
+
+  it('admits on_publish with the token appended by nginx, and the stream goes live', async () => {
+    const r = await post(`${SESSION}&call=publish&name=cam1&type=live&token=${pub.token}`);
+    assert.equal(r.status, 200);
+    await f.settle();
+    assert.deepEqual((await f.api('get', '/api/publish_token/active/all')).body.data, { tokenIds: [pub.id] });
+    const started = f.events.find((e) => e.type === 'feeds' && e.event === 'started');
+    assert.ok(started && started.type === 'feeds');
+    assert.deepEqual({ ...started.data, feedId: undefined, started: undefined }, {
+      feedId: undefined,
+      accountId: f.acct.id,
+      name: 'cam1',
+      streamId: `${f.acct.id}/cam1`,
+      started: undefined,
+      active: true,
+      tokenId: pub.id,
+    });
+  });
+
+  it('ends the feed on publish_done with the same feedId, and ignores the following done', async () => {
+    const r = await post(`${SESSION}&call=publish_done&name=cam1&token=${pub.token}`);
+    assert.equal(r.status, 200);
+    assert.equal((await post(`${SESSION}&call=done&name=cam1&token=${pub.token}`)).status, 200);
+    await f.settle();
+    assert.deepEqual((await f.api('get', '/api/publish_token/active/all')).body.data, { tokenIds: [] });
+    const feeds = f.events.filter((e) => e.type === 'feeds');
+    assert.deepEqual(feeds.map((e) => e.type === 'feeds' && e.event), ['started', 'ended']);
+    const [a, b] = feeds as Array<Extract<(typeof feeds)[number], { type: 'feeds' }>>;
+    assert.equal(a.data.feedId, b.data.feedId);
+    assert.equal(b.data.active, false);
+    assert.equal(typeof b.data.ended, 'number');
+  });
+
+  it('refuses with 403 a wrong token, a wrong stream name, and no token', async () => {
+    for (const body of [
+      `${SESSION}&call=publish&name=cam1&type=live&token=${'0'.repeat(64)}`,
+      `${SESSION}&call=publish&name=other&type=live&token=${pub.token}`,
+      `${SESSION}&call=publish&name=cam1&type=live`,
+      `${SESSION}&call=publish&name=cam1&type=live&token=${sub.token}`,
+    ]) {
+      const r = await post(body);
+      assert.equal(r.status, 403, body.slice(-80));
+    }
+  });
+
+  it('takes the module\'s own name when a client arg repeats it, and decodes percent-escapes', async () => {
+    const spoof = await post(`${SESSION}&call=publish&name=cam1&type=live&name=other&token=${pub.token}`);
+    assert.equal(spoof.status, 200);
+    const evil = await post(`${SESSION}&call=publish&name=other&type=live&name=cam1&token=${pub.token}`);
+    assert.equal(evil.status, 403, 'the appended name=cam1 does not override the stream being published');
+    const p2 = await f.token('publish', { streams: [{ streamName: 'a b/c' }] });
+    assert.equal((await post(`${SESSION}&call=publish&name=a%20b%2Fc&type=live&token=${p2.token}`)).status, 200);
+  });
+
+  it('finds the token in tcurl when it was put on the application URL', async () => {
+    const tcurl = encodeURIComponent(`rtmp://host:1935/live?token=${pub.token}`);
+    const r = await post(`app=live&tcurl=${tcurl}&addr=203.0.113.7&clientid=13&call=publish&name=cam1&type=live`);
+    assert.equal(r.status, 200);
+  });
+
+  it('admits on_play with a subscribe token (and the GET variant), answers connect and the done calls with 200', async () => {
+    assert.equal((await post(`${SESSION}&call=play&name=cam1&start=-2000&duration=0&reset=0&token=${sub.token}`)).status, 200);
+    assert.equal((await request(f.t.app).get(`/hooks/nginx-rtmp?${SESSION}&call=play&name=cam1&token=${sub.token}`)).status, 200);
+    assert.equal((await request(f.t.app).get(`/hooks/nginx-rtmp?${SESSION}&call=play&name=cam1&token=bad`)).status, 403);
+    assert.equal((await post(`${SESSION.replace('clientid=12', '')}&call=connect&epoch=1`)).status, 200);
+    assert.equal((await post(`${SESSION}&call=play_done&name=cam1`)).status, 200);
+  });
+
+  it('re-decides on_update: a token disabled mid-stream is dropped', async () => {
+    const p = await f.token('publish');
+    const body = `${SESSION.replace('clientid=12', 'clientid=40')}&name=cam1&token=${p.token}`;
+    assert.equal((await post(`${body}&call=publish&type=live`)).status, 200);
+    await f.settle();
+    assert.equal((await post(`${body}&call=update&time=30&timestamp=30000`)).status, 200);
+    await f.api('put', `/api/publish_token/${p.id}`, { isActive: false });
+    assert.equal((await post(`${body}&call=update&time=60&timestamp=60000`)).status, 403);
+  });
+
+  it('reports record_done as a completed recording of the publishing token', async () => {
+    const body = `${SESSION.replace('clientid=12', 'clientid=50')}&name=cam1&token=${pub.token}`;
+    await post(`${body}&call=publish&type=live`);
+    assert.equal((await post(`${body}&call=record_done&recorder=rec1&path=%2Frec%2Fcam1-1.flv`)).status, 200);
+    await f.settle();
+    const rec = f.events.find((e) => e.type === 'recording');
+    assert.ok(rec && rec.type === 'recording');
+    assert.equal(rec.event, 'completed');
+    assert.equal(rec.data.path, '/rec/cam1-1.flv');
+    assert.equal(rec.data.tokenId, pub.id);
+    assert.equal(rec.data.streamId, `${f.acct.id}/cam1`);
+  });
+
+  it('refuses a JSON body with 415', async () => {
+    const r = await request(f.t.app).post('/hooks/nginx-rtmp').send({ call: 'publish', name: 'cam1', token: pub.token });
+    assert.equal(r.status, 415);
+  });
+});
