@@ -1,0 +1,96 @@
+// Runs a real nginx (with Debian's libnginx-mod-rtmp) from a config written into a temp dir, on
+// free ports; stopped by the caller, also on failure. Installs nothing: .ci/run does that.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { connect } from 'node:net';
+
+export const RTMP_MODULE = '/usr/lib/nginx/modules/ngx_rtmp_module.so';
+
+export function requireBinaries(): void {
+  const missing: string[] = [];
+  if (spawnSync('nginx', ['-v']).error) missing.push('nginx');
+  if (!existsSync(RTMP_MODULE)) missing.push('libnginx-mod-rtmp');
+  if (spawnSync('ffmpeg', ['-version']).error) missing.push('ffmpeg');
+  if (missing.length > 0) throw new Error(`end-to-end tests need ${missing.join(', ')}: apt-get install -y ${missing.join(' ')} (.ci/run does)`);
+}
+
+export interface Nginx {
+  dir: string;
+  stop(): Promise<void>;
+  errorLog(): string;
+}
+
+async function waitForPort(port: number, ms = 10000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      s.once('connect', () => (s.destroy(), resolve(true)));
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`nothing listens on ${port} after ${ms} ms`);
+}
+
+/** `body` is the config below the main context (rtmp {...} and/or http {...}); DIR is replaced. */
+export async function startNginx(body: string, ports: number[], withRtmp: boolean): Promise<Nginx> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sg-nginx-'));
+  for (const d of ['tmp', 'www', 'logs']) mkdirSync(path.join(dir, d), { recursive: true });
+  const conf = `${withRtmp ? `load_module ${RTMP_MODULE};\n` : ''}user root;
+worker_processes 1;
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/logs/error.log info;
+events { worker_connections 256; }
+${body.replaceAll('DIR', dir)}
+`;
+  writeFileSync(path.join(dir, 'nginx.conf'), conf);
+  const test = spawnSync('nginx', ['-t', '-p', dir, '-c', path.join(dir, 'nginx.conf')], { encoding: 'utf8' });
+  if (test.status !== 0) throw new Error(`nginx -t failed:\n${test.stderr}\n${conf}`);
+  const proc: ChildProcess = spawn('nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf')], { stdio: 'ignore' });
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  try {
+    for (const p of ports) await waitForPort(p);
+  } catch (e) {
+    proc.kill('SIGKILL');
+    throw e;
+  }
+  return {
+    dir,
+    errorLog: () => readFileSync(path.join(dir, 'logs/error.log'), 'utf8'),
+    async stop() {
+      if (proc.exitCode !== null) return;
+      proc.kill('SIGQUIT');
+      const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+/** ffmpeg publishing a generated test pattern to an RTMP URL. */
+export function publishTestPattern(url: string, seconds?: number): ChildProcess {
+  const args = ['-hide_banner', '-loglevel', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=15'];
+  if (seconds) args.push('-t', String(seconds));
+  args.push('-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '15', '-pix_fmt', 'yuv420p', '-f', 'flv', url);
+  return spawn('ffmpeg', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+/** Resolves with ffmpeg's exit code (or -1 if it had to be killed after `ms`). */
+export function exitOf(p: ChildProcess, ms: number): Promise<number> {
+  return new Promise((resolve) => {
+    if (p.exitCode !== null) return resolve(p.exitCode);
+    const t = setTimeout(() => {
+      p.kill('SIGKILL');
+      resolve(-1);
+    }, ms);
+    p.once('exit', (code) => {
+      clearTimeout(t);
+      resolve(code ?? -1);
+    });
+  });
+}
