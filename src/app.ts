@@ -6,7 +6,7 @@ import { mountRoutes, type RouteSpec } from './http/route.js';
 import { tokenRoutes } from './http/management/tokens.routes.js';
 import { accountRoutes, adminRoutes } from './http/management/accounts.routes.js';
 import { openApiDocument } from './http/openapi.js';
-import { mountDirector } from './http/director.js';
+import { directorCors, mountDirector } from './http/director.js';
 import { mountAuthorize } from './http/hooks/authorize.js';
 import { mountAuthRequest } from './http/hooks/auth-request.js';
 import { mountNginxRtmp } from './http/hooks/nginx-rtmp.js';
@@ -71,7 +71,7 @@ export function createApp(s: Services): express.Express {
 
   // Enforcement surfaces: the director (token in the Authorization header, before the API-secret
   // check of /api) and the hooks called by media servers and proxies.
-  app.use('/api/director', ...jsonBody(limit));
+  app.use('/api/director', directorCors, ...jsonBody(limit));
   mountDirector(app, s, trusted);
   // Each hook parses its caller's own encoding (JSON, form, raw for signed or binary bodies).
   app.use('/hooks', requireHookSecret(s.config.hooks.secret));

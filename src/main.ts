@@ -26,6 +26,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   const { logger } = services;
   const first = await services.accounts.ensureDefaultAccount(config.dataDir);
   if (first) {
+    services.enforcer.defaultAccountId = first.account.id;
     logger.info(
       { accountId: first.account.id, secretFile: first.secretFile },
       'first start: created account "default"; its API secret is in secretFile (shown nowhere else)',

@@ -6,7 +6,7 @@ import { SqliteStore } from './store/sqlite/sqlite-store.js';
 import { RedisStore } from './store/redis/redis-store.js';
 import { createRedisClient, connectRedis } from './store/redis/connect.js';
 import { createLogger, type Logger } from './observability/logger.js';
-import { AccountService } from './management/accounts.js';
+import { AccountService, DEFAULT_ACCOUNT_META } from './management/accounts.js';
 import { TokenService } from './management/tokens.js';
 import { Metrics } from './observability/metrics.js';
 import { Enforcer } from './enforce/enforcer.js';
@@ -79,6 +79,7 @@ export async function createServices(
   const geo = opts.geo ?? (await sharedGeo(config.geo.databasePath));
   const metrics = new Metrics();
   const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, now);
+  enforcer.defaultAccountId = (await store.getMeta(DEFAULT_ACCOUNT_META)) ?? undefined;
   const keys = await KeyRing.load(store, now);
   const lifecycle = new Lifecycle(
     store,

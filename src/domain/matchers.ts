@@ -5,8 +5,16 @@ import ipaddr from 'ipaddr.js';
 
 export const MAX_NAME = 128;
 
-/** Compiles a stream pattern as a case-sensitive full match. Throws on syntax RE2 refuses. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** JSON can carry strings that are not valid Unicode (lone surrogates); names must be valid text. */
+export const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
+
+/**
+ * Compiles a stream pattern as a case-sensitive full match. Throws on syntax RE2 refuses. The
+ * pattern is compiled alone first: `a)|(.*` is invalid alone and must not escape the wrapper.
+ */
 export function compileStreamPattern(pattern: string): RE2 {
+  void new RE2(pattern, 'u');
   return new RE2(`^(?:${pattern})$`, 'u');
 }
 

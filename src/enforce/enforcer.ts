@@ -49,8 +49,10 @@ export class Enforcer {
   }
 
   /** Decides an access request. Never throws for bad tokens or an unreachable store. */
-  async decide(req: AccessRequest, adapter: string): Promise<DecisionResult> {
+  async decide(request: AccessRequest, adapter: string): Promise<DecisionResult> {
     const started = process.hrtime.bigint();
+    // A token decides its account; a token-less request belongs to the account it names, else the default.
+    const req = request.token ? request : { ...request, accountId: this.accountOf(request) };
     let ev: Evaluation;
     try {
       ev = await this.decideWithStore(req);
@@ -114,8 +116,11 @@ export class Enforcer {
     };
   }
 
+  /** The configured default account, else the one created on first start (so a fresh install has open streams). */
+  defaultAccountId: string | undefined;
+
   private accountOf(req: AccessRequest): string | undefined {
-    return req.accountId || this.cfg.defaultAccountId || undefined;
+    return req.accountId || this.cfg.defaultAccountId || this.defaultAccountId || undefined;
   }
 
   private async decideWithStore(req: AccessRequest): Promise<Evaluation> {

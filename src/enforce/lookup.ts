@@ -43,7 +43,7 @@ export class TokenLookup {
   private readonly accounts: LRUCache<string, AccountEntry>;
   private readonly compiled: LRUCache<string, CompiledRules>;
   readonly stats: LookupStats = { hits: 0, misses: 0 };
-  private readonly inFlight = new Map<string, Promise<TokenRecord | null>>();
+  private readonly inFlight = new Map<string, Promise<TokenEntry | null>>();
 
   constructor(
     private readonly store: Store,
@@ -105,23 +105,31 @@ export class TokenLookup {
       return hit.token;
     }
     this.stats.misses++;
-    // Single flight: a burst of first uses of one token shares one load instead of stampeding the store.
+    // Single flight: a burst of first uses of one token shares one load instead of stampeding the
+    // store. Only the request that started the load may take it unchecked: a joiner may have
+    // checked after a write the load did not see, so it compares versions first.
     const flightKey = `${typeof key}:${key}`;
-    let flight = this.inFlight.get(flightKey);
-    if (!flight) {
-      flight = (async () => {
-        const found = hit?.token ?? (await this.timed(find()));
-        const entry = found ? await this.load(found) : null;
-        if (!found || !entry || !stillAnswers(found, entry.token)) {
-          cache.delete(key);
-          return null;
-        }
-        cache.set(key, entry);
-        return entry.token;
-      })().finally(() => this.inFlight.delete(flightKey));
-      this.inFlight.set(flightKey, flight);
+    const running = this.inFlight.get(flightKey);
+    if (running) {
+      const entry = await running;
+      if (!entry) return null;
+      if ((await this.timed(this.store.accountVersion(entry.token.accountId))) === entry.ver) return entry.token;
     }
-    return flight;
+    const flight = (async (): Promise<TokenEntry | null> => {
+      const found = hit?.token ?? (await this.timed(find()));
+      const entry = found ? await this.load(found) : null;
+      if (!found || !entry || !stillAnswers(found, entry.token)) {
+        cache.delete(key);
+        return null;
+      }
+      cache.set(key, entry);
+      return entry;
+    })();
+    if (!running) {
+      this.inFlight.set(flightKey, flight);
+      void flight.finally(() => this.inFlight.delete(flightKey)).catch(() => {});
+    }
+    return (await flight)?.token ?? null;
   }
 
   /** Version first, then the record: an entry is never newer-versioned than its content. */

@@ -2,6 +2,7 @@
 // self-signed JWT) for media-server URLs and a short-lived ES256 connection JWT; plus the JWKS.
 import type { Express, NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
+import { text } from './text.js';
 import type { Services } from '../services.js';
 import type { Action } from '../policy/types.js';
 import { MAX_NAME } from '../domain/matchers.js';
@@ -11,18 +12,18 @@ import { issuesToFieldErrors } from './validation.js';
 import type { DecisionResult } from '../enforce/enforcer.js';
 
 export const directorPublishSchema = z.strictObject({
-  streamName: z.string().min(1).max(MAX_NAME),
+  streamName: text(1, MAX_NAME),
   streamType: z.string().regex(/^(webrtc|rtmp)$/i, 'expected WebRtc or Rtmp').optional(),
-  streamAccountId: z.string().max(64).nullable().optional(),
+  streamAccountId: text(0, 64).nullable().optional(),
 });
 
 export const directorSubscribeSchema = z.strictObject({
-  streamName: z.string().min(1).max(MAX_NAME),
-  streamAccountId: z.string().max(64).nullable().optional(),
+  streamName: text(1, MAX_NAME),
+  streamAccountId: text(0, 64).nullable().optional(),
 });
 
 /** Browsers call the director from customers' pages: reflect the Origin (no credentials). */
-function cors(req: Request, res: Response, next: NextFunction): void {
+export function directorCors(req: Request, res: Response, next: NextFunction): void {
   const origin = req.get('origin');
   if (origin) {
     res.setHeader('access-control-allow-origin', origin);
@@ -47,7 +48,7 @@ function deny(res: Response, d: DecisionResult): void {
 
 export function mountDirector(app: Express, s: Services, trusted: TrustedProxies): void {
   const cfg = s.config.director;
-  app.use('/api/director', cors);
+  const { accountInPath } = s.config.hooks;
 
   const handler = (action: Action) => async (req: Request, res: Response) => {
     const schema = action === 'publish' ? directorPublishSchema : directorSubscribeSchema;
@@ -66,7 +67,9 @@ export function mountDirector(app: Express, s: Services, trusted: TrustedProxies
         clientIp: clientAddress(req, trusted),
         origin: requestOrigin(req),
         country: trustedCountry(req, trusted, s.config.geo.trustedHeader),
-        protocol: body.streamType?.toLowerCase() === 'rtmp' ? 'rtmp' : 'webrtc',
+        // The director's answer (URLs, a connection JWT) works over any protocol, so no RTMP
+        // exemption from IP rules applies here, whatever streamType says.
+        protocol: 'webrtc',
       },
       'director',
     );
@@ -84,7 +87,11 @@ export function mountDirector(app: Express, s: Services, trusted: TrustedProxies
       {
         sub: `${accountId}/${d.streamName}`,
         streaming,
-        mediamtx_permissions: [{ action: action === 'publish' ? 'publish' : 'read', path: `${cfg.mediamtxPathPrefix}${d.streamName}` }],
+        // The MediaMTX path names the account when the hooks read it from paths, so one tenant's
+        // JWT never opens another tenant's stream of the same name.
+        mediamtx_permissions: [
+          { action: action === 'publish' ? 'publish' : 'read', path: `${cfg.mediamtxPathPrefix}${accountInPath ? `${accountId}/` : ''}${d.streamName}` },
+        ],
       },
       cfg.jwtTtlSeconds,
     );

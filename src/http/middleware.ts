@@ -110,8 +110,15 @@ function toApiError(err: unknown): ApiError | null {
       return new ApiError(415, 'Unsupported Media Type');
     case 'request.aborted':
       return new ApiError(400, 'Request aborted');
-    default:
+    default: {
+      // Any other client error from the body parsers (bad Content-Encoding, ...) stays a 4xx.
+      const status = (err as { status?: unknown })?.status;
+      const expose = (err as { expose?: unknown })?.expose;
+      if (typeof status === 'number' && status >= 400 && status < 500 && expose === true) {
+        return new ApiError(status, (err as Error).message);
+      }
       return null;
+    }
   }
 }
 

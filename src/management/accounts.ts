@@ -5,6 +5,9 @@ import path from 'node:path';
 import type { Account, Store } from '../store/store.js';
 import { looksLikeSecret, newAccountId, newSecret, sha256Hex } from '../domain/secrets.js';
 
+/** Store metadata naming the account created on first start. */
+export const DEFAULT_ACCOUNT_META = 'accounts.default';
+
 export interface AccountView {
   id: string;
   name: string;
@@ -86,6 +89,8 @@ export class AccountService {
   async ensureDefaultAccount(dataDir: string): Promise<{ account: Account; secretFile: string } | null> {
     const { account, apiSecret } = await this.freshAccount('default');
     if (!(await this.store.createFirstAccount(account))) return null;
+    // Token-less viewers of a fresh single-account install belong to this account.
+    await this.store.setMeta(DEFAULT_ACCOUNT_META, account.id, true);
     mkdirSync(dataDir, { recursive: true });
     const secretFile = path.resolve(dataDir, 'default-api-secret');
     writeFileSync(secretFile, `${apiSecret}\n`, { mode: 0o600 });

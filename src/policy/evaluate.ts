@@ -107,6 +107,9 @@ function notExpired(x: Input): Outcome {
 
 function streamAllowed(x: Input): Outcome {
   const name = x.req.streamName;
+  // A caller that names the stream's account (path, streamAccountId) names whose stream it is:
+  // another account's token never opens it, whatever its stream patterns say.
+  if (x.req.accountId !== undefined && x.req.accountId !== x.token!.accountId) return fail('the stream belongs to another account');
   if (x.jwt && x.jwt.streamName !== name) return fail(`the self-signed token is for stream '${x.jwt.streamName}'`);
   return x.rules!.streams(name) ? pass() : fail(`'${name}' matches none of the token's streams`);
 }

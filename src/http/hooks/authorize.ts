@@ -2,6 +2,7 @@
 // 200 {"allowed":true,...} admits, 401/403 {"allowed":false,reason,message} refuses, 503 store down.
 import type { Express, Request, Response } from 'express';
 import { z } from 'zod';
+import { text } from '../text.js';
 import type { Enforcer } from '../../enforce/enforcer.js';
 import { MAX_NAME } from '../../domain/matchers.js';
 import { normaliseIp, originHost } from '../../policy/rules.js';
@@ -11,8 +12,8 @@ import { issuesToFieldErrors } from '../validation.js';
 export const authorizeBodySchema = z.strictObject({
   action: z.enum(['publish', 'subscribe']),
   token: z.string().max(8192).optional(),
-  streamName: z.string().min(1).max(MAX_NAME),
-  accountId: z.string().min(1).max(64).optional(),
+  streamName: text(1, MAX_NAME),
+  accountId: text(1, 64).optional(),
   clientIp: z.string().max(64).refine((s) => normaliseIp(s) !== undefined, 'not an IP address').optional(),
   origin: z.string().max(2048).optional().meta({ description: 'Origin or Referer value, or a bare host' }),
   country: z.string().regex(/^[A-Za-z]{2}$/, 'expected an ISO 3166-1 alpha-2 code').optional(),

@@ -2,6 +2,7 @@
 // and POST /hooks/thumbnail?streamId=<account>/<name> with the image as the body.
 import express, { type Express, type Request, type Response } from 'express';
 import { z } from 'zod';
+import { text } from '../text.js';
 import type { Services } from '../../services.js';
 import { MAX_NAME } from '../../domain/matchers.js';
 import { hookBody } from './common.js';
@@ -10,15 +11,15 @@ import { issuesToFieldErrors } from '../validation.js';
 
 const CALLER = 'events';
 
-const streamIdSchema = z.string().max(300).regex(/^[^/]+\/.+$/, 'expected <accountId>/<streamName>');
+const streamIdSchema = text(3, 300).regex(/^[^/]+\/.+$/, 'expected <accountId>/<streamName>');
 
 export const eventBodySchema = z
   .strictObject({
     type: z.enum(['feeds', 'recording', 'recordings']),
     event: z.enum(['started', 'ended', 'completed', 'deleted']),
     streamId: streamIdSchema.optional(),
-    accountId: z.string().min(1).max(64).optional(),
-    streamName: z.string().min(1).max(MAX_NAME).optional(),
+    accountId: text(1, 64).optional(),
+    streamName: text(1, MAX_NAME).optional(),
     tokenId: z.number().int().min(1).optional(),
     data: z.record(z.string(), z.unknown()).optional(),
   })

@@ -1,6 +1,7 @@
 // Request schemas of the management API. The same zod schemas validate requests and generate
 // /api/openapi.json. Field syntax lives here; whole-token rules live in domain/tokens.ts.
 import { z } from 'zod';
+import { text } from '../text.js';
 import {
   MAX_NAME,
   countryProblem,
@@ -17,7 +18,7 @@ const checked = (problem: (s: string) => string | null) =>
     if (p) ctx.addIssue({ code: 'custom', message: p });
   });
 
-const label = z.string().min(1).max(MAX_NAME);
+const label = text(1, MAX_NAME);
 const count = z.number().int().min(0).max(2147483647);
 const list = <T extends z.ZodType>(item: T) => z.array(item).max(MAX_LIST);
 /** Lists accept null as "not given" (the hosted clients send null for unset lists). */
@@ -25,7 +26,7 @@ const optList = <T extends z.ZodType>(item: T) => list(item).nullable().optional
 
 const streamEntry = z
   .strictObject({
-    streamName: z.string().min(1).max(MAX_NAME).meta({ description: 'exact name, or an RE2 pattern when isRegex' }),
+    streamName: text(1, MAX_NAME).meta({ description: 'exact name, or an RE2 pattern when isRegex' }),
     isRegex: z.boolean().optional().meta({ description: 'default false; a regex must match the whole name' }),
   })
   .superRefine((s, ctx) => {
@@ -38,7 +39,7 @@ const streamEntry = z
 const origins = optList(checked(originRuleProblem)).meta({ description: 'host names or *.wildcards; empty = any' });
 const ips = optList(checked(ipRuleProblem)).meta({ description: 'IPv4 addresses or CIDR blocks; empty = any' });
 const countries = optList(checked(countryProblem)).meta({ description: 'ISO 3166-1 alpha-2 codes' });
-const tracking = z.strictObject({ trackingId: z.string().min(1).max(MAX_NAME) });
+const tracking = z.strictObject({ trackingId: text(1, MAX_NAME) });
 
 const commonCreate = {
   label,
@@ -68,7 +69,7 @@ const commonUpdate = {
   isActive: z.boolean().optional(),
   refreshToken: z.boolean().optional().meta({ description: 'true: a new token value; the old one stops working' }),
   addTokenStreams: list(streamEntry).optional(),
-  removeTokenStreams: list(z.union([z.string().min(1).max(MAX_NAME), streamEntry])).optional(),
+  removeTokenStreams: list(z.union([text(1, MAX_NAME), streamEntry])).optional(),
   updateAllowedOrigins: origins,
   updateAllowedIpAddresses: ips,
   updateBindIpsOnUsage: count.nullable().optional(),
@@ -145,7 +146,7 @@ export const listQuerySchema = z.object({
 });
 
 export const idParamsSchema = z.object({
-  id: z.string().regex(/^[1-9][0-9]{0,15}$/, 'expected a positive integer id').transform(Number),
+  id: z.string().regex(/^[1-9][0-9]{0,14}$/, 'expected a positive integer id').transform(Number),
 });
 
 export const disableSchema = z.strictObject({
@@ -157,7 +158,7 @@ export const activeQuerySchema = z.object({
 });
 
 export const checkBodySchema = z.strictObject({
-  streamName: z.string().min(1).max(MAX_NAME),
+  streamName: text(1, MAX_NAME),
   clientIp: z.string().max(64).refine((s) => normaliseIp(s) !== undefined, 'not an IP address').optional(),
   origin: z.string().max(2048).optional().meta({ description: 'an Origin/Referer value or a bare host' }),
   country: z.string().regex(/^[A-Za-z]{2}$/, 'expected an ISO 3166-1 alpha-2 code').optional(),
@@ -176,10 +177,10 @@ export const checkOut = z.object({
 
 // ---- accounts ----
 
-export const createAccountSchema = z.strictObject({ name: z.string().min(1).max(MAX_NAME) });
+export const createAccountSchema = z.strictObject({ name: text(1, MAX_NAME) });
 export const updateAccountSchema = z.strictObject({
   secureViewer: z.boolean().optional(),
-  name: z.string().min(1).max(MAX_NAME).optional(),
+  name: text(1, MAX_NAME).optional(),
 });
 export const accountIdParamsSchema = z.object({ accountId: z.string().min(1).max(64) });
 

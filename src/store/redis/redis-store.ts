@@ -99,7 +99,7 @@ export class RedisStore implements Store {
       fields.secretHash = a.secretHash;
       await this.redis.set(keys.secret(a.secretHash), a.id);
     }
-    await this.redis.hset(keys.account(a.id), fields);
+    await this.redis.multi().hset(keys.account(a.id), fields).incr(keys.version(a.id)).exec();
     await this.redis.zadd(keys.accountList, Date.parse(a.createdOn), a.id);
     await this.redis.set(keys.bootstrap, a.id, 'NX');
   }

@@ -125,7 +125,7 @@ export class SqliteStore implements Store {
   // ---- accounts ----
 
   async createAccount(a: Account): Promise<Account> {
-    this.insertAccount(a);
+    this.db.transaction(() => this.insertAccount(a)).immediate();
     return { ...a };
   }
 
@@ -136,6 +136,7 @@ export class SqliteStore implements Store {
          VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM accounts))`,
       )
       .run(a.id, a.name, a.createdOn, a.secureViewer ? 1 : 0, a.secretHash ?? null);
+    this.bumpVersion(a.id); // a cached "no such account" must not outlive its creation
   }
 
   async createFirstAccount(a: Account): Promise<boolean> {
