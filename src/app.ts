@@ -6,6 +6,7 @@ import { mountRoutes, type RouteSpec } from './http/route.js';
 import { tokenRoutes } from './http/management/tokens.routes.js';
 import { accountRoutes, adminRoutes } from './http/management/accounts.routes.js';
 import { openApiDocument } from './http/openapi.js';
+import { DOCUMENTED_ONLY } from './http/docs.js';
 import { directorCors, mountDirector } from './http/director.js';
 import { mountAuthorize } from './http/hooks/authorize.js';
 import { mountAuthRequest } from './http/hooks/auth-request.js';
@@ -48,7 +49,7 @@ export function createApp(s: Services): express.Express {
   const limit = s.config.server.bodyLimitBytes;
 
   const routes = managementRoutes(s);
-  const openapi = openApiDocument(routes, VERSION);
+  const openapi = openApiDocument([...routes, ...DOCUMENTED_ONLY], VERSION);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'success', data: { alive: true } });

@@ -3,6 +3,15 @@
 import { z } from 'zod';
 import type { RouteSpec } from './route.js';
 
+/** What the document needs of a route: the route table's entries, or a documented-only endpoint. */
+export type DocRoute = Omit<RouteSpec, 'handler' | 'auth'> & {
+  auth: RouteSpec['auth'] | 'hookSecret' | 'streamToken';
+  /** Request body media type when not JSON (form posts, images). */
+  bodyType?: string;
+  /** Success description when the answer is not the JSON envelope. */
+  answer?: string;
+};
+
 const jsonSchema = (s: z.ZodType, io: 'input' | 'output') =>
   z.toJSONSchema(s, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Record<string, unknown>;
 
@@ -11,7 +20,7 @@ const stripMeta = (s: Record<string, unknown>) => {
   return rest;
 };
 
-function parameters(r: RouteSpec): unknown[] {
+function parameters(r: DocRoute): unknown[] {
   const out: unknown[] = [];
   for (const [where, schema] of [
     ['path', r.params],
@@ -47,7 +56,7 @@ const failResponse = {
   },
 };
 
-export function openApiDocument(routes: RouteSpec[], version: string): Record<string, unknown> {
+export function openApiDocument(routes: DocRoute[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const p = r.path.replace(/:([A-Za-z]+)/g, '{$1}');
@@ -57,7 +66,7 @@ export function openApiDocument(routes: RouteSpec[], version: string): Record<st
       operationId: `${r.method}${p.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
       parameters: parameters(r),
       responses: {
-        [String(r.status ?? 200)]: {
+        [String(r.status ?? 200)]: r.answer ? { description: r.answer } : {
           description: 'Success',
           content: {
             'application/json': {
@@ -74,12 +83,15 @@ export function openApiDocument(routes: RouteSpec[], version: string): Record<st
         '404': failResponse,
       },
     };
-    if (r.auth !== 'none') op.security = [{ [r.auth === 'admin' ? 'AdminKey' : 'ApiSecret']: [] }];
+    const scheme = { admin: 'AdminKey', apiSecret: 'ApiSecret', hookSecret: 'HookSecret', streamToken: 'StreamToken', none: '' }[r.auth];
+    if (scheme) op.security = [{ [scheme]: [] }];
     if (r.body) {
       op.requestBody = {
         required: true,
-        content: { 'application/json': { schema: stripMeta(jsonSchema(r.body, 'input')) } },
+        content: { [r.bodyType ?? 'application/json']: { schema: stripMeta(jsonSchema(r.body, 'input')) } },
       };
+    } else if (r.bodyType) {
+      op.requestBody = { required: true, content: { [r.bodyType]: {} } };
     }
     (paths[p] ??= {})[r.method] = op;
   }
@@ -94,6 +106,8 @@ export function openApiDocument(routes: RouteSpec[], version: string): Record<st
       securitySchemes: {
         ApiSecret: { type: 'http', scheme: 'bearer', description: 'the account API secret' },
         AdminKey: { type: 'http', scheme: 'bearer', description: 'STREAMGATE_ADMIN_KEY' },
+        HookSecret: { type: 'apiKey', in: 'header', name: 'x-streamgate-hook-secret', description: 'hooks.secret (also ?secret=), when configured' },
+        StreamToken: { type: 'http', scheme: 'bearer', description: 'a publish/subscribe token or a self-signed subscribe JWT' },
       },
     },
     paths,

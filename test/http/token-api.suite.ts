@@ -531,6 +531,16 @@ export function tokenApiSuite(factory: StoreFactory): void {
           '/api/subscribe_token/{id}',
           '/admin/accounts',
           '/api/account/secret',
+          '/api/publish_token/{id}/check',
+          '/api/director/publish',
+          '/api/director/subscribe',
+          '/.well-known/jwks.json',
+          '/hooks/authorize',
+          '/hooks/auth-request',
+          '/hooks/nginx-rtmp',
+          '/hooks/mediamtx/auth',
+          '/hooks/srs',
+          '/hooks/ome/admission',
         ]) {
           assert.ok(doc.paths[p], `missing ${p}`);
         }
