@@ -1,0 +1,98 @@
+// Every refusal reason through every admission adapter, checking the exact answer each caller
+// needs to refuse (status, body bytes), and the allow answer for the same request shape.
+import { describe, it, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import request from 'supertest';
+import { hookFixture, type HookFixture } from './fixture.js';
+
+const OME_SECRET = 'k';
+type Ask = (f: HookFixture, token: string | undefined, stream: string, ip: string) => Promise<request.Response>;
+
+const ADAPTERS: Record<string, { ask: Ask; allowed: (r: request.Response) => void; denied: (r: request.Response, reason: string, message: string) => void }> = {
+  'nginx-rtmp': {
+    ask: (f, token, stream, ip) =>
+      request(f.t.app).post('/hooks/nginx-rtmp').type('form').send(`app=live&addr=${ip}&clientid=1&call=publish&name=${stream}&type=live${token ? `&token=${token}` : ''}`),
+    allowed: (r) => assert.equal(r.status, 200),
+    denied: (r, _reason, message) => assert.deepEqual([r.status, r.text], [403, message]),
+  },
+  mediamtx: {
+    ask: (f, token, stream, ip) =>
+      request(f.t.app).post('/hooks/mediamtx/auth').send({ ip, user: '', password: '', token: token ?? '', action: 'publish', path: stream, protocol: 'srt', id: 'i1', query: '' }),
+    allowed: (r) => assert.deepEqual([r.status, r.body], [200, { allowed: true }]),
+    denied: (r, reason, message) => assert.deepEqual([r.status, r.body], [reason === 'token_required' ? 401 : 403, { allowed: false, reason, message }]),
+  },
+  srs: {
+    ask: (f, token, stream, ip) =>
+      request(f.t.app).post('/hooks/srs').send({ action: 'on_publish', client_id: 'c1', ip, vhost: '__defaultVhost__', app: 'live', tcUrl: 'rtmp://h/live', stream, param: token ? `?token=${token}` : '' }),
+    allowed: (r) => assert.deepEqual([r.status, r.text], [200, '{"code":0}']),
+    denied: (r, _reason, message) => assert.deepEqual([r.status, r.text], [403, JSON.stringify({ code: 403, message })]),
+  },
+  ome: {
+    ask: (f, token, stream, ip) => {
+      const raw = JSON.stringify({ client: { address: ip, port: 1 }, request: { direction: 'incoming', protocol: 'srt', status: 'opening', url: `srt://h:9999/app/${stream}${token ? `?token=${token}` : ''}` } });
+      return request(f.t.app).post('/hooks/ome/admission').set('content-type', 'application/json').set('x-ome-signature', createHmac('sha1', OME_SECRET).update(raw).digest('base64url')).send(raw);
+    },
+    allowed: (r) => assert.deepEqual([r.status, r.body], [200, { allowed: true, reason: 'authorized' }]),
+    denied: (r, reason) => assert.deepEqual([r.status, r.body], [200, { allowed: false, reason }]),
+  },
+  authorize: {
+    ask: (f, token, stream, ip) => request(f.t.app).post('/hooks/authorize').send({ action: 'publish', token, streamName: stream, clientIp: ip, protocol: 'srt' }),
+    allowed: (r) => assert.deepEqual([r.status, r.body.allowed], [200, true]),
+    denied: (r, reason, message) => {
+      assert.equal(r.status, reason.startsWith('token_') ? 401 : 403);
+      assert.deepEqual({ ...r.body, decisionId: undefined }, { allowed: false, reason, message, decisionId: undefined });
+    },
+  },
+};
+
+describe('refusals through every admission adapter', () => {
+  let f: HookFixture;
+  const tokens: Record<string, string> = {};
+  before(async () => {
+    f = await hookFixture({ hooks: { secret: '', trustedProxies: [], omeSecret: OME_SECRET, accountInPath: false, mediamtx: { allowApiFrom: [], pathPrefix: '' } } });
+    const mk = async (name: string, body: Record<string, unknown> = {}) => {
+      const t = await f.token('publish', body);
+      tokens[name] = t.token;
+      return t.id;
+    };
+    await mk('valid');
+    await f.api('put', `/api/publish_token/${await mk('disabled')}`, { isActive: false });
+    await mk('expiring', { expires: 1 });
+    await mk('ip', { allowedIpAddresses: ['10.0.0.0/8'] });
+    await mk('country', { allowedCountries: ['FR'] });
+    await mk('bind', { bindIpsOnUsage: 1 });
+    await request(f.t.app).post('/hooks/authorize').send({ action: 'publish', token: tokens.bind, streamName: 'cam1', clientIp: '192.0.2.200' });
+    await new Promise((r) => setTimeout(r, 1100)); // 'expiring' is now expired
+  });
+
+  const cases: Array<[string, string | undefined, string, string]> = [
+    ['token_required', undefined, 'cam1', '203.0.113.7'],
+    ['token_invalid', 'f'.repeat(64), 'cam1', '203.0.113.7'],
+    ['token_disabled', 'disabled', 'cam1', '203.0.113.7'],
+    ['token_expired', 'expiring', 'cam1', '203.0.113.7'],
+    ['stream_not_allowed', 'valid', 'cam2', '203.0.113.7'],
+    ['ip_not_allowed', 'ip', 'cam1', '203.0.113.7'],
+    ['country_not_allowed', 'country', 'cam1', '8.8.8.8'],
+    ['ip_not_allowed', 'bind', 'cam1', '203.0.113.7'],
+  ];
+  const MESSAGES: Record<string, string> = {
+    token_required: 'Unauthorized: Token required',
+    token_invalid: 'Unauthorized: Invalid token',
+    token_disabled: 'Unauthorized: Token disabled',
+    token_expired: 'Unauthorized: Token expired',
+    stream_not_allowed: 'Unauthorized: Stream name not allowed',
+    ip_not_allowed: 'Unauthorized: IP Address not allowed',
+    country_not_allowed: 'Unauthorized: Country not allowed',
+  };
+  for (const [name, a] of Object.entries(ADAPTERS)) {
+    it(`${name}: allows a valid token and refuses each reason in its own format`, async () => {
+      a.allowed(await a.ask(f, tokens.valid, 'cam1', '203.0.113.7'));
+      for (const [reason, tok, stream, ip] of cases) {
+        const r = await a.ask(f, tok === undefined ? undefined : (tokens[tok] ?? tok), stream, ip);
+        a.denied(r, reason, MESSAGES[reason]);
+      }
+      a.allowed(await a.ask(f, tokens.bind, 'cam1', '192.0.2.200'));
+    });
+  }
+});
