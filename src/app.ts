@@ -1,9 +1,9 @@
 // createApp(services): the express app without listen (what supertest drives).
 import express from 'express';
-import { readFileSync } from 'node:fs';
-import type { Services } from './services.js';
+import { VERSION, type Services } from './services.js';
 import { mountRoutes, type RouteSpec } from './http/route.js';
 import { tokenRoutes } from './http/management/tokens.routes.js';
+import { webhookRoutes } from './http/management/webhooks.routes.js';
 import { accountRoutes, adminRoutes } from './http/management/accounts.routes.js';
 import { openApiDocument } from './http/openapi.js';
 import { DOCUMENTED_ONLY } from './http/docs.js';
@@ -28,7 +28,6 @@ import {
   requireApiSecret,
 } from './http/middleware.js';
 
-const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export function managementRoutes(s: Services): RouteSpec[] {
   return [
@@ -36,6 +35,7 @@ export function managementRoutes(s: Services): RouteSpec[] {
     ...accountRoutes(s.accounts),
     ...tokenRoutes('publish', s.tokens, s.enforcer),
     ...tokenRoutes('subscribe', s.tokens, s.enforcer),
+    ...webhookRoutes(s.webhooks, s.store, s.lifecycle),
   ];
 }
 

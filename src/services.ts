@@ -14,6 +14,10 @@ import { openGeo, type GeoLookup } from './enforce/geo.js';
 import { KeyRing } from './director/keys.js';
 import { Lifecycle } from './lifecycle/lifecycle.js';
 import { tokenHash } from './domain/tokens.js';
+import { WebhookClient } from './webhooks/client.js';
+import { WebhookDispatcher, type Poster } from './webhooks/dispatcher.js';
+import { WebhookService } from './management/webhooks.js';
+import { readFileSync } from 'node:fs';
 
 export interface Services {
   config: Config;
@@ -26,6 +30,8 @@ export interface Services {
   enforcer: Enforcer;
   keys: KeyRing;
   lifecycle: Lifecycle;
+  webhooks: WebhookService;
+  dispatcher: WebhookDispatcher;
   close(): Promise<void>;
 }
 
@@ -40,6 +46,8 @@ function sharedGeo(databasePath: string): Promise<GeoLookup> {
   }
   return g;
 }
+
+export const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** How often an instance re-reads the signing keys (another instance or the CLI may rotate them). */
 const KEY_RELOAD_MS = 60_000;
@@ -71,7 +79,7 @@ export async function createStore(config: Config, logger: Logger): Promise<Store
 
 export async function createServices(
   config: Config,
-  opts: { logger?: Logger; store?: Store; now?: () => number; geo?: GeoLookup } = {},
+  opts: { logger?: Logger; store?: Store; now?: () => number; geo?: GeoLookup; poster?: Poster } = {},
 ): Promise<Services> {
   const logger = opts.logger ?? createLogger(config.log.level);
   const store = opts.store ?? (await createStore(config, logger));
@@ -89,6 +97,14 @@ export async function createServices(
     (value) => enforcer.lookup.byHashFresh(tokenHash(value)),
     now,
   );
+  const client = new WebhookClient({
+    timeoutMs: config.webhooks.timeoutMs,
+    allowPrivateTargets: config.webhooks.allowPrivateTargets,
+    caFile: config.webhooks.caFile || undefined,
+  });
+  const dispatcher = new WebhookDispatcher(store, opts.poster ?? client, config.webhooks, metrics, logger, `Streamgate-Webhooks/${VERSION}`, now);
+  lifecycle.subscribe(dispatcher.onEvent);
+  const webhooks = new WebhookService(store, config.webhooks.allowPrivateTargets, (e) => void dispatcher.onEvent(e), now);
   const reload = setInterval(() => {
     keys.reload().catch((e: Error) => logger.warn({ err: e.message }, 'signing keys: reload failed'));
   }, KEY_RELOAD_MS);
@@ -104,9 +120,15 @@ export async function createServices(
     enforcer,
     keys,
     lifecycle,
+    webhooks,
+    dispatcher,
     close: async () => {
       clearInterval(reload);
       await lifecycle.idle();
+      // Queued webhooks get until the shutdown deadline; retries still waiting are abandoned.
+      dispatcher.stop();
+      await dispatcher.idle(config.server.shutdownGraceMs);
+      await client.close();
       await store.close();
     },
   };

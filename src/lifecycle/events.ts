@@ -36,6 +36,9 @@ export type LifecycleSignal =
       metadata?: Record<string, unknown>;
       /** The publisher's token, when the caller repeats it: names account and token. */
       token?: string;
+      /** For 'deleted': the recording removed (already removed when it came from the API). */
+      recordingId?: number;
+      alreadyDeleted?: boolean;
     }
   | {
       kind: 'thumbnail';
@@ -68,7 +71,7 @@ export interface RecordingEvent {
   event: 'started' | 'completed' | 'deleted';
   timestamp: number;
   data: {
-    recordingId: string;
+    recordingId: number;
     tokenId?: number;
     streamName: string;
     streamId: string;
@@ -90,6 +93,8 @@ export interface ThumbnailEvent {
   tokenId?: number;
   contentType: string;
   image: Buffer;
+  /** A test send: delivered to thumbnail webhooks without the enableThumbnails check. */
+  test?: boolean;
 }
 
 export interface SessionEvent {

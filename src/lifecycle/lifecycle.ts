@@ -3,9 +3,9 @@
 // analytics). Bounded: beyond queueSize, signals are dropped and counted, never silently lost.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Store } from '../store/store.js';
+import type { Recording, Store } from '../store/store.js';
 import type { TokenRecord } from '../domain/tokens.js';
-import type { FeedEvent, LifecycleSignal, PublicEvent } from './events.js';
+import type { FeedEvent, LifecycleSignal, PublicEvent, RecordingEvent } from './events.js';
 import type { Metrics } from '../observability/metrics.js';
 
 export type Subscriber = (e: PublicEvent) => void | Promise<void>;
@@ -138,26 +138,36 @@ export class Lifecycle {
         const token = session ? null : await this.tokenOf(s.token);
         const accountId = s.accountId ?? session?.accountId ?? token?.accountId ?? (this.opts.defaultAccountId || undefined);
         if (!accountId) return [];
-        return [
-          {
-            type: 'recording',
-            event: s.event,
-            timestamp: at,
-            accountId,
-            data: {
-              recordingId: randomUUID(),
-              tokenId: s.tokenId ?? session?.tokenId ?? token?.id,
-              streamName: s.streamName,
-              streamId: `${accountId}/${s.streamName}`,
-              recordedOn: at,
-              removedOn: s.event === 'deleted' ? at : undefined,
-              path: s.path,
-              metadata: s.metadata,
-            },
-          },
-        ];
+        const base = {
+          accountId,
+          streamName: s.streamName,
+          tokenId: s.tokenId ?? session?.tokenId ?? token?.id,
+          path: s.path,
+          metadata: s.metadata,
+          recordedOn: new Date(at).toISOString(),
+        };
+        let rec: Recording | null;
+        if (s.event === 'started') rec = await this.store.startRecording(base);
+        else if (s.event === 'completed') rec = await this.store.completeRecording({ ...base, completedOn: new Date(at).toISOString() });
+        else if (s.recordingId === undefined) rec = null;
+        else rec = s.alreadyDeleted ? { ...base, id: s.recordingId, status: 'completed' } : await this.store.deleteRecording(accountId, s.recordingId);
+        const data: RecordingEvent['data'] = {
+          recordingId: rec?.id ?? 0,
+          tokenId: rec?.tokenId ?? base.tokenId,
+          streamName: s.streamName,
+          streamId: `${accountId}/${s.streamName}`,
+          recordedOn: Date.parse(rec?.recordedOn ?? base.recordedOn),
+        };
+        if (s.event === 'deleted') data.removedOn = at;
+        const path = rec?.path ?? s.path;
+        if (path !== undefined) data.path = path;
+        const metadata = rec?.metadata ?? s.metadata;
+        if (metadata !== undefined) data.metadata = metadata;
+        return [{ type: 'recording', event: s.event, timestamp: at, accountId, data }];
       }
-      case 'thumbnail':
+      case 'thumbnail': {
+        // The live entry names the feed and the publish token (whose enableThumbnails decides delivery).
+        const live = s.tokenId === undefined || s.feedId === undefined ? await this.store.getLiveStream(s.accountId, s.streamName) : null;
         return [
           {
             type: 'thumbnail',
@@ -165,12 +175,13 @@ export class Lifecycle {
             accountId: s.accountId,
             streamName: s.streamName,
             streamId: `${s.accountId}/${s.streamName}`,
-            feedId: s.feedId,
-            tokenId: s.tokenId,
+            feedId: s.feedId ?? live?.feedId,
+            tokenId: s.tokenId ?? (live?.tokenId || undefined),
             contentType: s.contentType,
             image: s.image,
           },
         ];
+      }
     }
   }
 }

@@ -1,6 +1,6 @@
 // Prometheus metrics: one Registry per app (tests build many apps). Label values come only from
 // small fixed sets (actions, adapters, reasons, route patterns): never tokens, accounts or streams.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -32,6 +32,17 @@ export class Metrics {
     name: 'streamgate_lifecycle_dropped_total',
     help: 'Lifecycle signals dropped (queue full or failed to apply)',
     labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly webhookDeliveries = new Counter({
+    name: 'streamgate_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by result (success, failure, timeout, refused, dropped)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  readonly webhookQueue = new Gauge({
+    name: 'streamgate_webhook_queue_depth',
+    help: 'Webhook deliveries waiting for a free slot',
     registers: [this.registry],
   });
   readonly httpRequests = new Counter({

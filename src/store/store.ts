@@ -57,6 +57,50 @@ export interface Session {
   startedOn: string;
 }
 
+/** An account's webhook (CONTRACT 6). */
+export interface Webhook {
+  id: number;
+  accountId: string;
+  url: string;
+  /** base64 of 32 random bytes; the HMAC key is its decoded bytes */
+  secret: string;
+  isFeedHooks: boolean;
+  isRecordingHooks: boolean;
+  isThumbnailHooks: boolean;
+  /** RE2 pattern, full match on the stream name */
+  filter?: string;
+  createdOn: string;
+  updatedOn: string;
+  rev: number;
+}
+
+/** One delivery attempt, as the deliveries log shows it. */
+export interface Delivery {
+  deliveryId: string;
+  at: string;
+  /** feeds.started, recording.completed, thumbnail, ... */
+  event: string;
+  attempt: number;
+  statusCode?: number;
+  error?: string;
+  durationMs: number;
+}
+
+/** A recording Streamgate knows of (from the callers' recording hooks). */
+export interface Recording {
+  id: number;
+  accountId: string;
+  streamName: string;
+  tokenId?: number;
+  path?: string;
+  status: 'recording' | 'completed';
+  recordedOn: string;
+  completedOn?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export type NewRecording = Omit<Recording, 'id' | 'status' | 'completedOn'>;
+
 export type BindResult = 'bound' | 'already' | 'full' | 'stale';
 
 export interface Store {
@@ -132,6 +176,36 @@ export interface Store {
    */
   bindAddress(token: TokenRecord, address: string): Promise<BindResult>;
 
+  // ---- webhooks ------------------------------------------------------------------------------
+
+  /** Stores a webhook and assigns its id (unique per deployment). */
+  createWebhook(w: Omit<Webhook, 'id' | 'rev'>): Promise<Webhook>;
+  getWebhook(accountId: string, id: number): Promise<Webhook | null>;
+  /** Atomic read-modify-write (the change may run again on a newer version). Null: not found. */
+  updateWebhook(accountId: string, id: number, change: (cur: Webhook) => Webhook): Promise<Webhook | null>;
+  /** Deletes the webhook and its deliveries log. */
+  deleteWebhook(accountId: string, id: number): Promise<boolean>;
+  /** The account's webhooks by id: from `startingId` (inclusive) in the given direction. */
+  listWebhooks(accountId: string, q: { startingId?: number; itemCount: number; descending: boolean }): Promise<Webhook[]>;
+  /** Appends a delivery attempt to the webhook's log, keeping the newest 100. */
+  addDelivery(accountId: string, webhookId: number, d: Delivery): Promise<void>;
+  /** The webhook's delivery attempts, newest first (at most 100). */
+  listDeliveries(accountId: string, webhookId: number): Promise<Delivery[]>;
+
+  // ---- recordings ----------------------------------------------------------------------------
+
+  /** A recording began (status 'recording'). */
+  startRecording(r: NewRecording): Promise<Recording>;
+  /**
+   * A recording is complete: completes the open recording of the same stream and path if there is
+   * one, else stores a new completed recording.
+   */
+  completeRecording(r: NewRecording & { completedOn: string }): Promise<Recording>;
+  /** The account's recordings (of one stream, when given), newest first. */
+  listRecordings(accountId: string, streamName?: string): Promise<Recording[]>;
+  /** Removes a recording; returns what was removed, null when not found. */
+  deleteRecording(accountId: string, id: number): Promise<Recording | null>;
+
   // ---- deployment metadata (signing keys, ...) ----------------------------------------------
 
   getMeta(key: string): Promise<string | null>;
@@ -153,6 +227,8 @@ export interface Store {
   getSession(caller: string, sessionId: string): Promise<Session | null>;
   /** Ends a session atomically: exactly one concurrent caller gets it back, the others null. */
   endSession(caller: string, sessionId: string): Promise<Session | null>;
+  /** The stream's live entry (not expired), else null. */
+  getLiveStream(accountId: string, streamName: string): Promise<LiveStream | null>;
   /** Ids of publish tokens now publishing `streamName` (or any stream) of the account. */
   activePublishTokenIds(accountId: string, streamName?: string): Promise<number[]>;
 }

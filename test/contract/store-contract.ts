@@ -283,6 +283,75 @@ export function storeContract(factory: StoreFactory): void {
       });
     });
 
+    describe('webhooks, deliveries and recordings', () => {
+      const hook = (accountId: string, url = 'https://example.com/h') => ({
+        accountId,
+        url,
+        secret: 'c2VjcmV0',
+        isFeedHooks: true,
+        isRecordingHooks: false,
+        isThumbnailHooks: false,
+        createdOn: new Date(T0).toISOString(),
+        updatedOn: new Date(T0).toISOString(),
+      });
+
+      it('creates, reads, updates atomically, lists from a starting id, and deletes webhooks per account', async () => {
+        const s = await fresh();
+        const a = await s.createWebhook(hook('A'));
+        const b = await s.createWebhook(hook('A', 'https://example.com/2'));
+        const c = await s.createWebhook(hook('A', 'https://example.com/3'));
+        await s.createWebhook(hook('B'));
+        assert.deepEqual(await s.getWebhook('A', a.id), a);
+        assert.equal(await s.getWebhook('B', a.id), null);
+        const ids = async (q: { startingId?: number; itemCount: number; descending: boolean }) => (await s.listWebhooks('A', q)).map((w) => w.id);
+        assert.deepEqual(await ids({ itemCount: 10, descending: false }), [a.id, b.id, c.id]);
+        assert.deepEqual(await ids({ startingId: b.id, itemCount: 10, descending: false }), [b.id, c.id]);
+        assert.deepEqual(await ids({ itemCount: 2, descending: true }), [c.id, b.id]);
+        assert.deepEqual(await ids({ startingId: b.id, itemCount: 10, descending: true }), [b.id, a.id]);
+        await Promise.all(Array.from({ length: 10 }, (_, i) => s.updateWebhook('A', a.id, (w) => ({ ...w, url: `${w.url}/${i}` }))));
+        const after = await s.getWebhook('A', a.id);
+        assert.equal(after!.url.split('/').length, 4 + 10, 'no update lost');
+        assert.equal(after!.rev, 11);
+        assert.equal(await s.updateWebhook('B', a.id, (w) => w), null);
+        assert.equal(await s.deleteWebhook('B', a.id), false);
+        assert.equal(await s.deleteWebhook('A', a.id), true);
+        assert.equal(await s.getWebhook('A', a.id), null);
+      });
+
+      it('keeps the newest 100 deliveries, newest first, and forgets them with the webhook', async () => {
+        const s = await fresh();
+        const w = await s.createWebhook(hook('A'));
+        for (let i = 0; i < 105; i++) {
+          await s.addDelivery('A', w.id, { deliveryId: `d${i}`, at: new Date(T0 + i).toISOString(), event: 'feeds.started', attempt: 1, statusCode: 200, durationMs: 3 });
+        }
+        const log = await s.listDeliveries('A', w.id);
+        assert.equal(log.length, 100);
+        assert.deepEqual([log[0].deliveryId, log[99].deliveryId], ['d104', 'd5']);
+        assert.deepEqual(await s.listDeliveries('B', w.id), []);
+        await s.deleteWebhook('A', w.id);
+        const again = await s.createWebhook(hook('A'));
+        assert.deepEqual(await s.listDeliveries('A', again.id), []);
+      });
+
+      it('starts and completes recordings by stream and path, lists newest first, deletes once', async () => {
+        const s = await fresh();
+        const base = { accountId: 'A', streamName: 'cam1', tokenId: 3, recordedOn: new Date(T0).toISOString() };
+        const started = await s.startRecording({ ...base, path: '/r/1.mp4' });
+        assert.equal(started.status, 'recording');
+        const done = await s.completeRecording({ ...base, path: '/r/1.mp4', completedOn: new Date(T0 + 5000).toISOString(), recordedOn: new Date(T0 + 5000).toISOString() });
+        assert.deepEqual([done.id, done.status, done.recordedOn, done.completedOn], [started.id, 'completed', base.recordedOn, new Date(T0 + 5000).toISOString()]);
+        const other = await s.completeRecording({ ...base, streamName: 'cam2', path: '/r/2.flv', completedOn: base.recordedOn });
+        assert.notEqual(other.id, started.id);
+        await s.completeRecording({ ...base, accountId: 'B', completedOn: base.recordedOn });
+        assert.deepEqual((await s.listRecordings('A')).map((r) => r.id), [other.id, started.id]);
+        assert.deepEqual((await s.listRecordings('A', 'cam1')).map((r) => r.id), [started.id]);
+        assert.equal(await s.deleteRecording('B', started.id), null);
+        assert.equal((await s.deleteRecording('A', started.id))?.id, started.id);
+        assert.equal(await s.deleteRecording('A', started.id), null);
+        assert.deepEqual((await s.listRecordings('A')).map((r) => r.id), [other.id]);
+      });
+    });
+
     describe('sessions', () => {
       it('starts, reads and ends a session once, and expires a lost one', async () => {
         let now = T0;
@@ -327,6 +396,8 @@ export function storeContract(factory: StoreFactory): void {
         await s.startLiveStream(live('A', 'cam2', 3, 'f2'), 600);
         await s.startLiveStream(live('B', 'cam1', 9, 'f3'), 600);
         assert.deepEqual(await s.activePublishTokenIds('A', 'cam1'), [7]);
+        assert.deepEqual(await s.getLiveStream('A', 'cam1'), live('A', 'cam1', 7, 'f1'));
+        assert.equal(await s.getLiveStream('A', 'nope'), null);
         assert.deepEqual(await s.activePublishTokenIds('A'), [3, 7]);
         assert.deepEqual(await s.activePublishTokenIds('A', 'nope'), []);
         assert.equal(await s.endLiveStream('A', 'cam2', 'other-feed'), null);

@@ -62,6 +62,7 @@ export function mountEvents(app: Express, s: Services): void {
         tokenId: b.tokenId,
         path: typeof b.data?.path === 'string' ? b.data.path : undefined,
         metadata: typeof b.data?.metadata === 'object' && b.data.metadata !== null ? (b.data.metadata as Record<string, unknown>) : undefined,
+        recordingId: typeof b.data?.recordingId === 'number' ? b.data.recordingId : undefined,
       });
     }
     res.status(202).json({ received: true });

@@ -25,6 +25,15 @@ export const keys = {
   tokenId: (id: number) => `tid:${id}`,
   meta: (key: string) => `meta:${key}`,
   session: (caller: string, sessionId: string) => `sess:${caller}:${sessionId}`,
+  webhookSeq: 'seq:webhook',
+  recordingSeq: 'seq:recording',
+  webhook: (accountId: string, id: number) => `${tag(accountId)}:wh:${id}`,
+  webhooks: (accountId: string) => `${tag(accountId)}:webhooks`,
+  deliveries: (accountId: string, id: number) => `${tag(accountId)}:wh:${id}:deliveries`,
+  recording: (accountId: string, id: number) => `${tag(accountId)}:rec:${id}`,
+  recordings: (accountId: string) => `${tag(accountId)}:recordings`,
+  /** open recordings: "<stream>\0<path>" → id */
+  openRecordings: (accountId: string) => `${tag(accountId)}:recopen`,
 };
 
 /** Members of the list indexes sort as strings: ids are zero-padded to keep numeric order. */

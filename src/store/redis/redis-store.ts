@@ -5,7 +5,19 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../../domain/tokens.js';
 import { securesViewing, tokenHash } from '../../domain/tokens.js';
-import type { Account, BindResult, ListQuery, LiveStream, Session, Store, TokenChange } from '../store.js';
+import type {
+  Account,
+  BindResult,
+  Delivery,
+  ListQuery,
+  LiveStream,
+  NewRecording,
+  Recording,
+  Session,
+  Store,
+  TokenChange,
+  Webhook,
+} from '../store.js';
 import { nameSortKey } from '../sort.js';
 import { keys, idMember, nameMember, idFromMember } from './keys.js';
 import type { RedisClient } from './connect.js';
@@ -15,6 +27,7 @@ const SCRIPTS = {
   tokenUpdate: { file: 'token-update.lua', keys: 5 },
   tokenDelete: { file: 'token-delete.lua', keys: 6 },
   bindAddress: { file: 'bind-address.lua', keys: 2 },
+  recordCas: { file: 'record-cas.lua', keys: 1 },
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
 
@@ -296,6 +309,120 @@ export class RedisStore implements Store {
     return Number((await this.redis.get(keys.version(accountId))) ?? 0);
   }
 
+  // ---- webhooks ----
+
+  private async readWebhook(accountId: string, id: number): Promise<Webhook | null> {
+    const h = (await this.redis.hgetall(keys.webhook(accountId, id))) as { json?: string; rev?: string };
+    if (!h.json || !h.rev) return null;
+    const w = JSON.parse(h.json) as Webhook;
+    return w.accountId === accountId ? { ...w, id, rev: Number(h.rev) } : null;
+  }
+
+  async createWebhook(w: Omit<Webhook, 'id' | 'rev'>): Promise<Webhook> {
+    const id = await this.redis.incr(keys.webhookSeq);
+    await this.redis
+      .multi()
+      .hset(keys.webhook(w.accountId, id), 'json', JSON.stringify(w), 'rev', 1)
+      .zadd(keys.webhooks(w.accountId), id, String(id))
+      .exec();
+    return { ...w, id, rev: 1 };
+  }
+
+  async getWebhook(accountId: string, id: number): Promise<Webhook | null> {
+    return this.readWebhook(accountId, id);
+  }
+
+  async updateWebhook(accountId: string, id: number, change: (cur: Webhook) => Webhook): Promise<Webhook | null> {
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const cur = await this.readWebhook(accountId, id);
+      if (!cur) return null;
+      const { id: _i, rev: _r, ...next } = change(cur);
+      const rev = Number(await this.run('recordCas', keys.webhook(accountId, id), cur.rev, JSON.stringify(next)));
+      if (rev === -1) return null;
+      if (rev > 0) return { ...next, id, rev };
+    }
+    throw new Error(`webhook ${id}: too much write contention`);
+  }
+
+  async deleteWebhook(accountId: string, id: number): Promise<boolean> {
+    if (!(await this.readWebhook(accountId, id))) return false;
+    const res = await this.redis
+      .multi()
+      .del(keys.webhook(accountId, id), keys.deliveries(accountId, id))
+      .zrem(keys.webhooks(accountId), String(id))
+      .exec();
+    return Number(res?.[0]?.[1] ?? 0) > 0;
+  }
+
+  async listWebhooks(accountId: string, q: { startingId?: number; itemCount: number; descending: boolean }): Promise<Webhook[]> {
+    const ids = q.descending
+      ? await this.redis.zrevrangebyscore(keys.webhooks(accountId), q.startingId ?? '+inf', '-inf', 'LIMIT', 0, q.itemCount)
+      : await this.redis.zrangebyscore(keys.webhooks(accountId), q.startingId ?? '-inf', '+inf', 'LIMIT', 0, q.itemCount);
+    const all = await Promise.all(ids.map((id) => this.readWebhook(accountId, Number(id))));
+    return all.filter((w): w is Webhook => w !== null);
+  }
+
+  async addDelivery(accountId: string, webhookId: number, d: Delivery): Promise<void> {
+    if (!(await this.redis.exists(keys.webhook(accountId, webhookId)))) return;
+    await this.redis.multi().lpush(keys.deliveries(accountId, webhookId), JSON.stringify(d)).ltrim(keys.deliveries(accountId, webhookId), 0, 99).exec();
+  }
+
+  async listDeliveries(accountId: string, webhookId: number): Promise<Delivery[]> {
+    if (!(await this.redis.exists(keys.webhook(accountId, webhookId)))) return [];
+    return (await this.redis.lrange(keys.deliveries(accountId, webhookId), 0, 99)).map((x) => JSON.parse(x) as Delivery);
+  }
+
+  // ---- recordings ----
+
+  private async saveRecording(r: Recording): Promise<void> {
+    await this.redis
+      .multi()
+      .set(keys.recording(r.accountId, r.id), JSON.stringify(r))
+      .zadd(keys.recordings(r.accountId), r.id, String(r.id))
+      .exec();
+  }
+
+  private readonly openField = (streamName: string, path?: string) => `${streamName}\u0000${path ?? ''}`;
+
+  async startRecording(r: NewRecording): Promise<Recording> {
+    const rec: Recording = { ...r, id: await this.redis.incr(keys.recordingSeq), status: 'recording' };
+    await this.saveRecording(rec);
+    await this.redis.hset(keys.openRecordings(r.accountId), this.openField(r.streamName, r.path), String(rec.id));
+    return rec;
+  }
+
+  async completeRecording(r: NewRecording & { completedOn: string }): Promise<Recording> {
+    const field = this.openField(r.streamName, r.path);
+    const openId = await this.redis.hget(keys.openRecordings(r.accountId), field);
+    const raw = openId ? await this.redis.get(keys.recording(r.accountId, Number(openId))) : null;
+    if (openId) await this.redis.hdel(keys.openRecordings(r.accountId), field);
+    const prev = raw ? (JSON.parse(raw) as Recording) : null;
+    const rec: Recording = prev
+      ? { ...prev, ...r, recordedOn: prev.recordedOn, tokenId: r.tokenId ?? prev.tokenId, status: 'completed', id: prev.id }
+      : { ...r, id: await this.redis.incr(keys.recordingSeq), status: 'completed' };
+    await this.saveRecording(rec);
+    return rec;
+  }
+
+  async listRecordings(accountId: string, streamName?: string): Promise<Recording[]> {
+    const ids = await this.redis.zrevrange(keys.recordings(accountId), 0, -1);
+    if (ids.length === 0) return [];
+    const raws = await this.redis.mget(...ids.map((id) => keys.recording(accountId, Number(id))));
+    return raws
+      .filter((x): x is string => x !== null)
+      .map((x) => JSON.parse(x) as Recording)
+      .filter((r) => streamName === undefined || r.streamName === streamName);
+  }
+
+  async deleteRecording(accountId: string, id: number): Promise<Recording | null> {
+    const raw = await this.redis.getdel(keys.recording(accountId, id));
+    if (!raw) return null;
+    const r = JSON.parse(raw) as Recording;
+    await this.redis.zrem(keys.recordings(accountId), String(id));
+    await this.redis.hdel(keys.openRecordings(accountId), this.openField(r.streamName, r.path));
+    return r;
+  }
+
   // ---- metadata ----
 
   async getMeta(key: string): Promise<string | null> {
@@ -352,6 +479,13 @@ export class RedisStore implements Store {
   async endSession(caller: string, sessionId: string): Promise<Session | null> {
     const raw = await this.redis.getdel(keys.session(caller, sessionId));
     return raw ? (JSON.parse(raw) as Session) : null;
+  }
+
+  async getLiveStream(accountId: string, streamName: string): Promise<LiveStream | null> {
+    const raw = await this.redis.hget(keys.live(accountId), streamName);
+    if (!raw) return null;
+    const { expiresMs, ...s } = JSON.parse(raw) as LiveStream & { expiresMs: number };
+    return expiresMs > this.now() ? s : null;
   }
 
   async activePublishTokenIds(accountId: string, streamName?: string): Promise<number[]> {

@@ -5,7 +5,19 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../../domain/tokens.js';
 import { securesViewing, tokenHash } from '../../domain/tokens.js';
-import type { Account, BindResult, ListQuery, LiveStream, Session, Store, TokenChange } from '../store.js';
+import type {
+  Account,
+  BindResult,
+  Delivery,
+  ListQuery,
+  LiveStream,
+  NewRecording,
+  Recording,
+  Session,
+  Store,
+  TokenChange,
+  Webhook,
+} from '../store.js';
 import { nameSortKey } from '../sort.js';
 
 const SCHEMA = `
@@ -45,6 +57,28 @@ CREATE TABLE IF NOT EXISTS meta (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS webhooks (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  account_id TEXT NOT NULL,
+  rev INTEGER NOT NULL,
+  data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhooks_by_account ON webhooks (account_id, id);
+CREATE TABLE IF NOT EXISTS deliveries (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  webhook_id INTEGER NOT NULL,
+  data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS deliveries_by_webhook ON deliveries (webhook_id, seq);
+CREATE TABLE IF NOT EXISTS recordings (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  account_id TEXT NOT NULL,
+  stream_name TEXT NOT NULL,
+  path TEXT NOT NULL,
+  status TEXT NOT NULL,
+  data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS recordings_by_stream ON recordings (account_id, stream_name, id);
 CREATE TABLE IF NOT EXISTS sessions (
   caller TEXT NOT NULL,
   session_id TEXT NOT NULL,
@@ -268,6 +302,116 @@ export class SqliteStore implements Store {
     return r?.ver ?? 0;
   }
 
+  // ---- webhooks ----
+
+  private readWebhook(accountId: string, id: number): Webhook | null {
+    const r = this.db.prepare('SELECT id, rev, data FROM webhooks WHERE id = ? AND account_id = ?').get(id, accountId) as TokenRow | undefined;
+    return r ? { ...(JSON.parse(r.data) as Webhook), id: r.id, rev: r.rev } : null;
+  }
+
+  async createWebhook(w: Omit<Webhook, 'id' | 'rev'>): Promise<Webhook> {
+    const info = this.db.prepare('INSERT INTO webhooks (account_id, rev, data) VALUES (?, 1, ?)').run(w.accountId, JSON.stringify(w));
+    return { ...w, id: Number(info.lastInsertRowid), rev: 1 };
+  }
+
+  async getWebhook(accountId: string, id: number): Promise<Webhook | null> {
+    return this.readWebhook(accountId, id);
+  }
+
+  async updateWebhook(accountId: string, id: number, change: (cur: Webhook) => Webhook): Promise<Webhook | null> {
+    return this.db.transaction(() => {
+      const cur = this.readWebhook(accountId, id);
+      if (!cur) return null;
+      const { id: _i, rev: _r, ...next } = change(cur);
+      const rev = cur.rev + 1;
+      this.db.prepare('UPDATE webhooks SET rev = ?, data = ? WHERE id = ?').run(rev, JSON.stringify(next), id);
+      return { ...next, id, rev };
+    }).immediate();
+  }
+
+  async deleteWebhook(accountId: string, id: number): Promise<boolean> {
+    return this.db.transaction(() => {
+      const n = this.db.prepare('DELETE FROM webhooks WHERE id = ? AND account_id = ?').run(id, accountId).changes;
+      if (n === 1) this.db.prepare('DELETE FROM deliveries WHERE webhook_id = ?').run(id);
+      return n === 1;
+    }).immediate();
+  }
+
+  async listWebhooks(accountId: string, q: { startingId?: number; itemCount: number; descending: boolean }): Promise<Webhook[]> {
+    const rows = (
+      q.descending
+        ? this.db
+            .prepare('SELECT id, rev, data FROM webhooks WHERE account_id = ? AND id <= ? ORDER BY id DESC LIMIT ?')
+            .all(accountId, q.startingId ?? Number.MAX_SAFE_INTEGER, q.itemCount)
+        : this.db
+            .prepare('SELECT id, rev, data FROM webhooks WHERE account_id = ? AND id >= ? ORDER BY id ASC LIMIT ?')
+            .all(accountId, q.startingId ?? 0, q.itemCount)
+    ) as TokenRow[];
+    return rows.map((r) => ({ ...(JSON.parse(r.data) as Webhook), id: r.id, rev: r.rev }));
+  }
+
+  async addDelivery(accountId: string, webhookId: number, d: Delivery): Promise<void> {
+    this.db.transaction(() => {
+      if (!this.readWebhook(accountId, webhookId)) return;
+      this.db.prepare('INSERT INTO deliveries (webhook_id, data) VALUES (?, ?)').run(webhookId, JSON.stringify(d));
+      this.db
+        .prepare(
+          'DELETE FROM deliveries WHERE webhook_id = ? AND seq NOT IN (SELECT seq FROM deliveries WHERE webhook_id = ? ORDER BY seq DESC LIMIT 100)',
+        )
+        .run(webhookId, webhookId);
+    }).immediate();
+  }
+
+  async listDeliveries(accountId: string, webhookId: number): Promise<Delivery[]> {
+    if (!this.readWebhook(accountId, webhookId)) return [];
+    const rows = this.db.prepare('SELECT data FROM deliveries WHERE webhook_id = ? ORDER BY seq DESC LIMIT 100').all(webhookId) as Array<{ data: string }>;
+    return rows.map((r) => JSON.parse(r.data) as Delivery);
+  }
+
+  // ---- recordings ----
+
+  private insertRecording(r: Omit<Recording, 'id'>): Recording {
+    const info = this.db
+      .prepare('INSERT INTO recordings (account_id, stream_name, path, status, data) VALUES (?, ?, ?, ?, ?)')
+      .run(r.accountId, r.streamName, r.path ?? '', r.status, JSON.stringify(r));
+    return { ...r, id: Number(info.lastInsertRowid) };
+  }
+
+  async startRecording(r: NewRecording): Promise<Recording> {
+    return this.insertRecording({ ...r, status: 'recording' });
+  }
+
+  async completeRecording(r: NewRecording & { completedOn: string }): Promise<Recording> {
+    return this.db.transaction(() => {
+      const open = this.db
+        .prepare("SELECT id, data FROM recordings WHERE account_id = ? AND stream_name = ? AND path = ? AND status = 'recording' ORDER BY id DESC LIMIT 1")
+        .get(r.accountId, r.streamName, r.path ?? '') as { id: number; data: string } | undefined;
+      if (!open) return this.insertRecording({ ...r, status: 'completed' });
+      const prev = JSON.parse(open.data) as Recording;
+      const next: Recording = { ...prev, ...r, recordedOn: prev.recordedOn, tokenId: r.tokenId ?? prev.tokenId, status: 'completed', id: open.id };
+      this.db.prepare("UPDATE recordings SET status = 'completed', data = ? WHERE id = ?").run(JSON.stringify(next), open.id);
+      return next;
+    }).immediate();
+  }
+
+  async listRecordings(accountId: string, streamName?: string): Promise<Recording[]> {
+    const rows = (
+      streamName === undefined
+        ? this.db.prepare('SELECT id, data FROM recordings WHERE account_id = ? ORDER BY id DESC').all(accountId)
+        : this.db.prepare('SELECT id, data FROM recordings WHERE account_id = ? AND stream_name = ? ORDER BY id DESC').all(accountId, streamName)
+    ) as Array<{ id: number; data: string }>;
+    return rows.map((r) => ({ ...(JSON.parse(r.data) as Recording), id: r.id }));
+  }
+
+  async deleteRecording(accountId: string, id: number): Promise<Recording | null> {
+    return this.db.transaction(() => {
+      const r = this.db.prepare('SELECT id, data FROM recordings WHERE id = ? AND account_id = ?').get(id, accountId) as { id: number; data: string } | undefined;
+      if (!r) return null;
+      this.db.prepare('DELETE FROM recordings WHERE id = ?').run(id);
+      return { ...(JSON.parse(r.data) as Recording), id: r.id };
+    }).immediate();
+  }
+
   // ---- metadata ----
 
   async getMeta(key: string): Promise<string | null> {
@@ -354,6 +498,13 @@ export class SqliteStore implements Store {
       this.db.prepare('DELETE FROM sessions WHERE caller = ? AND session_id = ?').run(caller, sessionId);
       return r.expires_ms > this.now() ? (JSON.parse(r.data) as Session) : null;
     }).immediate();
+  }
+
+  async getLiveStream(accountId: string, streamName: string): Promise<LiveStream | null> {
+    const r = this.db
+      .prepare('SELECT data FROM live_streams WHERE account_id = ? AND stream_name = ? AND expires_ms > ?')
+      .get(accountId, streamName, this.now()) as { data: string } | undefined;
+    return r ? (JSON.parse(r.data) as LiveStream) : null;
   }
 
   async activePublishTokenIds(accountId: string, streamName?: string): Promise<number[]> {

@@ -1,0 +1,4 @@
+import { webhooksSuite } from './webhooks.suite.js';
+import { sqliteFactory } from '../helpers/stores.js';
+
+webhooksSuite(sqliteFactory());
