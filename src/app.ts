@@ -4,6 +4,8 @@ import { VERSION, type Services } from './services.js';
 import { mountRoutes, type RouteSpec } from './http/route.js';
 import { tokenRoutes } from './http/management/tokens.routes.js';
 import { webhookRoutes } from './http/management/webhooks.routes.js';
+import { analyticsRoutes } from './http/management/analytics.routes.js';
+import { mountUsage } from './http/hooks/usage.js';
 import { accountRoutes, adminRoutes } from './http/management/accounts.routes.js';
 import { openApiDocument } from './http/openapi.js';
 import { DOCUMENTED_ONLY } from './http/docs.js';
@@ -36,6 +38,7 @@ export function managementRoutes(s: Services): RouteSpec[] {
     ...tokenRoutes('publish', s.tokens, s.enforcer),
     ...tokenRoutes('subscribe', s.tokens, s.enforcer),
     ...webhookRoutes(s.webhooks, s.store, s.lifecycle),
+    ...analyticsRoutes(s.usage),
   ];
 }
 
@@ -84,6 +87,7 @@ export function createApp(s: Services): express.Express {
   mountSrs(app, s);
   mountOme(app, s);
   mountEvents(app, s);
+  mountUsage(app, s);
 
   // Authentication and body parsing by prefix, then every route with its full path.
   app.use('/admin', requireAdminKey(s.config.adminKey), ...jsonBody(limit));

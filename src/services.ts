@@ -17,6 +17,7 @@ import { tokenHash } from './domain/tokens.js';
 import { WebhookClient } from './webhooks/client.js';
 import { WebhookDispatcher, type Poster } from './webhooks/dispatcher.js';
 import { WebhookService } from './management/webhooks.js';
+import { UsageService } from './analytics/usage.js';
 import { readFileSync } from 'node:fs';
 
 export interface Services {
@@ -32,6 +33,7 @@ export interface Services {
   lifecycle: Lifecycle;
   webhooks: WebhookService;
   dispatcher: WebhookDispatcher;
+  usage: UsageService;
   close(): Promise<void>;
 }
 
@@ -97,6 +99,8 @@ export async function createServices(
     (value) => enforcer.lookup.byHashFresh(tokenHash(value)),
     now,
   );
+  const usage = new UsageService(store, (id) => store.findTokenById(id), now);
+  lifecycle.usage = usage;
   const client = new WebhookClient({
     timeoutMs: config.webhooks.timeoutMs,
     allowPrivateTargets: config.webhooks.allowPrivateTargets,
@@ -122,6 +126,7 @@ export async function createServices(
     lifecycle,
     webhooks,
     dispatcher,
+    usage,
     close: async () => {
       clearInterval(reload);
       await lifecycle.idle();

@@ -41,6 +41,13 @@ export type LifecycleSignal =
       alreadyDeleted?: boolean;
     }
   | {
+      kind: 'usage';
+      caller: string;
+      sessionId: string;
+      bytesOut: number;
+      bytesIn: number;
+    }
+  | {
       kind: 'thumbnail';
       accountId: string;
       streamName: string;

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Recording, Store } from '../store/store.js';
 import type { TokenRecord } from '../domain/tokens.js';
+import { ENDED_PREFIX, ENDED_SESSION_TTL_S, type UsageService } from '../analytics/usage.js';
 import type { FeedEvent, LifecycleSignal, PublicEvent, RecordingEvent } from './events.js';
 import type { Metrics } from '../observability/metrics.js';
 
@@ -20,6 +21,8 @@ export class Lifecycle {
   private readonly queue: LifecycleSignal[] = [];
   private readonly subscribers: Subscriber[] = [];
   private running = false;
+  /** Set by services: where usage signals are counted. */
+  usage?: UsageService;
   private idleWaiters: Array<() => void> = [];
 
   constructor(
@@ -118,6 +121,8 @@ export class Lifecycle {
       }
       case 'session_ended': {
         const session = s.sessionId ? await this.store.endSession(s.caller, s.sessionId) : null;
+        // Late byte counts (SRS on_close follows on_stop) still need the session's attribution.
+        if (session) await this.store.startSession({ ...session, caller: `${ENDED_PREFIX}${session.caller}` }, ENDED_SESSION_TTL_S);
         const action = session?.action ?? s.action;
         const accountId = session?.accountId ?? s.accountId ?? (await this.tokenOf(s.token))?.accountId ?? (this.opts.defaultAccountId || undefined);
         const streamName = session?.streamName ?? s.streamName;
@@ -165,6 +170,9 @@ export class Lifecycle {
         if (metadata !== undefined) data.metadata = metadata;
         return [{ type: 'recording', event: s.event, timestamp: at, accountId, data }];
       }
+      case 'usage':
+        await this.usage?.ingestSession(s.caller, s.sessionId, s.bytesOut, s.bytesIn, at);
+        return [];
       case 'thumbnail': {
         // The live entry names the feed and the publish token (whose enableThumbnails decides delivery).
         const live = s.tokenId === undefined || s.feedId === undefined ? await this.store.getLiveStream(s.accountId, s.streamName) : null;

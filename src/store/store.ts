@@ -101,6 +101,26 @@ export interface Recording {
 
 export type NewRecording = Omit<Recording, 'id' | 'status' | 'completedOn'>;
 
+/** Bytes of one report, already attributed (CONTRACT 7). */
+export interface UsageRecord {
+  accountId: string;
+  /** Absent: kept per token and stream (not lost) */
+  trackingId?: string;
+  tokenId?: number;
+  streamName: string;
+  /** UTC day, YYYY-MM-DD */
+  day: string;
+  bytesOut: number;
+  bytesIn: number;
+}
+
+export interface UsageTotal {
+  trackingId: string;
+  streamName: string;
+  bytesOut: number;
+  bytesIn: number;
+}
+
 export type BindResult = 'bound' | 'already' | 'full' | 'stale';
 
 export interface Store {
@@ -205,6 +225,16 @@ export interface Store {
   listRecordings(accountId: string, streamName?: string): Promise<Recording[]>;
   /** Removes a recording; returns what was removed, null when not found. */
   deleteRecording(accountId: string, id: number): Promise<Recording | null>;
+
+  // ---- usage (analytics) ----------------------------------------------------------------------
+
+  /**
+   * Adds a report's bytes to its (account, trackingId | token, stream, day) bucket atomically.
+   * With a reportId, a report the account already sent is not counted again: false.
+   */
+  addUsage(u: UsageRecord, reportId?: string): Promise<boolean>;
+  /** Per tracking id and stream, the sums over the days in [startDay, stopDay). */
+  usageByTracking(accountId: string, trackingIds: string[], startDay: string, stopDay: string): Promise<UsageTotal[]>;
 
   // ---- deployment metadata (signing keys, ...) ----------------------------------------------
 

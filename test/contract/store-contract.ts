@@ -352,6 +352,41 @@ export function storeContract(factory: StoreFactory): void {
       });
     });
 
+    describe('usage', () => {
+      it('sums 1,000 concurrent reports for one tracking id exactly', async () => {
+        const s = await fresh();
+        await Promise.all(
+          Array.from({ length: 1000 }, (_, i) => s.addUsage({ accountId: 'A', trackingId: 'trk', tokenId: 1, streamName: 'cam1', day: '2026-03-01', bytesOut: i + 1, bytesIn: 1 })),
+        );
+        assert.deepEqual(await s.usageByTracking('A', ['trk'], '2026-03-01', '2026-03-02'), [
+          { trackingId: 'trk', streamName: 'cam1', bytesOut: 500500, bytesIn: 1000 },
+        ]);
+      });
+
+      it('counts a reportId once per account, and sums per stream over [start, stop) days', async () => {
+        const s = await fresh();
+        const u = (day: string, streamName: string, bytesOut: number, trackingId: string | undefined = 'a', accountId = 'A') => ({ accountId, trackingId, tokenId: 2, streamName, day, bytesOut, bytesIn: 0 });
+        assert.equal(await s.addUsage(u('2026-01-31', 'cam1', 100), 'r1'), true);
+        assert.equal(await s.addUsage(u('2026-01-31', 'cam1', 100), 'r1'), false);
+        assert.equal(await s.addUsage(u('2026-01-31', 'cam1', 7, 'a', 'B'), 'r1'), true, 'another account may use the same id');
+        await s.addUsage(u('2026-02-01', 'cam1', 10));
+        await s.addUsage(u('2026-02-01', 'cam2', 5));
+        await s.addUsage(u('2026-02-03', 'cam1', 1));
+        await s.addUsage(u('2026-02-01', 'cam1', 1000, 'b'));
+        await s.addUsage({ accountId: 'A', tokenId: 2, streamName: 'cam1', day: '2026-02-01', bytesOut: 9999, bytesIn: 0 }); // untracked
+        assert.deepEqual(await s.usageByTracking('A', ['a', 'b', 'none'], '2026-01-31', '2026-02-04'), [
+          { trackingId: 'a', streamName: 'cam1', bytesOut: 111, bytesIn: 0 },
+          { trackingId: 'a', streamName: 'cam2', bytesOut: 5, bytesIn: 0 },
+          { trackingId: 'b', streamName: 'cam1', bytesOut: 1000, bytesIn: 0 },
+        ]);
+        assert.deepEqual(await s.usageByTracking('A', ['a'], '2026-02-01', '2026-02-03'), [
+          { trackingId: 'a', streamName: 'cam1', bytesOut: 10, bytesIn: 0 },
+          { trackingId: 'a', streamName: 'cam2', bytesOut: 5, bytesIn: 0 },
+        ]);
+        assert.deepEqual(await s.usageByTracking('A', ['a'], '2026-02-04', '2026-03-01'), []);
+      });
+    });
+
     describe('sessions', () => {
       it('starts, reads and ends a session once, and expires a lost one', async () => {
         let now = T0;

@@ -18,7 +18,15 @@ export function mountSrs(app: Express, s: Services): void {
     const ok = () => res.status(200).json({ code: 0 });
     const refuse = (status: number, message: string) => res.status(status).json({ code: status, message });
     if (!action) return refuse(400, 'action is required');
-    if (action === 'on_connect' || action === 'on_hls' || action === 'on_close' || action === 'on_forward') return ok();
+    if (action === 'on_close') {
+      const out = Number(field(b, 'send_bytes') ?? 0);
+      const inb = Number(field(b, 'recv_bytes') ?? 0);
+      if (clientId && (out > 0 || inb > 0)) {
+        s.lifecycle.signal({ kind: 'usage', caller: CALLER, sessionId: `${field(b, 'server_id') ?? ''}#${clientId}`, bytesOut: Number.isFinite(out) ? out : 0, bytesIn: Number.isFinite(inb) ? inb : 0 });
+      }
+      return ok();
+    }
+    if (action === 'on_connect' || action === 'on_hls' || action === 'on_forward') return ok();
     if (!stream || stream.length > 256) return refuse(action === 'on_publish' || action === 'on_play' ? 403 : 400, 'stream is required');
     const id = streamIdentity(stream, '', accountInPath);
     const sessionId = clientId ? `${field(b, 'server_id') ?? ''}#${clientId}` : undefined;

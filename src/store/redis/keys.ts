@@ -32,6 +32,10 @@ export const keys = {
   deliveries: (accountId: string, id: number) => `${tag(accountId)}:wh:${id}:deliveries`,
   recording: (accountId: string, id: number) => `${tag(accountId)}:rec:${id}`,
   recordings: (accountId: string) => `${tag(accountId)}:recordings`,
+  /** a day of usage: tracked buckets by tracking id, untracked by token id (0: none) */
+  usage: (accountId: string, trackingId: string | undefined, tokenId: number | undefined, day: string) =>
+    trackingId !== undefined ? `${tag(accountId)}:u:t:${trackingId}:${day}` : `${tag(accountId)}:u:k:${tokenId ?? 0}:${day}`,
+  usageReport: (accountId: string, reportId: string) => `${tag(accountId)}:ur:${reportId}`,
   /** open recordings: "<stream>\0<path>" → id */
   openRecordings: (accountId: string) => `${tag(accountId)}:recopen`,
 };

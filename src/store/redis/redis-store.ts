@@ -16,6 +16,8 @@ import type {
   Session,
   Store,
   TokenChange,
+  UsageRecord,
+  UsageTotal,
   Webhook,
 } from '../store.js';
 import { nameSortKey } from '../sort.js';
@@ -28,10 +30,24 @@ const SCRIPTS = {
   tokenDelete: { file: 'token-delete.lua', keys: 6 },
   bindAddress: { file: 'bind-address.lua', keys: 2 },
   recordCas: { file: 'record-cas.lua', keys: 1 },
+  usageAdd: { file: 'usage-add.lua', keys: 2 },
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
 
 const MAX_CAS_ATTEMPTS = 100;
+/** A reportId is remembered this long (a retried report arrives well within it). */
+const USAGE_REPORT_TTL_S = 30 * 86400;
+/** Daily usage buckets outlive the longest query range (366 days). */
+const USAGE_KEEP_S = 400 * 86400;
+
+/** The UTC days d with startDay <= d < stopDay (YYYY-MM-DD). */
+function daysBetween(startDay: string, stopDay: string): string[] {
+  const out: string[] = [];
+  for (let t = Date.parse(`${startDay}T00:00:00Z`); t < Date.parse(`${stopDay}T00:00:00Z`); t += 86400000) {
+    out.push(new Date(t).toISOString().slice(0, 10));
+  }
+  return out;
+}
 
 function loadScript(file: string): string {
   return readFileSync(fileURLToPath(new URL(`./lua/${file}`, import.meta.url)), 'utf8');
@@ -421,6 +437,52 @@ export class RedisStore implements Store {
     await this.redis.zrem(keys.recordings(accountId), String(id));
     await this.redis.hdel(keys.openRecordings(accountId), this.openField(r.streamName, r.path));
     return r;
+  }
+
+  // ---- usage ----
+
+  async addUsage(u: UsageRecord, reportId?: string): Promise<boolean> {
+    const bucket = keys.usage(u.accountId, u.trackingId, u.tokenId, u.day);
+    const ok = await this.run(
+      'usageAdd',
+      bucket,
+      reportId !== undefined ? keys.usageReport(u.accountId, reportId) : bucket,
+      reportId !== undefined ? '1' : '0',
+      `${u.streamName}\u0000o`,
+      `${u.streamName}\u0000i`,
+      u.bytesOut,
+      u.bytesIn,
+      USAGE_REPORT_TTL_S,
+      USAGE_KEEP_S,
+    );
+    return ok === 1;
+  }
+
+  async usageByTracking(accountId: string, trackingIds: string[], startDay: string, stopDay: string): Promise<UsageTotal[]> {
+    const days = daysBetween(startDay, stopDay);
+    const ids = trackingIds.filter((t) => t !== '');
+    if (ids.length === 0 || days.length === 0) return [];
+    const pipe = this.redis.pipeline();
+    for (const id of ids) for (const day of days) pipe.hgetall(keys.usage(accountId, id, undefined, day));
+    const res = (await pipe.exec()) ?? [];
+    const sums = new Map<string, UsageTotal>();
+    let i = 0;
+    for (const id of ids) {
+      for (let d = 0; d < days.length; d++, i++) {
+        const [err, h] = res[i];
+        if (err) throw err;
+        for (const [field, value] of Object.entries(h as Record<string, string>)) {
+          const cut = field.lastIndexOf('\u0000');
+          const streamName = field.slice(0, cut);
+          const key = `${id}\u0000${streamName}`;
+          const t = sums.get(key) ?? { trackingId: id, streamName, bytesOut: 0, bytesIn: 0 };
+          if (field.endsWith('\u0000o')) t.bytesOut += Number(value);
+          else t.bytesIn += Number(value);
+          sums.set(key, t);
+        }
+      }
+    }
+    return [...sums.values()].sort((a, b) => (a.trackingId === b.trackingId ? (a.streamName < b.streamName ? -1 : 1) : a.trackingId < b.trackingId ? -1 : 1));
   }
 
   // ---- metadata ----

@@ -16,6 +16,8 @@ import type {
   Session,
   Store,
   TokenChange,
+  UsageRecord,
+  UsageTotal,
   Webhook,
 } from '../store.js';
 import { nameSortKey } from '../sort.js';
@@ -79,6 +81,21 @@ CREATE TABLE IF NOT EXISTS recordings (
   data TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS recordings_by_stream ON recordings (account_id, stream_name, id);
+CREATE TABLE IF NOT EXISTS usage (
+  account_id TEXT NOT NULL,
+  tracking_id TEXT NOT NULL,
+  token_id INTEGER NOT NULL,
+  stream_name TEXT NOT NULL,
+  day TEXT NOT NULL,
+  bytes_out INTEGER NOT NULL,
+  bytes_in INTEGER NOT NULL,
+  PRIMARY KEY (account_id, tracking_id, day, stream_name, token_id)
+);
+CREATE TABLE IF NOT EXISTS usage_reports (
+  account_id TEXT NOT NULL,
+  report_id TEXT NOT NULL,
+  PRIMARY KEY (account_id, report_id)
+);
 CREATE TABLE IF NOT EXISTS sessions (
   caller TEXT NOT NULL,
   session_id TEXT NOT NULL,
@@ -410,6 +427,38 @@ export class SqliteStore implements Store {
       this.db.prepare('DELETE FROM recordings WHERE id = ?').run(id);
       return { ...(JSON.parse(r.data) as Recording), id: r.id };
     }).immediate();
+  }
+
+  // ---- usage ----
+
+  async addUsage(u: UsageRecord, reportId?: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      if (reportId !== undefined) {
+        const fresh = this.db.prepare('INSERT OR IGNORE INTO usage_reports (account_id, report_id) VALUES (?, ?)').run(u.accountId, reportId).changes;
+        if (fresh === 0) return false;
+      }
+      this.db
+        .prepare(
+          `INSERT INTO usage (account_id, tracking_id, token_id, stream_name, day, bytes_out, bytes_in) VALUES (?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (account_id, tracking_id, day, stream_name, token_id)
+           DO UPDATE SET bytes_out = bytes_out + excluded.bytes_out, bytes_in = bytes_in + excluded.bytes_in`,
+        )
+        .run(u.accountId, u.trackingId ?? '', u.tokenId ?? 0, u.streamName, u.day, u.bytesOut, u.bytesIn);
+      return true;
+    }).immediate();
+  }
+
+  async usageByTracking(accountId: string, trackingIds: string[], startDay: string, stopDay: string): Promise<UsageTotal[]> {
+    const ids = trackingIds.filter((t) => t !== '');
+    if (ids.length === 0) return [];
+    const rows = this.db
+      .prepare(
+        `SELECT tracking_id AS trackingId, stream_name AS streamName, SUM(bytes_out) AS bytesOut, SUM(bytes_in) AS bytesIn
+         FROM usage WHERE account_id = ? AND tracking_id IN (${ids.map(() => '?').join(',')}) AND day >= ? AND day < ?
+         GROUP BY tracking_id, stream_name ORDER BY tracking_id, stream_name`,
+      )
+      .all(accountId, ...ids, startDay, stopDay) as UsageTotal[];
+    return rows;
   }
 
   // ---- metadata ----
