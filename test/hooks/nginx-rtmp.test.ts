@@ -108,6 +108,18 @@ describe('nginx-rtmp adapter', () => {
     assert.equal(rec.data.streamId, `${f.acct.id}/cam1`);
   });
 
+  it('counts byte totals a done call carries (bytes_out/bytes_in, as some forks send) for the session\'s tracking id', async () => {
+    const tracked = await f.token('subscribe', { tracking: { trackingId: 'rtmp-fans' } });
+    const body = `${SESSION.replace('clientid=12', 'clientid=77')}&name=cam1&token=${tracked.token}`;
+    assert.equal((await post(`${body}&call=play&start=0&duration=0&reset=0`)).status, 200);
+    assert.equal((await post(`${body}&call=play_done&bytes_out=4096&bytes_in=12`)).status, 200);
+    await f.settle();
+    const day = new Date().toISOString().slice(0, 10);
+    const next = new Date(Date.now() + 86400000).toISOString().slice(0, 10);
+    const r = await f.api('get', `/api/analytics/tracking/total?trackingIds=rtmp-fans&startDate=${day}&stopDate=${next}`);
+    assert.deepEqual(r.body.data, { 'rtmp-fans': [{ streamName: 'cam1', bytesOut: 4096, bytesIn: 12 }] });
+  });
+
   it('refuses a JSON body with 415', async () => {
     const r = await request(f.t.app).post('/hooks/nginx-rtmp').send({ call: 'publish', name: 'cam1', token: pub.token });
     assert.equal(r.status, 415);

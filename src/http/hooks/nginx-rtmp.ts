@@ -59,7 +59,13 @@ export function mountNginxRtmp(app: Express, s: Services): void {
       }
       case 'publish_done':
       case 'play_done':
-      case 'done':
+      case 'done': {
+        // arut's module sends no byte counts; forks and wrappers that add bytes_out/bytes_in are counted.
+        const out = Number(field(body, 'bytes_out') ?? 0);
+        const inb = Number(field(body, 'bytes_in') ?? 0);
+        if (sessionId && ((Number.isFinite(out) && out > 0) || (Number.isFinite(inb) && inb > 0))) {
+          s.lifecycle.signal({ kind: 'usage', caller: CALLER, sessionId, bytesOut: Number.isFinite(out) ? out : 0, bytesIn: Number.isFinite(inb) ? inb : 0 });
+        }
         s.lifecycle.signal({
           kind: 'session_ended',
           caller: CALLER,
@@ -70,6 +76,7 @@ export function mountNginxRtmp(app: Express, s: Services): void {
           token,
         });
         return ok();
+      }
       case 'record_done':
         s.lifecycle.signal({ kind: 'recording', event: 'completed', caller: CALLER, sessionId, accountId: id.accountId, streamName: id.streamName, path: field(body, 'path'), token });
         return ok();
