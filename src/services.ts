@@ -18,6 +18,7 @@ import { WebhookClient } from './webhooks/client.js';
 import { WebhookDispatcher, type Poster } from './webhooks/dispatcher.js';
 import { WebhookService } from './management/webhooks.js';
 import { UsageService } from './analytics/usage.js';
+import { MediamtxPoller } from './analytics/mediamtx-poller.js';
 import { readFileSync } from 'node:fs';
 
 export interface Services {
@@ -34,6 +35,8 @@ export interface Services {
   webhooks: WebhookService;
   dispatcher: WebhookDispatcher;
   usage: UsageService;
+  /** Reads MediaMTX's byte counters when analytics.mediamtx.apiUrl is set. */
+  poller?: MediamtxPoller;
   close(): Promise<void>;
 }
 
@@ -101,6 +104,15 @@ export async function createServices(
   );
   const usage = new UsageService(store, (id) => store.findTokenById(id), now);
   lifecycle.usage = usage;
+  const poller = config.analytics.mediamtx.apiUrl
+    ? new MediamtxPoller(
+        { apiUrl: config.analytics.mediamtx.apiUrl, intervalMs: config.analytics.mediamtx.intervalMs, baselineFirstPoll: true, logger, now },
+        async (deltas) => {
+          for (const d of deltas) await usage.ingestSession('mediamtx', d.sessionId, d.bytesOut, d.bytesIn, d.at);
+        },
+      )
+    : undefined;
+  poller?.start();
   const client = new WebhookClient({
     timeoutMs: config.webhooks.timeoutMs,
     allowPrivateTargets: config.webhooks.allowPrivateTargets,
@@ -127,8 +139,10 @@ export async function createServices(
     webhooks,
     dispatcher,
     usage,
+    poller,
     close: async () => {
       clearInterval(reload);
+      await poller?.stop();
       await lifecycle.idle();
       // Queued webhooks get until the shutdown deadline; retries still waiting are abandoned.
       dispatcher.stop();

@@ -114,3 +114,43 @@ describe('MediaMTX adapter', () => {
     assert.deepEqual([rec.event, rec.data.path, rec.data.streamName, rec.data.tokenId], ['completed', '/rec/cam2/1.mp4', 'cam2', pub.id]);
   });
 });
+
+describe('MediaMTX API poller, wired to the session registry', () => {
+  it('attributes polled bytes to the tracking id admitted with that session id, counting deltas', async () => {
+    const { createServer } = await import('node:http');
+    let outbound = 0;
+    const api = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.url?.startsWith('/v3/rtspsessions/list')) {
+        const items = outbound > 0 ? [{ id: 'rtsp-sess-1', path: 'live/cam1', outboundBytes: outbound, inboundBytes: 0, query: 'token=SECRET' }] : [];
+        res.end(JSON.stringify({ pageCount: 1, itemCount: items.length, items }));
+      } else {
+        res.end(JSON.stringify({ pageCount: 0, itemCount: 0, items: [] }));
+      }
+    });
+    await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
+    const port = (api.address() as { port: number }).port;
+    const f = await hookFixture({
+      hooks: { secret: '', trustedProxies: [], omeSecret: '', accountInPath: false, mediamtx: { allowApiFrom: [], pathPrefix: 'live/' } },
+      analytics: { mediamtx: { apiUrl: `http://127.0.0.1:${port}`, intervalMs: 3600000 } },
+    });
+    try {
+      const s = await f.token('subscribe', { tracking: { trackingId: 'mtx-viewers' } });
+      await f.t.services.poller!.pollOnce(); // the start-up baseline: nothing open yet
+      const r = await request(f.t.app).post('/hooks/mediamtx/auth').send({ ip: '203.0.113.7', user: '', password: '', token: s.token, action: 'read', path: 'live/cam1', protocol: 'rtsp', id: 'rtsp-sess-1', query: '' });
+      assert.equal(r.status, 200);
+      await f.settle();
+      outbound = 1000;
+      await f.t.services.poller!.pollOnce();
+      outbound = 1500;
+      await f.t.services.poller!.pollOnce();
+      const day = new Date().toISOString().slice(0, 10);
+      const next = new Date(Date.now() + 86400000).toISOString().slice(0, 10);
+      const totals = await f.api('get', `/api/analytics/tracking/total?trackingIds=mtx-viewers&startDate=${day}&stopDate=${next}`);
+      assert.deepEqual(totals.body.data, { 'mtx-viewers': [{ streamName: 'cam1', bytesOut: 1500, bytesIn: 0 }] });
+    } finally {
+      await f.t.services.close();
+      await new Promise<void>((r) => api.close(() => r()));
+    }
+  });
+});

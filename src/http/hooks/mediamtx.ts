@@ -109,11 +109,13 @@ export function mountMediamtx(app: Express, s: Services): void {
         void startFromEvent(s, sourceId, id, tokenFromQuery(field(b, 'query') ?? field(b, 'MTX_QUERY')));
         break;
       case 'publish-end':
+        void s.poller?.pollOnce(); // a last reading of the bytes before the session is forgotten
         s.lifecycle.signal({ kind: 'session_ended', caller: CALLER, sessionId: sourceId, action: 'publish', accountId: id.accountId, streamName: id.streamName });
         break;
       case 'read-start':
         break; // the admission of the reader started its session
       case 'read-end':
+        void s.poller?.pollOnce();
         s.lifecycle.signal({ kind: 'session_ended', caller: CALLER, sessionId: readerId, action: 'subscribe', accountId: id.accountId, streamName: id.streamName });
         break;
       case 'record-start':
