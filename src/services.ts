@@ -79,7 +79,7 @@ export async function createStore(config: Config, logger: Logger): Promise<Store
   await connectRedis(client, config.redis.connectTimeoutMs);
   const topology = config.redis.clusterNodes.length > 0 ? 'cluster' : config.redis.sentinels.length > 0 ? 'sentinel' : 'standalone';
   logger.info({ store: 'redis', topology, keyPrefix: config.redis.keyPrefix }, 'store selected');
-  return new RedisStore(client);
+  return new RedisStore(client, { waitReplicas: config.redis.waitReplicas, waitTimeoutMs: config.redis.waitTimeoutMs });
 }
 
 export async function createServices(

@@ -52,6 +52,8 @@ export const configSchema = z.strictObject({
     keyPrefix: z.string().max(64),
     commandTimeoutMs: z.number().int().min(1),
     connectTimeoutMs: z.number().int().min(1),
+    waitReplicas: z.number().int().min(0).max(16),
+    waitTimeoutMs: z.number().int().min(1),
   }),
   enforcement: z.strictObject({
     defaultAccountId: z.string(),

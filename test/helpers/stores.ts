@@ -7,6 +7,9 @@ import type { Store } from '../../src/store/store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { startRedis, type TestRedis } from './redis.js';
+import { startCluster, type TestCluster } from './redis-cluster.js';
+import { createRedisClient, connectRedis } from '../../src/store/redis/connect.js';
+import { randomBytes } from 'node:crypto';
 
 export interface StoreFactory {
   name: string;
@@ -57,6 +60,41 @@ export function redisFactory(): StoreFactory {
     async teardown() {
       await Promise.all(open.map((s) => s.close()));
       await server?.stop();
+    },
+  };
+}
+
+export function redisClusterFactory(): StoreFactory {
+  let cluster: TestCluster | undefined;
+  const open: Store[] = [];
+  return {
+    name: 'redis-cluster',
+    async setup() {
+      cluster = await startCluster();
+    },
+    async make(opts = {}) {
+      if (!cluster) throw new Error('redisClusterFactory.setup() was not called');
+      const client = createRedisClient({
+        url: '',
+        clusterNodes: cluster.nodes,
+        sentinels: [],
+        sentinelName: '',
+        password: '',
+        keyPrefix: `t${randomBytes(4).toString('hex')}:`,
+        commandTimeoutMs: 3000,
+        connectTimeoutMs: 5000,
+        waitReplicas: 0,
+        waitTimeoutMs: 1000,
+      });
+      client.on('error', () => {});
+      await connectRedis(client, 5000);
+      const s = new RedisStore(client, { now: opts.now });
+      open.push(s);
+      return s;
+    },
+    async teardown() {
+      await Promise.all(open.map((s) => s.close()));
+      await cluster?.stop();
     },
   };
 }

@@ -23,6 +23,8 @@ import type {
 import { nameSortKey } from '../sort.js';
 import { keys, idMember, nameMember, idFromMember } from './keys.js';
 import type { RedisClient } from './connect.js';
+import { Cluster, type Redis } from 'ioredis';
+import { ApiError } from '../../errors.js';
 
 const SCRIPTS = {
   tokenCreate: { file: 'token-create.lua', keys: 5 },
@@ -73,6 +75,9 @@ function accountFrom(h: Record<string, string>): Account | null {
 
 export interface RedisStoreOptions {
   now?: () => number;
+  /** Management writes wait for this many replicas (WAIT) before they are acknowledged. */
+  waitReplicas?: number;
+  waitTimeoutMs?: number;
 }
 
 export class RedisStore implements Store {
@@ -80,13 +85,30 @@ export class RedisStore implements Store {
   private readonly now: () => number;
   private closed = false;
 
+  private readonly waitReplicas: number;
+  private readonly waitTimeoutMs: number;
+
   constructor(
     private readonly redis: RedisClient,
     opts: RedisStoreOptions = {},
   ) {
     this.now = opts.now ?? Date.now;
+    this.waitReplicas = opts.waitReplicas ?? 0;
+    this.waitTimeoutMs = opts.waitTimeoutMs ?? 1000;
     for (const [name, s] of Object.entries(SCRIPTS)) {
       redis.defineCommand(name, { numberOfKeys: s.keys, lua: loadScript(s.file) });
+    }
+  }
+
+  /**
+   * With waitReplicas, a management write is acknowledged only when that many replicas have it, so
+   * a Sentinel failover cannot lose it. WAIT covers every earlier write of this connection.
+   */
+  private async replicated(): Promise<void> {
+    if (this.waitReplicas === 0 || this.redis instanceof Cluster) return;
+    const n = await (this.redis as Redis).wait(this.waitReplicas, this.waitTimeoutMs);
+    if (n < this.waitReplicas) {
+      throw new ApiError(503, `Write not confirmed by ${this.waitReplicas} replica(s) within ${this.waitTimeoutMs} ms; retry`);
     }
   }
 
@@ -114,6 +136,7 @@ export class RedisStore implements Store {
     const created = await this.redis.hsetnx(keys.account(a.id), 'id', a.id);
     if (created !== 1) throw new Error(`account ${a.id} exists`);
     await this.writeAccount(a);
+    await this.replicated();
     return { ...a };
   }
 
@@ -174,6 +197,7 @@ export class RedisStore implements Store {
       await this.redis.hdel(key, 'secretHash');
     }
     if (old[1] && old[1] !== secretHash) await this.redis.del(keys.secret(old[1]));
+    await this.replicated();
     return true;
   }
 
@@ -208,6 +232,7 @@ export class RedisStore implements Store {
       id,
     );
     if (ok !== 1) throw new Error(`token id ${id} already taken (sequence reset?)`);
+    await this.replicated();
     return { ...t, id, rev: 1 };
   }
 
@@ -273,6 +298,7 @@ export class RedisStore implements Store {
       if (rev === -1) return null;
       if (rev > 0) {
         if (newHash !== oldHash) await this.redis.del(keys.tokenValue(oldHash));
+        await this.replicated();
         return { ...next, id, rev };
       }
       // rev moved on: somebody else wrote first; apply the change again to their version
@@ -294,7 +320,10 @@ export class RedisStore implements Store {
       id,
     );
     if (typeof hash !== 'string') return false;
-    await this.redis.del(keys.tokenValue(hash), keys.tokenId(id));
+    // two keys of different Cluster slots: two commands
+    await this.redis.del(keys.tokenValue(hash));
+    await this.redis.del(keys.tokenId(id));
+    await this.replicated();
     return true;
   }
 
@@ -341,6 +370,7 @@ export class RedisStore implements Store {
       .hset(keys.webhook(w.accountId, id), 'json', JSON.stringify(w), 'rev', 1)
       .zadd(keys.webhooks(w.accountId), id, String(id))
       .exec();
+    await this.replicated();
     return { ...w, id, rev: 1 };
   }
 
@@ -355,7 +385,10 @@ export class RedisStore implements Store {
       const { id: _i, rev: _r, ...next } = change(cur);
       const rev = Number(await this.run('recordCas', keys.webhook(accountId, id), cur.rev, JSON.stringify(next)));
       if (rev === -1) return null;
-      if (rev > 0) return { ...next, id, rev };
+      if (rev > 0) {
+        await this.replicated();
+        return { ...next, id, rev };
+      }
     }
     throw new Error(`webhook ${id}: too much write contention`);
   }

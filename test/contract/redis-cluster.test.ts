@@ -1,0 +1,4 @@
+import { storeContract } from './store-contract.js';
+import { redisClusterFactory } from '../helpers/stores.js';
+
+storeContract(redisClusterFactory());
