@@ -106,6 +106,9 @@ export const configSchema = z.strictObject({
   if (c.redis.sentinels.length > 0 && c.redis.sentinelName === '') {
     ctx.addIssue({ code: 'custom', path: ['redis', 'sentinelName'], message: 'required when redis.sentinels is set' });
   }
+  if (c.redis.waitReplicas > 0 && c.redis.waitTimeoutMs >= c.redis.commandTimeoutMs) {
+    ctx.addIssue({ code: 'custom', path: ['redis', 'waitTimeoutMs'], message: 'must be below redis.commandTimeoutMs (WAIT is a command)' });
+  }
   const chosen = [c.redis.url !== '', c.redis.clusterNodes.length > 0, c.redis.sentinels.length > 0].filter(Boolean);
   if (chosen.length > 1) {
     ctx.addIssue({ code: 'custom', path: ['redis'], message: 'choose one of redis.url, redis.clusterNodes, redis.sentinels' });

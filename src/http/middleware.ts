@@ -97,8 +97,15 @@ interface BodyParserError {
   limit?: number;
 }
 
+/** The store did not answer (Redis down, failing over, timing out): retryable, so 503 not 500. */
+const STORE_TROUBLE = /Command timed out|Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|READONLY|LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|SQLITE_BUSY/;
+
 function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
+  const name = (err as Error)?.name;
+  if (name === 'MaxRetriesPerRequestError' || STORE_TROUBLE.test(String((err as Error)?.message ?? ''))) {
+    return new ApiError(503, 'Store unavailable; retry');
+  }
   const e = err as BodyParserError;
   switch (e?.type) {
     case 'entity.too.large':

@@ -112,6 +112,8 @@ describe('two instances on one Redis', () => {
       assert.equal((await ask(cached, binder.token, '192.0.2.78')).status, 503, 'allow-cached: a new address cannot be bound');
       const ready = await request(b.app).get('/readyz');
       assert.equal(ready.status, 503);
+      const write = await request(b.app).post('/api/subscribe_token').set('authorization', `Bearer ${acct.secret}`).send({ label: 'x', streams: [{ streamName: 'a' }] });
+      assert.deepEqual([write.status, write.body], [503, { status: 'fail', data: { message: 'Store unavailable; retry' } }], 'a store outage is retryable, not an internal error');
     } finally {
       await redis.start();
     }

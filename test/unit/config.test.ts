@@ -59,6 +59,7 @@ describe('configuration', () => {
     [{ REDIS_URL: 'http://x' }, /redis\.url: expected redis:\/\/ or rediss:\/\/ URL/],
     [{ STREAMGATE_REDIS_SENTINELS: 'a:1' }, /redis\.sentinelName: required when redis\.sentinels is set/],
     [{ STREAMGATE_NO_SUCH_THING: '1' }, /STREAMGATE_NO_SUCH_THING: no such setting/],
+    [{ STREAMGATE_REDIS_WAITREPLICAS: '1', STREAMGATE_REDIS_WAITTIMEOUTMS: '5000' }, /redis\.waitTimeoutMs: must be below redis\.commandTimeoutMs/],
   ];
   for (const [env, why] of invalid) {
     it(`stops on ${Object.entries(env)[0].join('=')} naming the setting`, () => {
