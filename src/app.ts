@@ -57,7 +57,16 @@ export function createApp(s: Services): express.Express {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'success', data: { alive: true } });
   });
+  // While draining for shutdown: not ready, and no connection is kept alive for another request.
+  app.use((_req, res, next) => {
+    if (s.draining) res.setHeader('connection', 'close');
+    next();
+  });
   app.get('/readyz', async (_req, res) => {
+    if (s.draining) {
+      res.status(503).json({ status: 'fail', data: { message: 'Shutting down', ready: false, store: s.store.kind } });
+      return;
+    }
     try {
       await s.store.ping();
       res.json({ status: 'success', data: { ready: true, store: s.store.kind } });

@@ -44,18 +44,23 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => {
-      logger.warn('shutdown grace period over; closing remaining connections');
-      server.closeAllConnections();
-    }, config.server.shutdownGraceMs);
-    force.unref();
-    server.close(async () => {
-      await services.close();
-      logger.info('stopped');
-      process.exit(0);
-    });
-    server.closeIdleConnections();
+    // Drain first: readiness fails and every answer closes its connection, so no client is left
+    // holding an idle keep-alive socket when listening stops; in-flight requests then finish.
+    services.draining = true;
+    logger.info({ signal, delayMs: config.server.shutdownDelayMs }, 'shutting down');
+    setTimeout(() => {
+      const force = setTimeout(() => {
+        logger.warn('shutdown grace period over; closing remaining connections');
+        server.closeAllConnections();
+      }, config.server.shutdownGraceMs);
+      force.unref();
+      server.close(async () => {
+        await services.close();
+        logger.info('stopped');
+        process.exit(0);
+      });
+      server.closeIdleConnections();
+    }, config.server.shutdownDelayMs);
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -37,6 +37,8 @@ export interface Services {
   usage: UsageService;
   /** Reads MediaMTX's byte counters when analytics.mediamtx.apiUrl is set. */
   poller?: MediamtxPoller;
+  /** Set on SIGTERM: readiness fails and responses close their connections. */
+  draining: boolean;
   close(): Promise<void>;
 }
 
@@ -140,6 +142,7 @@ export async function createServices(
     dispatcher,
     usage,
     poller,
+    draining: false,
     close: async () => {
       clearInterval(reload);
       await poller?.stop();

@@ -32,6 +32,7 @@ export const configSchema = z.strictObject({
     host: z.string().min(1),
     bodyLimitBytes: z.number().int().min(1024).max(16 * 1024 * 1024),
     trustProxy: z.boolean(),
+    shutdownDelayMs: z.number().int().min(0).max(600000),
     shutdownGraceMs: z.number().int().min(0),
   }),
   dataDir: z.string().min(1),
