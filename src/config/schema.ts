@@ -45,7 +45,7 @@ export const configSchema = z.strictObject({
     sqliteSynchronous: z.enum(['FULL', 'NORMAL']),
   }),
   redis: z.strictObject({
-    url: z.string().refine((s) => s === '' || /^rediss?:\/\//.test(s), 'expected redis:// or rediss:// URL'),
+    url: z.string().refine((s) => s === '' || /^(rediss?|redis-sentinel):\/\//.test(s), 'expected a redis://, rediss:// or redis-sentinel:// URL'),
     clusterNodes: z.array(hostPort),
     sentinels: z.array(hostPort),
     sentinelName: z.string(),

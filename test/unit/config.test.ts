@@ -56,7 +56,7 @@ describe('configuration', () => {
     [{ PORT: '70000' }, /server\.port: Too big/],
     [{ STREAMGATE_ENFORCEMENT_ONSTOREERROR: 'maybe' }, /enforcement\.onStoreError: Invalid option/],
     [{ STREAMGATE_HOOKS_TRUSTEDPROXIES: 'not-an-ip' }, /hooks\.trustedProxies\.0: expected an IP address or CIDR block/],
-    [{ REDIS_URL: 'http://x' }, /redis\.url: expected redis:\/\/ or rediss:\/\/ URL/],
+    [{ REDIS_URL: 'http://x' }, /redis\.url: expected a redis:\/\/, rediss:\/\/ or redis-sentinel:\/\/ URL/],
     [{ STREAMGATE_REDIS_SENTINELS: 'a:1' }, /redis\.sentinelName: required when redis\.sentinels is set/],
     [{ STREAMGATE_NO_SUCH_THING: '1' }, /STREAMGATE_NO_SUCH_THING: no such setting/],
     [{ STREAMGATE_REDIS_WAITREPLICAS: '1', STREAMGATE_REDIS_WAITTIMEOUTMS: '5000' }, /redis\.waitTimeoutMs: must be below redis\.commandTimeoutMs/],
@@ -66,6 +66,20 @@ describe('configuration', () => {
       assert.throws(() => loadConfig({ env }), (e: unknown) => e instanceof ConfigError && why.test((e as Error).message));
     });
   }
+
+  it('parses redis-sentinel:// URLs', async () => {
+    const { parseSentinelUrl } = await import('../../src/store/redis/connect.js');
+    assert.deepEqual(parseSentinelUrl('redis-sentinel://:p%40ss@10.0.0.1:26379,10.0.0.2:26380/mymaster/2'), {
+      sentinels: [
+        { host: '10.0.0.1', port: 26379 },
+        { host: '10.0.0.2', port: 26380 },
+      ],
+      name: 'mymaster',
+      password: 'p@ss',
+      db: 2,
+    });
+    assert.throws(() => parseSentinelUrl('redis-sentinel://host'), /mastername/);
+  });
 
   it('names an unknown key of a config file', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'sg-cfg-'));

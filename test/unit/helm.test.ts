@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import YAML from 'yaml';
-import Ajv from 'ajv';
+import { Ajv } from 'ajv';
 import { ROOT } from '../helpers/process.js';
 import { DEFAULT_CONFIG_FILE, merge, validateConfig } from '../../src/config/load.js';
 

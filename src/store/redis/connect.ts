@@ -10,6 +10,21 @@ const hostPort = (s: string) => {
   return { host: s.slice(0, i), port: Number(s.slice(i + 1)) };
 };
 
+/**
+ * redis-sentinel://[:password@]host:port,host:port/mastername[/db] → Sentinel settings, so one URL
+ * can select Sentinel as REDIS_URL does for standalone.
+ */
+export function parseSentinelUrl(url: string): { sentinels: Array<{ host: string; port: number }>; name: string; password?: string; db?: number } {
+  const m = /^redis-sentinel:\/\/(?:(?:[^:@/]*):([^@/]*)@)?([^/]+)\/([^/]+)(?:\/(\d+))?\/?$/.exec(url);
+  if (!m) throw new Error('redis-sentinel URL must be redis-sentinel://[:password@]host:port,host:port/mastername[/db]');
+  return {
+    sentinels: m[2].split(',').map(hostPort),
+    name: decodeURIComponent(m[3]),
+    password: m[1] ? decodeURIComponent(m[1]) : undefined,
+    db: m[4] !== undefined ? Number(m[4]) : undefined,
+  };
+}
+
 export function createRedisClient(cfg: Config['redis']): RedisClient {
   const common: RedisOptions = {
     keyPrefix: cfg.keyPrefix,
@@ -36,6 +51,10 @@ export function createRedisClient(cfg: Config['redis']): RedisClient {
       password: cfg.password || undefined,
       sentinelPassword: cfg.password || undefined,
     });
+  }
+  if (cfg.url.startsWith('redis-sentinel://')) {
+    const sen = parseSentinelUrl(cfg.url);
+    return new Redis({ ...common, sentinels: sen.sentinels, name: sen.name, password: sen.password, sentinelPassword: sen.password, db: sen.db });
   }
   return new Redis(cfg.url, common);
 }
