@@ -163,6 +163,11 @@ export class SqliteStore implements Store {
     this.now = opts.now ?? Date.now;
   }
 
+  /** Runs `fn` in one transaction (bulk loads: benchmarks, imports). The store's own writes nest. */
+  batch<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
   async ping(): Promise<void> {
     this.db.prepare('SELECT 1').get();
   }

@@ -1,0 +1,346 @@
+// npm run bench: Streamgate's decision endpoints against the floors of its platform, measured in
+// one run on one machine. Each server is its own process pinned to the same core; autocannon
+// drives them from this process, pinned to the other core. Results: a table and bench/results/*.json.
+//   BENCH_DURATION (s, default 5)  BENCH_CONNECTIONS (default 32)  BENCH_SIZES (default 1000,100000,1000000)
+//   BENCH_SKIP_SCALE=1 (only the endpoint comparison)
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { Pool } from 'undici';
+import { Redis } from 'ioredis';
+import { startRedis, freePort, type TestRedis } from '../test/helpers/redis.js';
+import { seedRedis, seedSqlite } from './seed.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DURATION = Number(process.env.BENCH_DURATION ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const SIZES = (process.env.BENCH_SIZES ?? '1000,100000,1000000').split(',').map(Number).filter((n) => n > 0);
+const SERVER_CPU = '1';
+const taskset = (args: string[]) => (spawnSync('taskset', ['--version']).error ? args : ['taskset', '-c', SERVER_CPU, ...args]);
+
+interface Target {
+  name: string;
+  base: string;
+  proc: ChildProcess;
+}
+
+async function startProcess(name: string, args: string[], env: Record<string, string>): Promise<Target> {
+  const port = await freePort();
+  const [cmd, ...rest] = taskset(args.map((a) => a.replace('$PORT', String(port))));
+  const proc = spawn(cmd, rest, { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  // Ready when /healthz answers (the floors answer every path): independent of log levels.
+  const deadline = Date.now() + 30000;
+  let exited = false;
+  proc.once('exit', () => (exited = true));
+  for (;;) {
+    if (exited) throw new Error(`${name} exited before it was ready`);
+    if (Date.now() > deadline) throw new Error(`${name} did not start`);
+    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  createInterface({ input: proc.stdout! }).on('line', () => {}); // drain
+  return { name, base: `http://127.0.0.1:${port}`, proc };
+}
+
+interface Case {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  expect: number;
+}
+
+interface Result {
+  target: string;
+  case: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  unexpected: number;
+}
+
+async function load(t: Target, c: Case, opts: { duration?: number } = {}): Promise<Result> {
+  // JIT warm-up, not measured
+  await autocannon({ url: t.base + c.path, method: c.method, headers: c.headers, body: c.body, connections: CONNECTIONS, duration: 1 });
+  const r = await autocannon({
+    url: t.base + c.path,
+    method: c.method,
+    headers: c.headers,
+    body: c.body,
+    connections: CONNECTIONS,
+    duration: opts.duration ?? DURATION,
+    expectBody: undefined,
+  });
+  const statusOk = c.expect === 200 ? r['2xx'] : c.expect >= 400 && c.expect < 500 ? r['4xx'] : 0;
+  return {
+    target: t.name,
+    case: c.name,
+    rps: Math.round(r.requests.average),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.timeouts,
+    unexpected: r.requests.total > 0 ? r.requests.total - statusOk - r.errors : 0,
+  };
+}
+
+async function api(base: string, secret: string, method: string, p: string, body?: unknown) {
+  const r = await fetch(base + p, { method, headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+  return (await r.json()) as { data: Record<string, unknown> & { id: number; token: string } };
+}
+
+/**
+ * Latency at a fixed request rate, spread evenly in time (autocannon's rate limits fire in bursts,
+ * which measures its own queueing): one request every 1/rate s, each timed on its own.
+ */
+async function paced(t: Target, c: Case, rate: number, seconds: number): Promise<Result> {
+  const pool = new Pool(t.base, { connections: CONNECTIONS, pipelining: 1 });
+  const latencies: number[] = [];
+  let errors = 0;
+  let unexpected = 0;
+  const total = Math.floor(rate * seconds);
+  const start = performance.now();
+  const inflight: Array<Promise<void>> = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const t0 = performance.now();
+    inflight.push(
+      pool
+        .request({ path: c.path, method: c.method, headers: c.headers, body: c.body })
+        .then(async (res) => {
+          await res.body.dump();
+          latencies.push(performance.now() - t0);
+          if (res.statusCode !== c.expect) unexpected++;
+        })
+        .catch(() => {
+          errors++;
+        }),
+    );
+  }
+  await Promise.all(inflight);
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  const q = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] * 100) / 100;
+  return { target: t.name, case: c.name, rps: Math.round(latencies.length / seconds), p50: q(0.5), p99: q(0.99), errors, unexpected };
+}
+
+/** The request shapes, with the tokens of the Streamgate under test. */
+async function cases(sg: Target, secret: string): Promise<Case[] & { subscribeTokenId?: number }> {
+  const sub = (await api(sg.base, secret, 'POST', '/api/subscribe_token', { label: 'bench', streams: [{ streamName: 'cam1' }], tracking: { trackingId: 'bench' } })).data;
+  const bind = (await api(sg.base, secret, 'POST', '/api/subscribe_token', { label: 'bind', streams: [{ streamName: 'cam1' }], bindIpsOnUsage: 1 })).data;
+  const json = { 'content-type': 'application/json' };
+  const authorize = (token: string, streamName = 'cam1') => JSON.stringify({ action: 'subscribe', token, streamName, clientIp: '203.0.113.7', protocol: 'hls' });
+  await fetch(`${sg.base}/hooks/authorize`, { method: 'POST', headers: json, body: authorize(bind.token) }); // binds 203.0.113.7
+  const list: Case[] & { subscribeTokenId?: number } = [
+    { name: 'authorize (JSON)', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(sub.token), expect: 200 },
+    { name: 'nginx-rtmp (form)', method: 'POST', path: '/hooks/nginx-rtmp', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `app=live&flashver=FMLE%2F3.0&swfurl=&tcurl=rtmp%3A%2F%2Fh%2Flive&pageurl=&addr=203.0.113.7&call=play&name=cam1&start=0&duration=0&reset=0&token=${sub.token}`, expect: 200 },
+    { name: 'mediamtx auth', method: 'POST', path: '/hooks/mediamtx/auth', headers: json, body: JSON.stringify({ ip: '203.0.113.7', user: '', password: '', token: sub.token, action: 'read', path: 'cam1', protocol: 'hls', id: null, query: '' }), expect: 200 },
+    { name: 'auth-request', method: 'GET', path: '/hooks/auth-request', headers: { 'x-original-uri': `/hls/cam1/index.m3u8?token=${sub.token}`, 'x-real-ip': '203.0.113.7' }, expect: 200 },
+    { name: 'director subscribe', method: 'POST', path: '/api/director/subscribe', headers: { ...json, authorization: `Bearer ${sub.token}` }, body: JSON.stringify({ streamName: 'cam1' }), expect: 200 },
+    { name: 'deny (stream)', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(sub.token, 'nope'), expect: 403 },
+    { name: 'bind, already bound', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(bind.token), expect: 200 },
+  ];
+  list.subscribeTokenId = sub.id;
+  return list;
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+async function streamgate(name: string, env: Record<string, string>): Promise<{ t: Target; secret: string; dir: string }> {
+  const dir = env.STREAMGATE_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'sg-bench-'));
+  const t = await startProcess(name, [process.execPath, 'dist/main.js'], { STREAMGATE_LOG_LEVEL: 'warn', ...env, STREAMGATE_DATA_DIR: dir });
+  const secret = readFileSync(path.join(dir, 'default-api-secret'), 'utf8').trim();
+  return { t, secret, dir };
+}
+
+async function main(): Promise<void> {
+  if (!process.env.BENCH_NO_BUILD) spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  const machine = { cpus: cpus().length, cpu: cpus()[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
+  console.log(`machine: ${JSON.stringify(machine)}; duration ${DURATION}s, ${CONNECTIONS} connections, servers pinned to CPU ${SERVER_CPU}`);
+  const redis: TestRedis = await startRedis();
+  const procs: ChildProcess[] = [];
+  const results: Result[] = [];
+  const out: Record<string, unknown> = { machine, duration: DURATION, connections: CONNECTIONS, at: new Date().toISOString() };
+  try {
+    const nodeFloor = await startProcess('node:http floor', [process.execPath, 'bench/servers/floor-node.mjs', '$PORT'], {});
+    const expressFloor = await startProcess('express floor', [process.execPath, 'bench/servers/floor-express.mjs', '$PORT'], {});
+    const sqlite = await streamgate('streamgate sqlite', {});
+    const onRedis = await streamgate('streamgate redis', { REDIS_URL: redis.url, STREAMGATE_REDIS_KEYPREFIX: 'bench:' });
+    procs.push(nodeFloor.proc, expressFloor.proc, sqlite.t.proc, onRedis.t.proc);
+
+    const sqliteCases = await cases(sqlite.t, sqlite.secret);
+    const redisCases = await cases(onRedis.t, onRedis.secret);
+    const half: Result[] = [];
+    for (let i = 0; i < sqliteCases.length; i++) {
+      const floorCase = { ...sqliteCases[i], expect: 200 };
+      const nf = await load(nodeFloor, floorCase);
+      const ef = await load(expressFloor, floorCase);
+      const s = await load(sqlite.t, sqliteCases[i]);
+      const r = await load(onRedis.t, redisCases[i]);
+      results.push(nf, ef, s, r);
+      // p99 at half of the measured maximum throughput
+      half.push(await paced(sqlite.t, sqliteCases[i], Math.max(1, Math.floor(s.rps / 2)), DURATION));
+      half.push(await paced(onRedis.t, redisCases[i], Math.max(1, Math.floor(r.rps / 2)), DURATION));
+    }
+    console.log('\n| case | target | req/s | p50 ms | p99 ms | vs express | vs node | p99 at half max | errors |');
+    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
+    const rows: unknown[] = [];
+    for (const c of sqliteCases) {
+      const of = (t: string) => results.find((x) => x.case === c.name && x.target === t)!;
+      const nf = of('node:http floor');
+      const ef = of('express floor');
+      for (const r of [nf, ef, of('streamgate sqlite'), of('streamgate redis')]) {
+        const h = half.find((x) => x.case === c.name && x.target === r.target);
+        const row = {
+          case: c.name,
+          target: r.target,
+          rps: r.rps,
+          p50: r.p50,
+          p99: r.p99,
+          vsExpress: r.rps / ef.rps,
+          vsNode: r.rps / nf.rps,
+          p99AtHalf: h?.p99,
+          errors: r.errors + r.unexpected,
+        };
+        rows.push(row);
+        console.log(
+          `| ${c.name} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${(row.vsExpress * 100).toFixed(0)}% | ${(row.vsNode * 100).toFixed(0)}% | ${h ? h.p99 : '–'} | ${row.errors} |`,
+        );
+      }
+    }
+    out.endpoints = rows;
+    out.rss = { sqliteMb: rssMb(sqlite.t.proc.pid!), redisMb: rssMb(onRedis.t.proc.pid!) };
+    for (const p of [nodeFloor.proc, expressFloor.proc, sqlite.t.proc, onRedis.t.proc]) p.kill('SIGTERM');
+
+    if (!process.env.BENCH_SKIP_SCALE) out.scale = await scaleRun(redis);
+  } finally {
+    for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
+    await redis.stop();
+  }
+  mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
+  const file = path.join(ROOT, `bench/results/${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, JSON.stringify(out, null, 2));
+  console.log(`\nwritten: ${path.relative(ROOT, file)}`);
+}
+
+interface Figure {
+  rps: number;
+  p99: number;
+}
+interface ScaleRow {
+  backend: 'sqlite' | 'redis';
+  tokens: number;
+  seedSeconds: number;
+  decision: Figure;
+  openStream: Figure;
+  create: Figure;
+  read: Figure;
+  listPage1: Figure;
+  listPage1000: Figure;
+  rssMb: number;
+  redisBytesPerToken?: number;
+}
+
+/** The decision and management figures at each size, on both stores, and memory per token. */
+async function scaleRun(redis: TestRedis): Promise<ScaleRow[]> {
+  const rows: ScaleRow[] = [];
+  for (const backend of ['sqlite', 'redis'] as const) {
+    for (const n of SIZES) {
+      const dir = mkdtempSync(path.join(tmpdir(), 'sg-scale-'));
+      const prefix = `scale${n}:`;
+      const env: Record<string, string> = { STREAMGATE_DATA_DIR: dir, STREAMGATE_LOG_LEVEL: 'warn' };
+      let usedBefore = 0;
+      if (backend === 'redis') {
+        env.REDIS_URL = redis.url;
+        env.STREAMGATE_REDIS_KEYPREFIX = prefix;
+        usedBefore = await usedMemory(redis.url);
+      }
+      // Start once to create the account, seed behind its back, then start for real.
+      const first = await streamgate(`seed ${backend}`, env);
+      const accountId = await accountOf(first.t.base, first.secret);
+      first.t.proc.kill('SIGTERM');
+      await new Promise((r) => first.t.proc.once('exit', r));
+      const t0 = Date.now();
+      if (backend === 'sqlite') await seedSqlite(path.join(first.dir, 'streamgate.db'), accountId, n);
+      else await seedRedis(redis.url, prefix, accountId, n);
+      const seedS = (Date.now() - t0) / 1000;
+      const usedAfter = backend === 'redis' ? await usedMemory(redis.url) : 0;
+      const sg = await startProcess(`streamgate ${backend} ${n}`, [process.execPath, 'dist/main.js'], { ...env, STREAMGATE_DATA_DIR: first.dir });
+      const c = await cases(sg, first.secret);
+      const decision = await load(sg, c[0]);
+      const open = await load(sg, { name: 'open stream (secured index)', method: 'POST', path: '/hooks/authorize', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'subscribe', streamName: 'not-secured', accountId }), expect: 200 });
+      const auth = { authorization: `Bearer ${first.secret}`, 'content-type': 'application/json' };
+      const mgmt = async (name: string, method: 'GET' | 'POST', p: string, body?: string) => load(sg, { name, method, path: p, headers: auth, body, expect: 200 }, { duration: Math.max(2, Math.floor(DURATION / 2)) });
+      const read = await mgmt('read', 'GET', `/api/subscribe_token/${c.subscribeTokenId}`);
+      const page1 = await mgmt('list page 1', 'GET', '/api/subscribe_token/list?page=1&itemsOnPage=25');
+      const page1000 = await mgmt('list page 1000', 'GET', '/api/subscribe_token/list?page=1000&itemsOnPage=25');
+      const create = await load(sg, { name: 'create', method: 'POST', path: '/api/subscribe_token', headers: auth, body: JSON.stringify({ label: 'bench-create', streams: [{ streamName: 'cam1' }] }), expect: 201 }, { duration: 2 });
+      const row: ScaleRow = {
+        backend,
+        tokens: n,
+        seedSeconds: seedS,
+        decision: { rps: decision.rps, p99: decision.p99 },
+        openStream: { rps: open.rps, p99: open.p99 },
+        create: { rps: create.rps, p99: create.p99 },
+        read: { rps: read.rps, p99: read.p99 },
+        listPage1: { rps: page1.rps, p99: page1.p99 },
+        listPage1000: { rps: page1000.rps, p99: page1000.p99 },
+        rssMb: rssMb(sg.proc.pid!),
+        redisBytesPerToken: backend === 'redis' ? (usedAfter - usedBefore) / n : undefined,
+      };
+      rows.push(row);
+      console.log(`scale ${backend} ${n}: ${JSON.stringify(row)}`);
+      sg.proc.kill('SIGTERM');
+      await new Promise((r) => sg.proc.once('exit', r));
+      if (backend === 'redis') await flushPrefix(redis.url);
+    }
+  }
+  console.log('\n| store | tokens | decision req/s | p99 ms | open stream req/s | create | read | list p1 | list p1000 | RSS MB | Redis B/token |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of rows) {
+    console.log(`| ${r.backend} | ${r.tokens} | ${r.decision.rps} | ${r.decision.p99} | ${r.openStream.rps} | ${r.create.rps} | ${r.read.rps} | ${r.listPage1.rps} | ${r.listPage1000.rps} | ${r.rssMb.toFixed(0)} | ${r.redisBytesPerToken !== undefined ? r.redisBytesPerToken.toFixed(0) : '–'} |`);
+  }
+  for (const backend of ['sqlite', 'redis']) {
+    const small = rows.find((r) => r.backend === backend && r.tokens === SIZES[0]);
+    const big = rows.find((r) => r.backend === backend && r.tokens === SIZES[SIZES.length - 1]);
+    if (small && big) console.log(`${backend}: decision throughput at ${SIZES[SIZES.length - 1]} tokens = ${((big.decision.rps / small.decision.rps) * 100).toFixed(0)}% of ${SIZES[0]}; p99 ratio ${(big.decision.p99 / Math.max(small.decision.p99, 1)).toFixed(2)}`);
+  }
+  return rows;
+}
+
+/** The account of the first-start secret: what a decision on one of its tokens names. */
+async function accountOf(base: string, secret: string): Promise<string> {
+  const t = (await api(base, secret, 'POST', '/api/publish_token', { label: 'probe', streams: [{ streamName: 'x' }] })).data;
+  const d = await fetch(`${base}/hooks/authorize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'publish', token: t.token, streamName: 'x' }) });
+  return ((await d.json()) as { accountId: string }).accountId;
+}
+
+async function usedMemory(url: string): Promise<number> {
+  const c = new Redis(url);
+  const info = await c.info('memory');
+  c.disconnect();
+  return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
+}
+
+/** The bench's private Redis holds nothing else: start the next size from empty. */
+async function flushPrefix(url: string): Promise<void> {
+  const c = new Redis(url);
+  await c.flushall();
+  c.disconnect();
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
