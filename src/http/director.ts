@@ -10,6 +10,7 @@ import { bearer } from './middleware.js';
 import { clientAddress, requestOrigin, trustedCountry, type TrustedProxies } from './client.js';
 import { issuesToFieldErrors } from './validation.js';
 import type { DecisionResult } from '../enforce/enforcer.js';
+import { LRUCache } from 'lru-cache';
 
 export const directorPublishSchema = z.strictObject({
   streamName: text(1, MAX_NAME),
@@ -49,6 +50,11 @@ function deny(res: Response, d: DecisionResult): void {
 export function mountDirector(app: Express, s: Services, trusted: TrustedProxies): void {
   const cfg = s.config.director;
   const { accountInPath } = s.config.hooks;
+  // An ES256 signature per call dominated the director's cost: the same grant is answered with the
+  // same JWT while it has at least 3/4 of its lifetime left (revocation is checked on every call
+  // regardless; only the signature is reused).
+  const jwts = new LRUCache<string, { jwt: string; until: number }>({ max: 10000 });
+  const reuseMs = (cfg.jwtTtlSeconds * 1000) / 4;
 
   const handler = (action: Action) => async (req: Request, res: Response) => {
     const schema = action === 'publish' ? directorPublishSchema : directorSubscribeSchema;
@@ -83,18 +89,25 @@ export function mountDirector(app: Express, s: Services, trusted: TrustedProxies
     };
     if (d.trackingId !== undefined) streaming.trackingId = d.trackingId;
     if (action === 'publish') streaming.record = d.record ?? false;
-    const jwt = await s.keys.sign(
-      {
-        sub: `${accountId}/${d.streamName}`,
-        streaming,
-        // The MediaMTX path names the account when the hooks read it from paths, so one tenant's
-        // JWT never opens another tenant's stream of the same name.
-        mediamtx_permissions: [
-          { action: action === 'publish' ? 'publish' : 'read', path: `${cfg.mediamtxPathPrefix}${accountInPath ? `${accountId}/` : ''}${d.streamName}` },
-        ],
-      },
-      cfg.jwtTtlSeconds,
-    );
+    const grant = JSON.stringify([s.keys.kid, streaming]);
+    const now = Date.now();
+    const cached = jwts.get(grant);
+    let jwt = cached && cached.until > now ? cached.jwt : undefined;
+    if (!jwt) {
+      jwt = await s.keys.sign(
+        {
+          sub: `${accountId}/${d.streamName}`,
+          streaming,
+          // The MediaMTX path names the account when the hooks read it from paths, so one tenant's
+          // JWT never opens another tenant's stream of the same name.
+          mediamtx_permissions: [
+            { action: action === 'publish' ? 'publish' : 'read', path: `${cfg.mediamtxPathPrefix}${accountInPath ? `${accountId}/` : ''}${d.streamName}` },
+          ],
+        },
+        cfg.jwtTtlSeconds,
+      );
+      jwts.set(grant, { jwt, until: now + reuseMs });
+    }
     const urls = (action === 'publish' ? cfg.publishUrls : cfg.subscribeUrls).map((u) => fill(u, accountId, d.streamName));
     const data: Record<string, unknown> = { urls, jwt, iceServers: cfg.iceServers, streamAccountId: accountId };
     if (action === 'publish') data.subscribeRequiresAuth = d.subscribeRequiresAuth ?? false;
