@@ -20,6 +20,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SIZES = (process.env.BENCH_SIZES ?? '1000,100000,1000000').split(',').map(Number).filter((n) => n > 0);
 const SERVER_CPU = '1';
+const LOAD_CPU = '0';
 const taskset = (args: string[]) => (spawnSync('taskset', ['--version']).error ? args : ['taskset', '-c', SERVER_CPU, ...args]);
 
 interface Target {
@@ -165,10 +166,15 @@ async function streamgate(name: string, env: Record<string, string>): Promise<{ 
 }
 
 async function main(): Promise<void> {
+  // The load generator (this process) and Redis stay off the servers' core.
+  const pin = (pid: number) => spawnSync('taskset', ['-cp', LOAD_CPU, String(pid)], { stdio: 'ignore' });
+  pin(process.pid);
   if (!process.env.BENCH_NO_BUILD) spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const machine = { cpus: cpus().length, cpu: cpus()[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
-  console.log(`machine: ${JSON.stringify(machine)}; duration ${DURATION}s, ${CONNECTIONS} connections, servers pinned to CPU ${SERVER_CPU}`);
+  console.log(`machine: ${JSON.stringify(machine)}; duration ${DURATION}s, ${CONNECTIONS} connections, servers pinned to CPU ${SERVER_CPU}, load and Redis to CPU ${LOAD_CPU}`);
   const redis: TestRedis = await startRedis();
+  const redisPid = Number(spawnSync('redis-cli', ['-p', String(redis.port), 'info', 'server'], { encoding: 'utf8' }).stdout.match(/process_id:(\d+)/)?.[1]);
+  if (redisPid) pin(redisPid);
   const procs: ChildProcess[] = [];
   const results: Result[] = [];
   const out: Record<string, unknown> = { machine, duration: DURATION, connections: CONNECTIONS, at: new Date().toISOString() };

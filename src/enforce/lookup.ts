@@ -23,7 +23,8 @@ interface AccountEntry {
   ver: number;
   exists: boolean;
   secureViewer: boolean;
-  securing: Array<(name: string) => boolean>;
+  /** Any of the securing tokens' streams matches the name: one Set lookup and one RE2 test. */
+  securing: (name: string) => boolean;
 }
 
 export interface LookupOptions {
@@ -158,7 +159,9 @@ export class TokenLookup {
         ver,
         exists: account !== null,
         secureViewer: account?.secureViewer ?? false,
-        securing: securing.map((t) => compileStreams(t.streams)),
+        // All securing tokens' streams as one matcher: a token-less decision costs the same with
+        // 5 or 5,000 securing tokens (the benchmark showed one matcher per token scaling linearly).
+        securing: compileStreams(securing.flatMap((t) => t.streams)),
       };
       this.accounts.set(accountId, e);
     }
@@ -184,5 +187,5 @@ export class TokenLookup {
 
 /** An unknown account has no open streams: fail closed. */
 function securedBy(e: AccountEntry, streamName: string): boolean {
-  return !e.exists || e.secureViewer || e.securing.some((m) => m(streamName));
+  return !e.exists || e.secureViewer || e.securing(streamName);
 }

@@ -42,10 +42,17 @@ export function originAllowed(origin: string | undefined, rules: string[]): bool
   return origin !== undefined && rules.some((r) => originMatches(r, origin));
 }
 
+/**
+ * One matcher for a list of stream rules: exact names in a Set, every pattern in one RE2
+ * alternation (each pattern was validated alone, so none can break out of its group).
+ */
 export function compileStreams(streams: TokenRecord['streams']): (name: string) => boolean {
   const exact = new Set(streams.filter((s) => !s.isRegex).map((s) => s.streamName));
-  const patterns: RE2[] = streams.filter((s) => s.isRegex).map((s) => compileStreamPattern(s.streamName));
-  return (name) => exact.has(name) || patterns.some((p) => p.test(name));
+  const patterns = [...new Set(streams.filter((s) => s.isRegex).map((s) => s.streamName))];
+  let combined: RE2 | null = null;
+  if (patterns.length === 1) combined = compileStreamPattern(patterns[0]);
+  else if (patterns.length > 1) combined = new RE2(`^(?:${patterns.map((p) => `(?:${p})`).join('|')})$`, 'u');
+  return (name) => exact.has(name) || (combined !== null && combined.test(name));
 }
 
 export function compileRules(t: Pick<TokenRecord, 'streams' | 'allowedIpAddresses' | 'allowedOrigins'>): CompiledRules {

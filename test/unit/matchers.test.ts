@@ -94,3 +94,26 @@ describe('countries', () => {
     assert.match(countryProblem('XX') ?? '', /not an ISO 3166-1 alpha-2 country code/);
   });
 });
+
+describe('stream rule lists compiled as one matcher', () => {
+  it('keeps each pattern a full match inside the combined alternation, and exact names exact', async () => {
+    const { compileStreams } = await import('../../src/policy/rules.js');
+    const m = compileStreams([
+      { streamName: 'cam.*', isRegex: true },
+      { streamName: 'x[0-9]+', isRegex: true },
+      { streamName: '(?i)live', isRegex: true },
+      { streamName: 'stage.1', isRegex: false },
+    ]);
+    const cases: Array<[string, boolean]> = [
+      ['cam1', true],
+      ['x12', true],
+      ['x12y', false],
+      ['xcam', false],
+      ['LIVE', true],
+      ['CAM1', false],
+      ['stage.1', true],
+      ['stageX1', false],
+    ];
+    for (const [name, expected] of cases) assert.equal(m(name), expected, name);
+  });
+});
