@@ -17,7 +17,6 @@ import { mountMediamtx } from './http/hooks/mediamtx.js';
 import { mountSrs } from './http/hooks/srs.js';
 import { mountOme } from './http/hooks/ome.js';
 import { mountEvents } from './http/hooks/events.js';
-import { hookBody } from './http/hooks/common.js';
 import { requireHookSecret } from './http/hooks/hook-secret.js';
 import { TrustedProxies } from './http/client.js';
 import {
@@ -88,8 +87,7 @@ export function createApp(s: Services): express.Express {
   mountDirector(app, s, trusted);
   // Each hook parses its caller's own encoding (JSON, form, raw for signed or binary bodies).
   app.use('/hooks', requireHookSecret(s.config.hooks.secret));
-  app.post('/hooks/authorize', ...hookBody('json', limit));
-  mountAuthorize(app, s.enforcer);
+  mountAuthorize(app, s.enforcer, limit);
   mountAuthRequest(app, s, trusted);
   mountNginxRtmp(app, s);
   mountMediamtx(app, s);

@@ -129,8 +129,8 @@ export class Enforcer {
       const r = await this.resolve(req, fresh);
       let secured = false;
       if (r.cred.type === 'none' && req.action === 'subscribe') {
-        const account = this.accountOf(req);
-        secured = account === undefined ? true : await this.lookup.secured(account, req.streamName);
+        // decide() already resolved the account of a token-less request (named or default)
+        secured = req.accountId === undefined ? true : await this.lookup.secured(req.accountId, req.streamName);
       }
       const ev = evaluate(req, r.cred, this.context(req, secured));
       if (!r.verified && (!ev.decision.allowed || !ev.bind)) {
@@ -201,8 +201,8 @@ export class Enforcer {
         cred = { type: 'token', token: t };
       }
     }
-    const account = this.accountOf(req);
-    const secured = cred.type === 'none' && req.action === 'subscribe' ? account === undefined || this.lookup.securedCached(account, req.streamName) : false;
+    const secured =
+      cred.type === 'none' && req.action === 'subscribe' ? req.accountId === undefined || this.lookup.securedCached(req.accountId, req.streamName) : false;
     const ev = evaluate(req, cred, this.context(req, secured));
     if (!ev.bind) return ev;
     if (this.knownBound.get(ev.bind.token.id)?.has(ev.bind.address)) {

@@ -46,18 +46,28 @@ export function requestLog(logger: Logger, metrics: Metrics): RequestHandler {
 const hasBody = (req: Request): boolean =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
-/** JSON bodies only: anything else with a body is 415; over the limit 413; malformed 400. */
-export function jsonBody(limitBytes: number): RequestHandler[] {
-  return [
+const JSON_TYPES = ['application/json', 'application/*+json'];
+const FORM_TYPES = ['application/x-www-form-urlencoded'];
+
+/**
+ * The one body gate of every endpoint: a body in another encoding than the endpoint speaks is 415,
+ * over the limit 413, malformed 400. Management and most hooks speak JSON; nginx-rtmp forms.
+ */
+export function bodyParsers(kind: 'json' | 'form' | 'json-or-form', limitBytes: number): RequestHandler[] {
+  const types = kind === 'json' ? JSON_TYPES : kind === 'form' ? FORM_TYPES : [...JSON_TYPES, ...FORM_TYPES];
+  const parsers: RequestHandler[] = [
     (req, _res, next) => {
-      if (hasBody(req) && !req.is(['application/json', 'application/*+json'])) {
-        return next(new ApiError(415, 'Unsupported Media Type'));
-      }
+      if (hasBody(req) && !req.is(types)) return next(new ApiError(415, 'Unsupported Media Type'));
       next();
     },
-    express.json({ limit: limitBytes, strict: true, type: ['application/json', 'application/*+json'] }),
   ];
+  if (kind !== 'form') parsers.push(express.json({ limit: limitBytes, strict: true, type: JSON_TYPES }));
+  if (kind !== 'json') parsers.push(express.urlencoded({ limit: limitBytes, extended: false, parameterLimit: 200, type: FORM_TYPES }));
+  return parsers;
 }
+
+/** JSON bodies only (management API, director). */
+export const jsonBody = (limitBytes: number): RequestHandler[] => bodyParsers('json', limitBytes);
 
 export function bearer(req: Request): string | undefined {
   const h = req.get('authorization');

@@ -37,7 +37,7 @@ export async function hookFixture(overrides: Record<string, unknown> = {}): Prom
     t,
     acct,
     events,
-    api: async (m, p, b) => api(m, p, b),
+    api: (m, p, b) => api(m, p, b).then((r) => r),
     async token(kind, body = {}) {
       const r = await api('post', `/api/${kind}_token`, { label: 'x', streams: [{ streamName: 'cam1' }], ...body });
       if (r.status !== 201) throw new Error(JSON.stringify(r.body));

@@ -8,6 +8,7 @@ import { MAX_NAME } from '../../domain/matchers.js';
 import { normaliseIp, originHost } from '../../policy/rules.js';
 import type { AccessRequest } from '../../policy/types.js';
 import { issuesToFieldErrors } from '../validation.js';
+import { bodyParsers } from '../middleware.js';
 
 export const authorizeBodySchema = z.strictObject({
   action: z.enum(['publish', 'subscribe']),
@@ -26,8 +27,8 @@ export function badHookRequest(res: Response, errors: Record<string, string[]>):
   res.status(400).json({ allowed: false, reason: 'bad_request', message: 'Validation errors', errors });
 }
 
-export function mountAuthorize(app: Express, enforcer: Enforcer): void {
-  app.post('/hooks/authorize', async (req: Request, res: Response) => {
+export function mountAuthorize(app: Express, enforcer: Enforcer, bodyLimitBytes: number): void {
+  app.post('/hooks/authorize', ...bodyParsers('json', bodyLimitBytes), async (req: Request, res: Response) => {
     const parsed = authorizeBodySchema.safeParse(req.body ?? {});
     if (!parsed.success) return badHookRequest(res, issuesToFieldErrors(parsed.error.issues, 'body'));
     const b = parsed.data;

@@ -1,8 +1,5 @@
 // What the caller adapters share: turning a media-server path into a stream identity, finding a
 // token in a query string, and reporting lifecycle signals after an admission. No policy here.
-import type { Request, RequestHandler } from 'express';
-import express from 'express';
-import { ApiError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import type { AccessRequest } from '../../policy/types.js';
 import type { DecisionResult } from '../../enforce/enforcer.js';
@@ -59,16 +56,13 @@ export function reportStart(s: Services, caller: string, access: AccessRequest, 
   });
 }
 
-/** Body parsers per hook: each caller speaks one encoding; anything else is 415. */
-export function hookBody(kind: 'json' | 'form' | 'json-or-form', limit: number): RequestHandler[] {
-  const types = kind === 'json' ? ['application/json', 'application/*+json'] : kind === 'form' ? ['application/x-www-form-urlencoded'] : ['application/json', 'application/*+json', 'application/x-www-form-urlencoded'];
-  return [
-    (req: Request, _res, next) => {
-      const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-      if (hasBody && !req.is(types)) return next(new ApiError(415, 'Unsupported Media Type'));
-      next();
-    },
-    express.json({ limit, type: ['application/json', 'application/*+json'] }),
-    express.urlencoded({ limit, extended: false, parameterLimit: 200 }),
-  ];
+/** Byte totals a caller repeats on a done/close call, counted for its session off the decision path. */
+export function reportBytes(s: Services, caller: string, sessionId: string | undefined, bytesOut?: string, bytesIn?: string): void {
+  const count = (v?: string) => {
+    const n = Number(v ?? 0);
+    return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
+  };
+  const out = count(bytesOut);
+  const inb = count(bytesIn);
+  if (sessionId && (out > 0 || inb > 0)) s.lifecycle.signal({ kind: 'usage', caller, sessionId, bytesOut: out, bytesIn: inb });
 }

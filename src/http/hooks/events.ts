@@ -4,8 +4,8 @@ import express, { type Express, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { text } from '../text.js';
 import type { Services } from '../../services.js';
+import { bodyParsers } from '../middleware.js';
 import { MAX_NAME } from '../../domain/matchers.js';
-import { hookBody } from './common.js';
 import { badHookRequest } from './authorize.js';
 import { issuesToFieldErrors } from '../validation.js';
 
@@ -40,7 +40,7 @@ function splitStreamId(streamId: string): { accountId: string; streamName: strin
 }
 
 export function mountEvents(app: Express, s: Services): void {
-  app.post('/hooks/events', ...hookBody('json', s.config.server.bodyLimitBytes), (req: Request, res: Response) => {
+  app.post('/hooks/events', ...bodyParsers('json', s.config.server.bodyLimitBytes), (req: Request, res: Response) => {
     const parsed = eventBodySchema.safeParse(req.body ?? {});
     if (!parsed.success) return badHookRequest(res, issuesToFieldErrors(parsed.error.issues, 'body'));
     const b = parsed.data;

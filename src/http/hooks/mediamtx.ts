@@ -4,10 +4,11 @@
 import type { Express, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Services } from '../../services.js';
+import { bodyParsers } from '../middleware.js';
 import type { AccessRequest, Action } from '../../policy/types.js';
 import { normaliseIp } from '../../policy/rules.js';
 import { TrustedProxies } from '../client.js';
-import { field, hookBody, reportStart, streamIdentity, tokenFromQuery } from './common.js';
+import { field, reportStart, streamIdentity, tokenFromQuery } from './common.js';
 import { badHookRequest } from './authorize.js';
 import { tokenHash } from '../../domain/tokens.js';
 import { issuesToFieldErrors } from '../validation.js';
@@ -51,7 +52,7 @@ export function mountMediamtx(app: Express, s: Services): void {
   const { accountInPath } = s.config.hooks;
   const limit = s.config.server.bodyLimitBytes;
 
-  app.post('/hooks/mediamtx/auth', ...hookBody('json', limit), async (req: Request, res: Response) => {
+  app.post('/hooks/mediamtx/auth', ...bodyParsers('json', limit), async (req: Request, res: Response) => {
     const parsed = mediamtxAuthSchema.safeParse(req.body ?? {});
     if (!parsed.success) return badHookRequest(res, issuesToFieldErrors(parsed.error.issues, 'body'));
     const b = parsed.data;
@@ -87,7 +88,7 @@ export function mountMediamtx(app: Express, s: Services): void {
     res.status(status).json({ allowed: false, reason: d.reason, message: d.message });
   });
 
-  app.post('/hooks/mediamtx/event', ...hookBody('json-or-form', limit), (req: Request, res: Response) => {
+  app.post('/hooks/mediamtx/event', ...bodyParsers('json-or-form', limit), (req: Request, res: Response) => {
     const b = { ...(req.query as Record<string, unknown>), ...((req.body ?? {}) as Record<string, unknown>) };
     const name = (field(b, 'event') ?? '').replace(/^runOn/i, '').toLowerCase();
     const ev = EVENTS[name];

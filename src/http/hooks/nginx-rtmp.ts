@@ -3,10 +3,11 @@
 // nginx drop it. The module's own fields come first; the client's query args follow, raw.
 import type { Express, Request, Response } from 'express';
 import type { Services } from '../../services.js';
+import { bodyParsers } from '../middleware.js';
 import type { AccessRequest, Action } from '../../policy/types.js';
 import { normaliseIp } from '../../policy/rules.js';
 import { peerAddress } from '../client.js';
-import { field, hookBody, reportStart, streamIdentity, tokenFromQuery } from './common.js';
+import { field, reportBytes, reportStart, streamIdentity, tokenFromQuery } from './common.js';
 import { MAX_NAME } from '../../domain/matchers.js';
 
 const CALLER = 'nginx-rtmp';
@@ -61,11 +62,7 @@ export function mountNginxRtmp(app: Express, s: Services): void {
       case 'play_done':
       case 'done': {
         // arut's module sends no byte counts; forks and wrappers that add bytes_out/bytes_in are counted.
-        const out = Number(field(body, 'bytes_out') ?? 0);
-        const inb = Number(field(body, 'bytes_in') ?? 0);
-        if (sessionId && ((Number.isFinite(out) && out > 0) || (Number.isFinite(inb) && inb > 0))) {
-          s.lifecycle.signal({ kind: 'usage', caller: CALLER, sessionId, bytesOut: Number.isFinite(out) ? out : 0, bytesIn: Number.isFinite(inb) ? inb : 0 });
-        }
+        reportBytes(s, CALLER, sessionId, field(body, 'bytes_out'), field(body, 'bytes_in'));
         s.lifecycle.signal({
           kind: 'session_ended',
           caller: CALLER,
@@ -85,6 +82,6 @@ export function mountNginxRtmp(app: Express, s: Services): void {
     }
   };
 
-  app.post('/hooks/nginx-rtmp', ...hookBody('form', s.config.server.bodyLimitBytes), handler);
+  app.post('/hooks/nginx-rtmp', ...bodyParsers('form', s.config.server.bodyLimitBytes), handler);
   app.get('/hooks/nginx-rtmp', handler);
 }

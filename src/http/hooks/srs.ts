@@ -2,15 +2,16 @@
 // exactly 0 or has an integer code 0, so allow is 200 {"code":0}; deny is 403 {"code":403,...}.
 import type { Express, Request, Response } from 'express';
 import type { Services } from '../../services.js';
+import { bodyParsers } from '../middleware.js';
 import type { AccessRequest } from '../../policy/types.js';
 import { normaliseIp, originHost } from '../../policy/rules.js';
-import { field, hookBody, reportStart, streamIdentity, tokenFromQuery } from './common.js';
+import { field, reportBytes, reportStart, streamIdentity, tokenFromQuery } from './common.js';
 
 const CALLER = 'srs';
 
 export function mountSrs(app: Express, s: Services): void {
   const { accountInPath } = s.config.hooks;
-  app.post('/hooks/srs', ...hookBody('json', s.config.server.bodyLimitBytes), async (req: Request, res: Response) => {
+  app.post('/hooks/srs', ...bodyParsers('json', s.config.server.bodyLimitBytes), async (req: Request, res: Response) => {
     const b = (req.body ?? {}) as Record<string, unknown>;
     const action = field(b, 'action');
     const stream = field(b, 'stream');
@@ -18,18 +19,15 @@ export function mountSrs(app: Express, s: Services): void {
     const ok = () => res.status(200).json({ code: 0 });
     const refuse = (status: number, message: string) => res.status(status).json({ code: status, message });
     if (!action) return refuse(400, 'action is required');
+    // SRS client ids are per server: qualify them by server_id.
+    const sessionId = clientId ? `${field(b, 'server_id') ?? ''}#${clientId}` : undefined;
     if (action === 'on_close') {
-      const out = Number(field(b, 'send_bytes') ?? 0);
-      const inb = Number(field(b, 'recv_bytes') ?? 0);
-      if (clientId && (out > 0 || inb > 0)) {
-        s.lifecycle.signal({ kind: 'usage', caller: CALLER, sessionId: `${field(b, 'server_id') ?? ''}#${clientId}`, bytesOut: Number.isFinite(out) ? out : 0, bytesIn: Number.isFinite(inb) ? inb : 0 });
-      }
+      reportBytes(s, CALLER, sessionId, field(b, 'send_bytes'), field(b, 'recv_bytes'));
       return ok();
     }
     if (action === 'on_connect' || action === 'on_hls' || action === 'on_forward') return ok();
     if (!stream || stream.length > 256) return refuse(action === 'on_publish' || action === 'on_play' ? 403 : 400, 'stream is required');
     const id = streamIdentity(stream, '', accountInPath);
-    const sessionId = clientId ? `${field(b, 'server_id') ?? ''}#${clientId}` : undefined;
     switch (action) {
       case 'on_publish':
       case 'on_play': {

@@ -3,9 +3,9 @@
 import type { Express, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Services } from '../../services.js';
+import { bodyParsers } from '../middleware.js';
 import { MAX_NAME } from '../../domain/matchers.js';
 import { text } from '../text.js';
-import { hookBody } from './common.js';
 import { badHookRequest } from './authorize.js';
 import { issuesToFieldErrors } from '../validation.js';
 import { ApiError } from '../../errors.js';
@@ -35,7 +35,7 @@ export const usageBodySchema = z
   });
 
 export function mountUsage(app: Express, s: Services): void {
-  app.post('/hooks/usage', ...hookBody('json', s.config.server.bodyLimitBytes), async (req: Request, res: Response) => {
+  app.post('/hooks/usage', ...bodyParsers('json', s.config.server.bodyLimitBytes), async (req: Request, res: Response) => {
     const parsed = usageBodySchema.safeParse(req.body ?? {});
     if (!parsed.success) return badHookRequest(res, issuesToFieldErrors(parsed.error.issues, 'body'));
     const b = parsed.data;
