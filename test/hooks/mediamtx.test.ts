@@ -99,7 +99,6 @@ describe('MediaMTX adapter', () => {
       .type('form')
       .send({ event: 'runOnReady', MTX_PATH: 'live/cam2', MTX_SOURCE_ID: 'src-9', MTX_QUERY: `token=${pub.token}` });
     assert.equal(r.status, 200);
-    await new Promise((res) => setTimeout(res, 50));
     await f.settle();
     assert.deepEqual((await f.api('get', `/api/publish_token/active?streamId=${f.acct.id}/cam2`)).body.data, { tokenIds: [pub.id] });
     const bad = await request(f.t.app).post('/hooks/mediamtx/event').send({ event: 'explode' });

@@ -88,7 +88,7 @@ export function mountMediamtx(app: Express, s: Services): void {
     res.status(status).json({ allowed: false, reason: d.reason, message: d.message });
   });
 
-  app.post('/hooks/mediamtx/event', ...bodyParsers('json-or-form', limit), (req: Request, res: Response) => {
+  app.post('/hooks/mediamtx/event', ...bodyParsers('json-or-form', limit), async (req: Request, res: Response) => {
     const b = { ...(req.query as Record<string, unknown>), ...((req.body ?? {}) as Record<string, unknown>) };
     const name = (field(b, 'event') ?? '').replace(/^runOn/i, '').toLowerCase();
     const ev = EVENTS[name];
@@ -107,7 +107,8 @@ export function mountMediamtx(app: Express, s: Services): void {
       case 'publish-start':
         // The admission (auth call with this id) already started the feed; without one, the
         // publisher's query names the token.
-        void startFromEvent(s, sourceId, id, tokenFromQuery(field(b, 'query') ?? field(b, 'MTX_QUERY')));
+        // awaited: the signal is queued before the answer (runOn* hooks are not on a decision path)
+        await startFromEvent(s, sourceId, id, tokenFromQuery(field(b, 'query') ?? field(b, 'MTX_QUERY')));
         break;
       case 'publish-end':
         void s.poller?.pollOnce(); // a last reading of the bytes before the session is forgotten
