@@ -12,17 +12,22 @@ export const keys = {
   account: (accountId: string) => `${tag(accountId)}:account`,
   /** Hint: secret hash → account id (verified against the account's secretHash on read). */
   secret: (secretHash: string) => `secret:${secretHash}`,
+  /** The token record: a string "<rev>:<compact JSON>" (see redis-store.ts encodeToken). */
   token: (accountId: string, id: number) => `${tag(accountId)}:t:${id}`,
   bound: (accountId: string, id: number) => `${tag(accountId)}:t:${id}:bound`,
   byName: (accountId: string, kind: TokenKind) => `${tag(accountId)}:tokens:${kind}:byName`,
   byAdded: (accountId: string, kind: TokenKind) => `${tag(accountId)}:tokens:${kind}:byAdded`,
-  /** Hint: token value hash → "<account>:<id>" (verified against the record's hash on read). */
-  tokenValue: (tokenHash: string) => `tv:${tokenHash}`,
+  /**
+   * Hint: token value hash → "<account>:<id>" (verified against the record on read). Kept in
+   * bucket hashes of ~15 entries at 1M tokens (the first 4 hex digits name the bucket): small
+   * hashes are stored as listpacks, about half the memory of one key per token.
+   */
+  tokenValue: (tokenHash: string): [key: string, field: string] => [`tv:${tokenHash.slice(0, 4)}`, tokenHash.slice(4)],
   live: (accountId: string) => `${tag(accountId)}:live`,
   version: (accountId: string) => `${tag(accountId)}:ver`,
   securing: (accountId: string) => `${tag(accountId)}:securing`,
-  /** Hint: token id → account id (verified against the record on read). */
-  tokenId: (id: number) => `tid:${id}`,
+  /** Hint: token id → account id (verified against the record on read), 100 ids per bucket hash. */
+  tokenId: (id: number): [key: string, field: string] => [`tid:${Math.floor(id / 100)}`, String(id % 100)],
   meta: (key: string) => `meta:${key}`,
   session: (caller: string, sessionId: string) => `sess:${caller}:${sessionId}`,
   webhookSeq: 'seq:webhook',

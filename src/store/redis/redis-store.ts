@@ -55,16 +55,61 @@ function loadScript(file: string): string {
   return readFileSync(fileURLToPath(new URL(`./lua/${file}`, import.meta.url)), 'utf8');
 }
 
-type TokenHash = { json?: string; rev?: string; kind?: string; hash?: string };
-
-function recordFrom(id: number, h: TokenHash): TokenRecord | null {
-  if (!h.json || !h.rev) return null;
-  return { ...(JSON.parse(h.json) as TokenRecord), id, rev: Number(h.rev) };
-}
-const jsonOf = (t: NewTokenRecord | TokenRecord): string => {
-  const { id: _id, rev: _rev, ...rest } = t as TokenRecord;
-  return JSON.stringify(rest);
+/**
+ * A token record is one string "<rev>:<json>" (issue 8: under 1 KiB per token). The JSON leaves out
+ * what the key already says (id, account) and every field at its default, which decodeToken puts
+ * back: a typical record shrinks from ~480 to ~260 bytes, and a string costs far less than a hash
+ * whose JSON field is too long to be kept as a listpack.
+ */
+const DEFAULTS: Record<TokenKind, Record<string, unknown>> = {
+  subscribe: { isActive: true, allowedOrigins: [], allowedIpAddresses: [], allowedCountries: [], deniedCountries: [] },
+  publish: {
+    isActive: true,
+    allowedOrigins: [],
+    allowedIpAddresses: [],
+    allowedCountries: [],
+    deniedCountries: [],
+    subscribeRequiresAuth: false,
+    record: false,
+    enableThumbnails: false,
+  },
 };
+
+const isDefault = (value: unknown, def: unknown): boolean =>
+  value === def || (Array.isArray(value) && Array.isArray(def) && value.length === 0 && def.length === 0);
+
+export function encodeToken(t: NewTokenRecord | TokenRecord): string {
+  const defaults = DEFAULTS[t.kind];
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(t)) {
+    if (k === 'id' || k === 'rev' || k === 'accountId' || v === undefined) continue;
+    if (k === 'updatedOn' && v === t.addedOn) continue;
+    if (k === 'streams') {
+      out.streams = (v as TokenRecord['streams']).map((s) => (s.isRegex ? { streamName: s.streamName, isRegex: true } : { streamName: s.streamName }));
+      continue;
+    }
+    if (k in defaults && isDefault(v, defaults[k])) continue;
+    out[k] = v;
+  }
+  return JSON.stringify(out);
+}
+
+export function decodeToken(accountId: string, id: number, raw: string | null | undefined): TokenRecord | null {
+  if (!raw) return null;
+  const colon = raw.indexOf(':');
+  const rev = Number(raw.slice(0, colon));
+  const j = JSON.parse(raw.slice(colon + 1)) as Record<string, unknown> & { kind: TokenKind; addedOn: string; streams: Array<{ streamName: string; isRegex?: boolean }> };
+  const defaults = DEFAULTS[j.kind];
+  const t: Record<string, unknown> = { kind: j.kind, accountId };
+  for (const [k, def] of Object.entries(defaults)) t[k] = Array.isArray(def) ? [] : def;
+  Object.assign(t, j);
+  t.accountId = accountId;
+  t.updatedOn = j.updatedOn ?? j.addedOn;
+  t.streams = j.streams.map((s) => ({ streamName: s.streamName, isRegex: s.isRegex === true }));
+  t.id = id;
+  t.rev = rev;
+  return t as unknown as TokenRecord;
+}
 
 function accountFrom(h: Record<string, string>): Account | null {
   if (!h.id) return null;
@@ -212,9 +257,8 @@ export class RedisStore implements Store {
 
   async createToken(t: NewTokenRecord): Promise<TokenRecord> {
     const id = await this.redis.incr(keys.tokenSeq);
-    const hash = tokenHash(t.token);
-    await this.redis.set(keys.tokenValue(hash), `${t.accountId}:${id}`);
-    await this.redis.set(keys.tokenId(id), t.accountId);
+    await this.redis.hset(...keys.tokenValue(tokenHash(t.token)), `${t.accountId}:${id}`);
+    await this.redis.hset(...keys.tokenId(id), t.accountId);
     const ok = await this.run(
       'tokenCreate',
       keys.token(t.accountId, id),
@@ -222,9 +266,7 @@ export class RedisStore implements Store {
       keys.byAdded(t.accountId, t.kind),
       keys.version(t.accountId),
       keys.securing(t.accountId),
-      jsonOf(t),
-      hash,
-      t.kind,
+      encodeToken(t),
       nameMember(nameSortKey(t.label), id),
       Date.parse(t.addedOn),
       idMember(id),
@@ -237,7 +279,7 @@ export class RedisStore implements Store {
   }
 
   private async readToken(accountId: string, id: number): Promise<TokenRecord | null> {
-    return recordFrom(id, (await this.redis.hgetall(keys.token(accountId, id))) as TokenHash);
+    return decodeToken(accountId, id, await this.redis.get(keys.token(accountId, id)));
   }
 
   async getToken(accountId: string, kind: TokenKind, id: number): Promise<TokenRecord | null> {
@@ -263,12 +305,12 @@ export class RedisStore implements Store {
   private async readTokens(accountId: string, ids: number[]): Promise<TokenRecord[]> {
     if (ids.length === 0) return [];
     const pipe = this.redis.pipeline();
-    for (const id of ids) pipe.hgetall(keys.token(accountId, id));
+    for (const id of ids) pipe.get(keys.token(accountId, id));
     const res = (await pipe.exec()) ?? [];
     const out: TokenRecord[] = [];
-    res.forEach(([err, h], i) => {
+    res.forEach(([err, raw], i) => {
       if (err) throw err;
-      const t = recordFrom(ids[i], h as TokenHash);
+      const t = decodeToken(accountId, ids[i], raw as string | null);
       if (t) out.push(t);
     });
     return out;
@@ -281,7 +323,7 @@ export class RedisStore implements Store {
       const { next, clearBound } = change(current);
       const newHash = tokenHash(next.token);
       const oldHash = tokenHash(current.token);
-      if (newHash !== oldHash) await this.redis.set(keys.tokenValue(newHash), `${accountId}:${id}`);
+      if (newHash !== oldHash) await this.redis.hset(...keys.tokenValue(newHash), `${accountId}:${id}`);
       const rev = Number(
         await this.run(
           'tokenUpdate',
@@ -291,8 +333,8 @@ export class RedisStore implements Store {
           keys.version(accountId),
           keys.securing(accountId),
           current.rev,
-          jsonOf(next),
-          newHash,
+          encodeToken(next),
+          nameMember(nameSortKey(current.label), id),
           nameMember(nameSortKey(next.label), id),
           clearBound ? '1' : '0',
           securesViewing(next) ? '1' : '0',
@@ -301,7 +343,7 @@ export class RedisStore implements Store {
       );
       if (rev === -1) return null;
       if (rev > 0) {
-        if (newHash !== oldHash) await this.redis.del(keys.tokenValue(oldHash));
+        if (newHash !== oldHash) await this.redis.hdel(...keys.tokenValue(oldHash));
         await this.replicated();
         return { ...next, id, rev };
       }
@@ -311,38 +353,45 @@ export class RedisStore implements Store {
   }
 
   async deleteToken(accountId: string, kind: TokenKind, id: number): Promise<boolean> {
-    const hash = await this.run(
-      'tokenDelete',
-      keys.token(accountId, id),
-      keys.byName(accountId, kind),
-      keys.byAdded(accountId, kind),
-      keys.bound(accountId, id),
-      keys.version(accountId),
-      keys.securing(accountId),
-      kind,
-      idMember(id),
-      id,
-    );
-    if (typeof hash !== 'string') return false;
-    // two keys of different Cluster slots: two commands
-    await this.redis.del(keys.tokenValue(hash));
-    await this.redis.del(keys.tokenId(id));
-    await this.replicated();
-    return true;
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const current = await this.getToken(accountId, kind, id);
+      if (!current) return false;
+      const r = Number(
+        await this.run(
+          'tokenDelete',
+          keys.token(accountId, id),
+          keys.byName(accountId, kind),
+          keys.byAdded(accountId, kind),
+          keys.bound(accountId, id),
+          keys.version(accountId),
+          keys.securing(accountId),
+          current.rev,
+          nameMember(nameSortKey(current.label), id),
+          idMember(id),
+          id,
+        ),
+      );
+      if (r === -1) return false;
+      if (r === 0) continue; // changed since we read it: the index members may differ, read again
+      // the hints live in other Cluster slots: separate commands
+      await this.redis.hdel(...keys.tokenValue(tokenHash(current.token)));
+      await this.redis.hdel(...keys.tokenId(id));
+      await this.replicated();
+      return true;
+    }
+    throw new Error(`token ${id}: too much write contention (${MAX_CAS_ATTEMPTS} attempts)`);
   }
 
   async findTokenByHash(hash: string): Promise<TokenRecord | null> {
-    const ref = await this.redis.get(keys.tokenValue(hash));
+    const ref = await this.redis.hget(...keys.tokenValue(hash));
     if (!ref) return null;
     const i = ref.lastIndexOf(':');
-    const accountId = ref.slice(0, i);
-    const id = Number(ref.slice(i + 1));
-    const h = (await this.redis.hgetall(keys.token(accountId, id))) as TokenHash;
-    return h.hash === hash ? recordFrom(id, h) : null;
+    const t = await this.readToken(ref.slice(0, i), Number(ref.slice(i + 1)));
+    return t && tokenHash(t.token) === hash ? t : null;
   }
 
   async findTokenById(id: number): Promise<TokenRecord | null> {
-    const accountId = await this.redis.get(keys.tokenId(id));
+    const accountId = await this.redis.hget(...keys.tokenId(id));
     if (!accountId) return null;
     const t = await this.readToken(accountId, id);
     return t && t.accountId === accountId ? t : null;
