@@ -49,10 +49,27 @@ export function originAllowed(origin: string | undefined, rules: string[]): bool
 export function compileStreams(streams: TokenRecord['streams']): (name: string) => boolean {
   const exact = new Set(streams.filter((s) => !s.isRegex).map((s) => s.streamName));
   const patterns = [...new Set(streams.filter((s) => s.isRegex).map((s) => s.streamName))];
-  let combined: RE2 | null = null;
-  if (patterns.length === 1) combined = compileStreamPattern(patterns[0]);
-  else if (patterns.length > 1) combined = new RE2(`^(?:${patterns.map((p) => `(?:${p})`).join('|')})$`, 'u');
-  return (name) => exact.has(name) || (combined !== null && combined.test(name));
+  const matchers = combinePatterns(patterns);
+  if (matchers.length === 1) {
+    const [combined] = matchers;
+    return (name) => exact.has(name) || combined.test(name);
+  }
+  return (name) => exact.has(name) || matchers.some((re) => re.test(name));
+}
+
+/**
+ * One RE2 alternation of the patterns when RE2 takes it, else one matcher per pattern: patterns
+ * valid alone can fail together (a group name used in two of them, or RE2's program size limit).
+ */
+function combinePatterns(patterns: string[]): RE2[] {
+  if (patterns.length > 1) {
+    try {
+      return [new RE2(`^(?:${patterns.map((p) => `(?:${p})`).join('|')})$`, 'u')];
+    } catch {
+      /* fall back to one matcher per pattern */
+    }
+  }
+  return patterns.map(compileStreamPattern);
 }
 
 export function compileRules(t: Pick<TokenRecord, 'streams' | 'allowedIpAddresses' | 'allowedOrigins'>): CompiledRules {
