@@ -19,6 +19,7 @@ import { mountOme } from './http/hooks/ome.js';
 import { mountEvents } from './http/hooks/events.js';
 import { requireHookSecret } from './http/hooks/hook-secret.js';
 import { TrustedProxies } from './http/client.js';
+import { mountDashboard } from './http/dashboard.js';
 import {
   errorHandler,
   jsonBody,
@@ -44,6 +45,9 @@ export function managementRoutes(s: Services): RouteSpec[] {
 export function createApp(s: Services): express.Express {
   const app = express();
   app.disable('x-powered-by');
+  // No ETags: a decision must never be answered 304 from a cache, and hashing every body costs
+  // time on the decision path (issue 8).
+  app.set('etag', false);
   app.set('trust proxy', s.config.server.trustProxy);
   app.use(requestId());
   app.use(requestLog(s.logger, s.metrics));
@@ -80,6 +84,7 @@ export function createApp(s: Services): express.Express {
     res.setHeader('content-type', s.metrics.registry.contentType);
     res.send(await s.metrics.registry.metrics());
   });
+  mountDashboard(app, s.config.dashboard);
 
   // Enforcement surfaces: the director (token in the Authorization header, before the API-secret
   // check of /api) and the hooks called by media servers and proxies.

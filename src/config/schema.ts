@@ -103,6 +103,7 @@ export const configSchema = z.strictObject({
   analytics: z.strictObject({
     mediamtx: z.strictObject({ apiUrl: z.string(), intervalMs: z.number().int().min(100) }),
   }),
+  dashboard: z.strictObject({ enabled: z.boolean() }),
 }).superRefine((c, ctx) => {
   if (c.redis.sentinels.length > 0 && c.redis.sentinelName === '') {
     ctx.addIssue({ code: 'custom', path: ['redis', 'sentinelName'], message: 'required when redis.sentinels is set' });

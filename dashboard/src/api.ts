@@ -1,0 +1,137 @@
+// The dashboard's only door to Streamgate: JSON calls to /api with the session's API secret,
+// unwrapping the success envelope and turning a failure into an ApiError with its field errors.
+
+/** Field path → problems, as the API's 400 names them (`streams[0].streamName`, `allowedOrigins[1]`). */
+export type FieldErrors = Record<string, string[]>;
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly errors: FieldErrors = {},
+  ) {
+    super(message);
+  }
+}
+
+const SECRET_KEY = 'streamgate.apiSecret';
+
+/** The API secret lives in sessionStorage only: gone when the tab closes, never in a cookie. */
+export const session = {
+  get: (): string | null => sessionStorage.getItem(SECRET_KEY),
+  set: (secret: string): void => sessionStorage.setItem(SECRET_KEY, secret),
+  clear: (): void => sessionStorage.removeItem(SECRET_KEY),
+};
+
+let unauthorized: () => void = () => {};
+/** Called when a signed-in call answers 401 (the secret was refreshed or deleted elsewhere). */
+export function onUnauthorized(handler: () => void): void {
+  unauthorized = handler;
+}
+
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export async function request<T>(method: Method, path: string, body?: unknown, secret = session.get() ?? ''): Promise<T> {
+  const headers: Record<string, string> = { authorization: `Bearer ${secret}`, accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
+  } catch {
+    throw new ApiError(0, 'Streamgate could not be reached (network error).');
+  }
+  let json: any = null;
+  try {
+    json = await res.json();
+  } catch {
+    json = null;
+  }
+  if (res.ok) return (json && json.status === 'success' ? json.data : json) as T;
+  const message: string = json?.data?.message ?? json?.message ?? `HTTP ${res.status}`;
+  if (res.status === 401 && secret === session.get()) unauthorized();
+  throw new ApiError(res.status, message, json?.data?.errors ?? {});
+}
+
+export const api = {
+  get: <T>(path: string) => request<T>('GET', path),
+  post: <T>(path: string, body: unknown) => request<T>('POST', path, body),
+  put: <T>(path: string, body: unknown) => request<T>('PUT', path, body),
+  patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, body),
+  del: <T>(path: string) => request<T>('DELETE', path),
+};
+
+export const query = (params: Record<string, string | number | boolean | string[] | undefined>): string => {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined) continue;
+    for (const one of Array.isArray(v) ? v : [v]) q.append(k, String(one));
+  }
+  return q.toString();
+};
+
+// ---- records, as the contract describes them ----
+
+export type TokenKind = 'publish' | 'subscribe';
+
+export interface StreamEntry {
+  streamName: string;
+  isRegex: boolean;
+}
+
+export interface TokenRecord {
+  id: number;
+  label: string;
+  token: string;
+  addedOn: string;
+  expiresOn?: string;
+  isActive: boolean;
+  streams: StreamEntry[];
+  allowedOrigins: string[];
+  allowedIpAddresses: string[];
+  bindIpsOnUsage?: number;
+  boundIpAddresses?: string[];
+  allowedCountries: string[];
+  deniedCountries: string[];
+  updatedOn: string;
+  subscribeRequiresAuth?: boolean;
+  record?: boolean;
+  enableThumbnails?: boolean;
+  tracking?: { trackingId: string };
+}
+
+export interface RuleOutcome {
+  rule: string;
+  reason: string;
+  result: 'pass' | 'fail' | 'skipped';
+  detail?: string;
+}
+
+export interface CheckResult {
+  allowed: boolean;
+  status: number;
+  reason: string;
+  message: string;
+  rules: RuleOutcome[];
+}
+
+export interface Webhook {
+  id: number;
+  url: string;
+  secret: string;
+  isFeedHooks: boolean;
+  isRecordingHooks: boolean;
+  isThumbnailHooks: boolean;
+  filter?: string;
+}
+
+export interface Delivery {
+  deliveryId: string;
+  at: string;
+  event: string;
+  attempt: number;
+  statusCode?: number;
+  error?: string;
+  durationMs: number;
+}
+
+export type UsageTotals = Record<string, Array<{ streamName: string; bytesOut: number; bytesIn: number }>>;
