@@ -67,8 +67,12 @@ export function App() {
       setSignedIn(false);
     });
   }, []);
-  // After navigation, move focus to the new page's heading (keyboard and screen-reader users).
+  // After navigation (not on the first load), move focus to the new page's heading, so keyboard
+  // and screen-reader users land on what changed.
+  const shownPage = useRef(route.page);
   useEffect(() => {
+    if (shownPage.current === route.page) return;
+    shownPage.current = route.page;
     mainRef.current?.querySelector<HTMLElement>('h1')?.focus();
   }, [route.page]);
 

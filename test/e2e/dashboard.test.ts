@@ -1,0 +1,487 @@
+// The dashboard in a real browser: Debian's Chromium driven by playwright-core against Streamgate
+// (in process, embedded store) serving the freshly built bundle at /dashboard/. Each test leaves a
+// screenshot in test/e2e/screenshots/ for a person to look at.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { build } from 'vite';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { testApp, type TestApp } from '../helpers/app.js';
+import { sqliteFactory } from '../helpers/stores.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { ROOT } from '../helpers/process.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = path.join(ROOT, 'test/e2e/screenshots');
+const WRONG_SECRET = 'f'.repeat(64);
+
+/** Polls until `read()` returns `expected` (5 s), then asserts, so a failure shows the last value seen. */
+async function eventually<T>(read: () => Promise<T>, expected: T, what: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  let last: T = await read();
+  while (!isDeepEqual(last, expected) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    last = await read();
+  }
+  assert.deepEqual(last, expected, what);
+}
+const isDeepEqual = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const text = async (l: Locator) => ((await l.count()) ? ((await l.first().textContent()) ?? '').trim() : '<absent>');
+const cells = (row: Locator) => row.locator('td').allTextContents().then((xs) => xs.map((x) => x.trim()));
+
+describe('dashboard in Chromium', () => {
+  const store = sqliteFactory();
+  let t: TestApp;
+  let server: Server;
+  let base: string;
+  let acct: { id: string; secret: string };
+  let rx: Receiver;
+  let browser: Browser;
+  let page: Page;
+  const outside: string[] = [];
+  const consoleErrors: string[] = [];
+  const sentRequests: Array<{ url: string; body: string }> = [];
+
+  const api = async (method: string, p: string, body?: unknown, secret = acct.secret) => {
+    const r = await fetch(base + p, {
+      method,
+      headers: { authorization: `Bearer ${secret}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: r.status, body: (await r.json()) as any };
+  };
+  const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, name), fullPage: true });
+  const go = async (hash: string) => {
+    await page.goto(`${base}/dashboard/${hash}`);
+  };
+
+  before(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium; .ci/run does) or set CHROMIUM_PATH`);
+    }
+    // Always the current sources, never a stale dist/dashboard.
+    await build({ configFile: path.join(ROOT, 'dashboard/vite.config.ts'), logLevel: 'warn' });
+    mkdirSync(SHOTS, { recursive: true });
+    await store.setup();
+    rx = await startReceiver();
+    rx.respond = (_q, s) => {
+      s.statusCode = 204;
+      s.end();
+    };
+    t = await testApp(await store.make(), { webhooks: { allowPrivateTargets: true, caFile: rx.caFile, timeoutMs: 2000 } });
+    acct = await t.account('dashboard');
+    server = t.app.listen(0, '127.0.0.1');
+    await new Promise<void>((r) => server.once('listening', () => r()));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    // Nothing may be fetched from anywhere but this Streamgate.
+    await context.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith(base + '/')) return route.continue();
+      outside.push(url);
+      return route.abort();
+    });
+    page = await context.newPage();
+    page.on('console', (m) => {
+      // Chromium logs every 4xx answer; the tests provoke 400s and a 401 on purpose and check what the page shows.
+      if (m.type() === 'error' && !/^Failed to load resource: the server responded with a status of 40[01] /.test(m.text())) consoleErrors.push(m.text());
+    });
+    page.on('pageerror', (e) => consoleErrors.push(String(e)));
+    page.on('request', (r) => sentRequests.push({ url: r.url(), body: r.postData() ?? '' }));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await new Promise((r) => (server ? server.close(r) : r(undefined)));
+    await t?.services.close?.();
+    await rx?.close();
+    await store.teardown();
+  });
+
+  it('serves the bundle with a strict Content-Security-Policy, index.html uncached and hashed assets cached', async () => {
+    const redirect = await fetch(`${base}/dashboard`, { redirect: 'manual' });
+    assert.equal(redirect.status, 301);
+    assert.equal(redirect.headers.get('location'), '/dashboard/');
+    const index = await fetch(`${base}/dashboard/`);
+    assert.equal(index.status, 200);
+    assert.equal(index.headers.get('cache-control'), 'no-cache');
+    assert.match(index.headers.get('content-security-policy') ?? '', /^default-src 'self'; script-src 'self'; style-src 'self'/);
+    const html = await index.text();
+    const asset = /src="\.\/(assets\/[^"]+\.js)"/.exec(html)?.[1];
+    assert.ok(asset, html);
+    const js = await fetch(`${base}/dashboard/${asset}`);
+    assert.equal(js.status, 200);
+    assert.equal(js.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    assert.doesNotMatch(html, /<script>|<style>|https?:\/\//, 'no inline script or style, no external URL');
+  });
+
+  it('a wrong API secret shows a clear sign-in error and keeps nothing', async () => {
+    await go('');
+    await page.getByLabel('API secret').fill(WRONG_SECRET);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await eventually(
+      () => text(page.getByRole('alert')),
+      'Sign-in failed: Streamgate did not accept this API secret. Check that you copied all 64 characters of the current secret.',
+      'sign-in error',
+    );
+    assert.equal(await page.evaluate(() => sessionStorage.length + localStorage.length), 0);
+    await shot('01-sign-in-error.png');
+  });
+
+  it('signs in with the API secret, kept in sessionStorage only', async () => {
+    await page.getByLabel('API secret').fill(acct.secret);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await eventually(() => text(page.locator('h1')), 'Publish tokens', 'first page');
+    await eventually(() => text(page.locator('tbody td')), 'No publish tokens yet.', 'empty list');
+    const kept = await page.evaluate(() => ({ session: sessionStorage.getItem('streamgate.apiSecret'), local: localStorage.length, cookie: document.cookie }));
+    assert.deepEqual(kept, { session: acct.secret, local: 0, cookie: '' });
+    await shot('02-signed-in.png');
+  });
+
+  it('shows an API validation error next to the field it names', async () => {
+    await page.getByRole('button', { name: 'New publish token' }).click();
+    await page.getByLabel('Label', { exact: true }).fill('studio');
+    await page.getByLabel('Stream 1 name').fill('cam1');
+    await page.getByRole('button', { name: 'Add stream' }).click();
+    await page.getByLabel('Stream 2 name').fill('(a)\\1');
+    await page.locator('#publish-new-stream-1-regex').check();
+    await page.getByLabel('Allowed origins').fill('https://www.example.com');
+    await page.getByRole('button', { name: 'Create token' }).click();
+
+    await eventually(
+      () => text(page.locator('#publish-new-allowedOrigins-error')),
+      "'https://www.example.com': give the host name only, without a scheme",
+      'origin error under the origins field',
+    );
+    assert.match(await text(page.locator('#publish-new-stream-1-error')), /^not a valid regular expression for the RE2 engine \(no backreferences or look-around\)/);
+    assert.equal(await page.getByLabel('Allowed origins').getAttribute('aria-invalid'), 'true');
+    assert.equal(await page.getByLabel('Stream 2 name').getAttribute('aria-invalid'), 'true');
+    assert.equal(await page.getByLabel('Stream 1 name').getAttribute('aria-invalid'), null);
+    assert.equal(await text(page.getByRole('alert')), 'Validation errors (see the marked fields)');
+    assert.deepEqual((await api('GET', '/api/publish_token/list')).body.data, [], 'nothing stored');
+    await shot('03-validation-error.png');
+  });
+
+  it('creates a publish token with a regex stream and allowed origins, lists it and copies its value', async () => {
+    await page.getByLabel('Stream 2 name').fill('cam[0-9]+');
+    await page.getByLabel('Allowed origins').fill('*.example.com\nexample.com');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'created' })), 'Token 1 created.', 'created notice');
+
+    const [created] = (await api('GET', '/api/publish_token/list')).body.data;
+    assert.deepEqual(created.streams, [
+      { streamName: 'cam1', isRegex: false },
+      { streamName: 'cam[0-9]+', isRegex: true },
+    ]);
+    assert.deepEqual(created.allowedOrigins, ['*.example.com', 'example.com']);
+    const row = page.getByRole('table', { name: 'Publish tokens' }).locator('tbody tr');
+    assert.equal(await row.count(), 1);
+    assert.deepEqual((await cells(row)).slice(0, 4).concat((await cells(row))[5]), ['1', 'studio', 'cam1, /cam[0-9]+/', 'Active', 'Never']);
+    assert.equal(await text(page.locator('.details dd').nth(2)), '*.example.com, example.com');
+
+    await page.getByRole('button', { name: 'Copy token token 1' }).click();
+    await eventually(() => text(page.locator('.copy-state')), 'Copied', 'copy state');
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), created.token);
+    await shot('04-publish-token-created.png');
+  });
+
+  it('check access shows "Unauthorized: Origin not allowed" and the failing rule for a wrong origin', async () => {
+    await page.getByRole('button', { name: 'Check access' }).click();
+    await eventually(() => text(page.locator('h1')), 'Check access', 'check page');
+    assert.equal(await page.getByLabel('Token id').inputValue(), '1');
+    assert.equal(await page.getByLabel('Stream name').inputValue(), 'cam1');
+    await page.getByLabel('Origin').fill('https://evil.com');
+    await page.getByRole('button', { name: 'Check', exact: true }).click();
+    await eventually(
+      () => text(page.locator('#check-decision')),
+      'Denied: Unauthorized: Origin not allowed (HTTP 403, origin_not_allowed)',
+      'decision',
+    );
+    assert.match(await text(page.locator('#check-failing-rule')), /^Failing rule: origin allowed/);
+    const failing = page.locator('tr.rule-fail');
+    assert.equal(await failing.count(), 1);
+    assert.deepEqual((await cells(failing)).slice(0, 3), ['6', 'origin allowed', 'fail']);
+    await shot('05-check-origin-denied.png');
+
+    await page.getByLabel('Origin').fill('https://www.example.com');
+    await page.getByRole('button', { name: 'Check', exact: true }).click();
+    await eventually(() => text(page.locator('#check-decision')), 'Allowed: Allowed (HTTP 200, allowed)', 'allowed decision');
+  });
+
+  it('edits a token, showing an update error under the field, then disables, refreshes and deletes it', async () => {
+    await page.getByRole('link', { name: 'Publish tokens' }).click();
+    await page.getByRole('button', { name: 'Open token 1' }).click();
+    await page.getByRole('button', { name: 'Edit' }).click();
+    await page.getByLabel('Label', { exact: true }).fill('studio-2');
+    await page.getByLabel('Allowed IP addresses').fill('10.0.0.1/8');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await eventually(
+      () => text(page.locator('#publish-edit-allowedIpAddresses-error')),
+      "'10.0.0.1/8': host bits set beyond the /8 prefix (did you mean 10.0.0.0/8?)",
+      'update error under the IP field',
+    );
+    await page.getByLabel('Allowed IP addresses').fill('10.0.0.0/8');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'saved' })), 'Token 1 saved.', 'saved');
+    const saved = (await api('GET', '/api/publish_token/1')).body.data;
+    assert.equal(saved.label, 'studio-2');
+    assert.deepEqual(saved.allowedIpAddresses, ['10.0.0.0/8']);
+
+    await page.getByRole('button', { name: 'Disable' }).click();
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'disabled' })), 'Token 1 disabled.', 'disabled');
+    assert.equal((await api('GET', '/api/publish_token/1')).body.data.isActive, false);
+    assert.equal((await cells(page.getByRole('table', { name: 'Publish tokens' }).locator('tbody tr')))[3], 'Disabled');
+
+    await page.getByRole('button', { name: 'Refresh token' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Refresh token 1?' });
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    assert.equal((await api('GET', '/api/publish_token/1')).body.data.token, saved.token, 'cancel changes nothing');
+    await page.getByRole('button', { name: 'Refresh token' }).click();
+    await dialog.getByRole('button', { name: 'Refresh token' }).click();
+    await eventually(
+      () => text(page.getByRole('status').filter({ hasText: 'new value' })),
+      'Token 1 has a new value; the old one no longer works.',
+      'refreshed',
+    );
+    const refreshed = (await api('GET', '/api/publish_token/1')).body.data.token;
+    assert.notEqual(refreshed, saved.token);
+    assert.equal(await page.locator('#token-value').inputValue(), refreshed);
+
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog', { name: 'Delete token 1?' }).getByRole('button', { name: 'Delete token' }).click();
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'deleted' })), 'Token 1 deleted.', 'deleted');
+    assert.equal((await api('GET', '/api/publish_token/1')).status, 404);
+    await eventually(() => text(page.locator('tbody td')), 'No publish tokens yet.', 'empty again');
+    await shot('06-token-deleted.png');
+  });
+
+  it('pages and sorts the subscribe token list', async () => {
+    for (const n of [3, 11, 1, 7, 5, 9, 2, 12, 4, 10, 8, 6]) {
+      const r = await api('POST', '/api/subscribe_token', { label: `viewer-${String(n).padStart(2, '0')}`, streams: [{ streamName: 'cam1' }] });
+      assert.equal(r.status, 201);
+    }
+    await page.getByRole('link', { name: 'Subscribe tokens' }).click();
+    await page.getByLabel('Sort by').selectOption('Name');
+    await page.getByLabel('Order').selectOption('asc');
+    await page.getByLabel('Per page').selectOption('10');
+    const labels = () => page.locator('tbody tr td:nth-child(2)').allTextContents();
+    await eventually(labels, Array.from({ length: 10 }, (_, i) => `viewer-${String(i + 1).padStart(2, '0')}`), 'page 1 by label');
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await eventually(labels, ['viewer-11', 'viewer-12'], 'page 2 by label');
+    assert.equal(await page.getByRole('button', { name: 'Next page' }).isDisabled(), true);
+    await page.getByLabel('Order').selectOption('desc');
+    await eventually(async () => (await labels()).slice(0, 2), ['viewer-12', 'viewer-11'], 'descending, back on page 1');
+    await shot('07-subscribe-tokens-paged.png');
+  });
+
+  it('signs a self-signed subscribe JWT in the browser that Streamgate accepts, never sending the parent token', async () => {
+    const parent = (
+      await api('POST', '/api/subscribe_token', { label: 'group-a viewers', streams: [{ streamName: 'cam1' }, { streamName: 'cam2' }], tracking: { trackingId: 'group-a' } })
+    ).body.data;
+    await go(`#/jwt?id=${parent.id}`);
+    await eventually(() => page.getByLabel('Parent token value (signing key)').inputValue(), parent.token, 'filled from the token');
+    assert.equal(await page.getByLabel('Tracking id').inputValue(), 'group-a');
+    assert.equal(await page.getByLabel('Stream name').inputValue(), 'cam1');
+    await page.getByLabel('Allowed origins').fill('www.example.com');
+    const before = sentRequests.length;
+    await page.getByRole('button', { name: 'Sign JWT' }).click();
+    await eventually(async () => (await page.locator('#jwt-output').count()) > 0, true, 'JWT shown');
+    const jwt = await page.locator('#jwt-output').inputValue();
+    assert.deepEqual(sentRequests.slice(before), [], 'signing sends nothing');
+    assert.equal(
+      sentRequests.filter((r) => r.url.includes(parent.token) || r.body.includes(parent.token)).length,
+      0,
+      'the parent token never left the browser',
+    );
+
+    const [h, p] = jwt.split('.').slice(0, 2).map((s) => JSON.parse(Buffer.from(s, 'base64url').toString('utf8')));
+    assert.deepEqual(h, { alg: 'HS256', typ: 'JWT' });
+    assert.deepEqual(Object.keys(p), ['streaming', 'iat', 'exp']);
+    assert.equal(p.exp - p.iat, 600);
+    assert.deepEqual(p.streaming, {
+      tokenId: parent.id,
+      tokenType: 'Subscribe',
+      streamName: 'cam1',
+      allowedOrigins: ['www.example.com'],
+      allowedIpAddresses: [],
+      tracking: { trackingId: 'group-a' },
+    });
+    const decide = async (origin: string) => {
+      const r = await fetch(`${base}/hooks/authorize`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ action: 'subscribe', token: jwt, streamName: 'cam1', origin, protocol: 'webrtc' }),
+      });
+      const b = (await r.json()) as { allowed: boolean; reason: string; tokenId?: number; trackingId?: string };
+      return { status: r.status, allowed: b.allowed, reason: b.reason, tokenId: b.tokenId, trackingId: b.trackingId };
+    };
+    assert.deepEqual(await decide('https://www.example.com'), { status: 200, allowed: true, reason: 'allowed', tokenId: parent.id, trackingId: 'group-a' });
+    assert.deepEqual(await decide('https://other.example.com'), { status: 403, allowed: false, reason: 'origin_not_allowed', tokenId: undefined, trackingId: undefined });
+    await shot('08-self-signed-jwt.png');
+  });
+
+  it('creates a webhook, renews its secret after a confirmation, sends a test and shows the delivery', async () => {
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await eventually(() => text(page.locator('tbody td')), 'No webhooks yet.', 'empty');
+    await page.getByRole('button', { name: 'New webhook' }).click();
+    await page.getByLabel('URL').fill('http://hooks.example.com/streamgate');
+    await page.getByLabel('Stream name filter').fill('cam.*');
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    await eventually(() => text(page.locator('#webhook-new-url-error')), 'must use https', 'url error under the URL field');
+
+    await page.getByLabel('URL').fill(`${rx.url}/hook`);
+    await page.getByLabel('Recordings').check();
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'created' })), 'Webhook 1 created.', 'created');
+    const row = page.getByRole('table', { name: 'Webhooks' }).locator('tbody tr');
+    await eventually(async () => (await cells(row)).slice(0, 4), ['1', `${rx.url}/hook`, 'Feeds, Recordings', 'cam.*'], 'listed');
+    const first = (await api('GET', '/api/webhooks/1')).body.data.secret as string;
+    assert.equal(await page.locator('#webhook-secret').inputValue(), first);
+
+    await page.getByRole('button', { name: 'Renew secret' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Renew the signing secret of webhook 1?' });
+    assert.match(await text(dialog.locator('p')), /^This cannot be undone: the current secret stops signing deliveries at once/);
+    await shot('09-webhook-renew-confirm.png');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    assert.equal((await api('GET', '/api/webhooks/1')).body.data.secret, first, 'cancel keeps the secret');
+    await page.getByRole('button', { name: 'Renew secret' }).click();
+    await dialog.getByRole('button', { name: 'Renew secret' }).click();
+    await eventually(
+      () => text(page.getByRole('status').filter({ hasText: 'new signing secret' })),
+      'Webhook 1 has a new signing secret; the old one signs nothing more.',
+      'renewed',
+    );
+    const second = (await api('GET', '/api/webhooks/1')).body.data.secret as string;
+    assert.notEqual(second, first);
+    assert.equal(await page.locator('#webhook-secret').inputValue(), second);
+
+    await page.getByLabel('Stream name', { exact: true }).fill('cam1');
+    await page.getByRole('button', { name: 'Send test' }).click();
+    await eventually(async () => rx.received.length, 1, 'the receiver got the sample');
+    assert.equal(JSON.parse(rx.received[0].body.toString()).data.name, 'cam1');
+    await eventually(
+      async () => {
+        await page.getByRole('button', { name: 'Reload deliveries' }).click();
+        return (await cells(page.getByRole('table', { name: 'Deliveries' }).locator('tbody tr').first())).slice(1, 4);
+      },
+      ['feeds.started', '1', 'HTTP 204'],
+      'delivery logged',
+    );
+    await shot('10-webhook-renewed-and-tested.png');
+  });
+
+  it('shows seeded usage per tracking id as a table and a bar chart', async () => {
+    const sub = (await api('GET', '/api/subscribe_token/list?sortBy=AddedOn&isDescending=true&itemsOnPage=1')).body.data[0];
+    assert.equal(sub.tracking.trackingId, 'group-a');
+    const usage = async (b: object) => {
+      const r = await fetch(`${base}/hooks/usage`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(b) });
+      assert.deepEqual([r.status, await r.json()], [200, { counted: true }]);
+    };
+    await usage({ tokenId: sub.id, streamName: 'cam1', bytesOut: 3_000_000, bytesIn: 0 });
+    await usage({ tokenId: sub.id, streamName: 'cam2', bytesOut: 1_250_000, bytesIn: 0 });
+    await usage({ trackingId: 'group-b', accountId: acct.id, streamName: 'cam1', bytesOut: 500_000, bytesIn: 1000 });
+
+    await page.getByRole('link', { name: 'Analytics' }).click();
+    await page.getByLabel('Tracking ids').fill('group-a, group-b, group-c');
+    await page.getByLabel('Start date').fill('2026-02-01');
+    await page.getByLabel('Stop date (exclusive)').fill('2026-01-01');
+    await page.getByRole('button', { name: 'Show usage' }).click();
+    await eventually(() => text(page.locator('#analytics-stop-error')), 'must be after startDate', 'range error under the stop date');
+
+    const today = new Date().toISOString().slice(0, 10);
+    const tomorrow = new Date(Date.now() + 86400000).toISOString().slice(0, 10);
+    await page.getByLabel('Start date').fill(today);
+    await page.getByLabel('Stop date (exclusive)').fill(tomorrow);
+    await page.getByRole('button', { name: 'Show usage' }).click();
+    const table = page.getByRole('table', { name: 'Bytes per tracking id and stream' });
+    await eventually(() => table.locator('tbody tr').count(), 3, 'three rows');
+    const rows = await Promise.all([0, 1, 2].map((i) => cells(table.locator('tbody tr').nth(i))));
+    assert.deepEqual(
+      rows.sort((a, b) => (a.join() < b.join() ? -1 : 1)),
+      [
+        ['group-a', 'cam1', '3,000,000', '0'],
+        ['group-a', 'cam2', '1,250,000', '0'],
+        ['group-b', 'cam1', '500,000', '1,000'],
+      ],
+    );
+    assert.deepEqual(await cells(table.locator('tfoot tr')), ['4,750,000', '1,000']);
+    const bars = page.locator('figure.chart g.bar');
+    assert.equal(await bars.count(), 3);
+    assert.deepEqual(await bars.locator('text:first-of-type').allTextContents(), ['group-a / cam1', 'group-a / cam2', 'group-b / cam1']);
+    assert.deepEqual(await bars.locator('text.value').allTextContents(), ['3.00 MB', '1.25 MB', '500 kB']);
+    const widths = await bars.locator('rect').evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('width'))));
+    assert.deepEqual(widths, [420, 175, 70]);
+    assert.equal(await text(page.locator('.panel p.muted')), 'No usage for: group-c.');
+    await shot('11-analytics.png');
+  });
+
+  it('lists the publish tokens publishing now', async () => {
+    const pub = (await api('POST', '/api/publish_token', { label: 'encoder', streams: [{ streamName: 'live1' }] })).body.data;
+    await api('POST', '/api/publish_token', { label: 'idle encoder', streams: [{ streamName: 'live2' }] });
+    const r = await fetch(`${base}/hooks/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'feeds', event: 'started', streamId: `${acct.id}/live1`, tokenId: pub.id }),
+    });
+    assert.equal(r.status, 202);
+    await eventually(async () => (await api('GET', '/api/publish_token/active/all')).body.data.tokenIds, [pub.id], 'registered live');
+    await page.getByRole('link', { name: 'Live streams' }).click();
+    const rows = page.getByRole('table', { name: 'Publish tokens publishing now' }).locator('tbody tr');
+    await eventually(async () => (await cells(rows.first())).slice(0, 3), [String(pub.id), 'encoder', 'live1'], 'live row');
+    assert.equal(await rows.count(), 1);
+    await shot('12-live-streams.png');
+  });
+
+  it('keyboard only: Tab reaches the navigation and Enter opens a page', async () => {
+    await page.goto('about:blank');
+    await go('#/publish');
+    await eventually(() => text(page.locator('h1')), 'Publish tokens', 'publish page');
+    await page.keyboard.press('Tab'); // skip link
+    await page.keyboard.press('Tab'); // first navigation link
+    await page.keyboard.press('Tab');
+    const focused = () => page.evaluate(() => `${document.activeElement?.tagName}: ${document.activeElement?.textContent}`);
+    assert.equal(await focused(), 'A: Subscribe tokens');
+    await page.keyboard.press('Enter');
+    await eventually(() => text(page.locator('h1')), 'Subscribe tokens', 'subscribe page by keyboard');
+    assert.equal(await focused(), 'H1: Subscribe tokens', 'focus moves to the new heading');
+    await shot('13-keyboard-navigation.png');
+  });
+
+  it('signs out with a notice when the API secret is refreshed elsewhere', async () => {
+    const r = await api('POST', '/api/account/secret', {});
+    assert.equal(r.status, 200);
+    await page.getByRole('button', { name: 'Reload' }).click();
+    await eventually(
+      () => text(page.getByRole('status')),
+      'Your API secret is no longer accepted (it was refreshed or deleted). Sign in again.',
+      'signed out',
+    );
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('streamgate.apiSecret')), null);
+    acct.secret = r.body.data.apiSecret;
+    await shot('14-signed-out.png');
+  });
+
+  it('loaded nothing from outside Streamgate and broke no Content-Security-Policy rule', () => {
+    assert.deepEqual(outside, []);
+    assert.deepEqual(consoleErrors, []);
+  });
+});
