@@ -8,6 +8,7 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src
+COPY dashboard ./dashboard
 RUN npm run build
 
 FROM node:20-bookworm-slim AS deps
