@@ -40,20 +40,22 @@ export function JwtPage({ params }: { params: URLSearchParams }) {
 
   // Filling from a subscribe token reads it from the API; the value then stays on this page.
   const tokens = useAsync(() => api.get<TokenRecord[]>(`/api/subscribe_token/list?${query({ sortBy: 'AddedOn', isDescending: true, itemsOnPage: 100 })}`), []);
-  const fill = (id: string) => {
-    const t = tokens.data?.find((x) => String(x.id) === id);
-    if (!t) return;
+  const fillFrom = (t: TokenRecord) => {
     setTokenId(String(t.id));
     setSecret(t.token);
     setTrackingId(t.tracking?.trackingId ?? '');
     const exact = t.streams.find((s) => !s.isRegex);
     if (exact && streamName === '') setStreamName(exact.streamName);
   };
+  const fill = (id: string) => {
+    const t = tokens.data?.find((x) => String(x.id) === id);
+    if (t) fillFrom(t);
+  };
   // Arriving from a token's "Sign a JWT" button (#/jwt?id=4) fills that token in.
+  const preset = params.get('id');
   useEffect(() => {
-    const preset = params.get('id');
-    if (preset && tokens.data) fill(preset);
-  }, [tokens.data]);
+    if (preset && /^[1-9][0-9]*$/.test(preset)) api.get<TokenRecord>(`/api/subscribe_token/${preset}`).then(fillFrom, setFailure);
+  }, [preset]);
 
   const generate = async (e: Event) => {
     e.preventDefault();
@@ -100,7 +102,13 @@ export function JwtPage({ params }: { params: URLSearchParams }) {
         checks the JWT when a viewer presents it.
       </p>
       <form class="panel" onSubmit={generate} noValidate aria-label="JWT claims">
-        <Select id="jwt-fill" label="Fill from subscribe token" value="" options={options} onChange={fill} />
+        <Select
+          id="jwt-fill"
+          label="Fill from subscribe token"
+          value={options.some(([v]) => v === tokenId) ? tokenId : ''}
+          options={options}
+          onChange={fill}
+        />
         <div class="grid">
           <Field id="jwt-token-id" label="Parent token id" value={tokenId} onInput={setTokenId} inputMode="numeric" errors={errors.tokenId} />
           <Field
