@@ -27,6 +27,7 @@ export function requestLog(logger: Logger, metrics: Metrics): RequestHandler {
     res.on('finish', () => {
       const route = (req.route?.path as string | undefined) ?? 'unmatched';
       metrics.httpRequests.inc({ route, method: req.method, status: String(res.statusCode) });
+      if (!logger.isLevelEnabled('info')) return;
       logger.info(
         {
           reqId: res.locals.requestId,
@@ -112,6 +113,8 @@ const STORE_TROUBLE = /Command timed out|Connection is closed|Stream isn't write
 
 function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
+  // The router's decoding of a path parameter (`/api/publish_token/%E0%A4%A`): the client's mistake.
+  if (err instanceof URIError) return new ApiError(400, `Malformed percent-encoding in the request path: ${err.message}`);
   const name = (err as Error)?.name;
   if (name === 'MaxRetriesPerRequestError' || STORE_TROUBLE.test(String((err as Error)?.message ?? ''))) {
     return new ApiError(503, 'Store unavailable; retry');
