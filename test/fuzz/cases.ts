@@ -20,6 +20,16 @@ export interface EntryPoint {
   headers?: (t: Target) => Record<string, string>;
 }
 
+export const FORM = 'application/x-www-form-urlencoded';
+
+/** A value as a form body: its fields (non-strings as JSON), or the value's own text. */
+export function formEncode(v: unknown): string {
+  if (typeof v !== 'object' || v === null) return String(v);
+  return Object.entries(v)
+    .map(([k, x]) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof x === 'string' ? x : JSON.stringify(x) ?? '')}`)
+    .join('&');
+}
+
 type Param = { live: number } | { fixed: string } | 'other';
 
 const param: fc.Arbitrary<Param> = fc.oneof(
@@ -51,7 +61,7 @@ export function caseOf(eps: EntryPoint[], t: Target): fc.Arbitrary<Case> {
       ep: fc.constant(ep),
       param,
       valid: fc.boolean(),
-      body: mutate(valid).chain((b) => fc.tuple(fc.constant(b), encodeBody(b))),
+      body: mutate(valid).chain((b) => fc.tuple(fc.constant(b), ep.type === FORM ? fc.oneof(fc.constant(formEncode(b)), encodeBody(b)) : encodeBody(b))),
       type: contentType,
       query: fc.option(hostileQuery, { nil: undefined }),
       headers: hostileHeaders,

@@ -388,7 +388,7 @@ export async function checkOne(target: Target, r: Req, stats: RunStats): Promise
   if (a.status >= 400) {
     assert.deepEqual(await target.snapshot(), before, `a refused request changed stored state: ${what}`);
     assert.ok(a.text.length > 0, `a refusal without a body: ${what}`);
-    if (/^\/(api|admin)\//.test(r.path) && !r.path.startsWith('/api/director') && a.status !== 431) {
+    if (/^\/(api|admin)\//.test(r.path) && a.status !== 431) {
       const body = JSON.parse(a.text) as { status?: string; data?: { message?: unknown } };
       assert.equal(body.status, 'fail', what);
       assert.equal(typeof body.data?.message, 'string', what);

@@ -57,4 +57,9 @@ describe('regressions found by the property and fuzz tests', () => {
     const r = await f.api('get', '/api/publish_token/%E0%A4%A');
     assert.deepEqual([r.status, r.body], [400, { status: 'fail', data: { message: "Malformed percent-encoding in the request path: Failed to decode param '%E0%A4%A'" } }]);
   });
+
+  it('bad percent-encoding in an auth-request suffixed path is a 403 denial (was 500, which proxies turn into errors)', async () => {
+    const r = await request(f.t.app).get('/hooks/auth-request/hls/%E0%A4%A/index.m3u8');
+    assert.deepEqual([r.status, r.body], [403, { allowed: false, reason: 'stream_not_allowed', message: 'Unauthorized: Stream name not allowed' }]);
+  });
 });

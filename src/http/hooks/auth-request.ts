@@ -1,7 +1,7 @@
 // nginx auth_request, Traefik forwardAuth, Envoy ext_authz (HTTP): the original request arrives
 // as headers (X-Original-URI / X-Forwarded-Uri) or as a path suffix (Envoy path_prefix). Allow is
 // exactly 200 with x-streamgate-* headers for auth_request_set; deny is 401/403 only.
-import type { Express, Request, Response } from 'express';
+import type { Express, NextFunction, Request, Response } from 'express';
 import RE2 from 're2';
 import type { Services } from '../../services.js';
 import { bearer } from '../middleware.js';
@@ -19,6 +19,10 @@ export function originalUri(req: Request): string | undefined {
   if (url.startsWith(`${PREFIX}/`)) return url.slice(PREFIX.length);
   return undefined;
 }
+
+/** No stream can be named from the original URI: nothing can be allowed (a denial, never a 404 or 5xx). */
+const noStream = (res: Response) =>
+  res.status(403).json({ allowed: false, reason: 'stream_not_allowed', message: 'Unauthorized: Stream name not allowed' });
 
 const PROTOCOL_BY_EXT: Array<[RegExp, string]> = [
   [/\.(m3u8|ts|m4s|aac)$/i, 'hls'],
@@ -51,7 +55,7 @@ export function mountAuthRequest(app: Express, s: Services, trusted: TrustedProx
     }
     if (!streamName || streamName.length > MAX_NAME) {
       // No stream can be named: nothing can be allowed (a denial, never a 404 or 5xx).
-      res.status(403).json({ allowed: false, reason: 'stream_not_allowed', message: 'Unauthorized: Stream name not allowed' });
+      noStream(res);
       return;
     }
     const d = await s.enforcer.decide(
@@ -80,4 +84,7 @@ export function mountAuthRequest(app: Express, s: Services, trusted: TrustedProx
   };
   app.all(PREFIX, handler);
   app.all(`${PREFIX}/*rest`, handler);
+  // A suffixed path with bad percent-encoding fails the router's parameter decoding before the
+  // handler runs; it names no stream either, and proxies take anything but 200/401/403 as an error.
+  app.use(PREFIX, (err: unknown, _req: Request, res: Response, next: NextFunction) => (err instanceof URIError ? noStream(res) : next(err)));
 }
