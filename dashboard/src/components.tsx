@@ -209,6 +209,7 @@ export function ConfirmDialog(p: {
 }
 
 /** Copies `text`; falls back to selecting it in a field when the Clipboard API is unavailable (plain HTTP). */
+/** `what` completes the accessible name: “Copy the value of token 3”. */
 export function CopyButton({ text, label = 'Copy', what }: { text: string; label?: string; what: string }) {
   const [state, setState] = useState<'' | 'copied' | 'failed'>('');
   const copy = async () => {
@@ -221,7 +222,7 @@ export function CopyButton({ text, label = 'Copy', what }: { text: string; label
   };
   return (
     <span class="copy">
-      <button type="button" onClick={copy} aria-label={`${label} ${what}`}>
+      <button type="button" onClick={copy} aria-label={`Copy ${what}`}>
         {label}
       </button>
       <span role="status" class="copy-state">

@@ -153,7 +153,7 @@ export function JwtPage({ params }: { params: URLSearchParams }) {
           <Notice kind="ok">Signed in this browser with {alg}; valid until {new Date((out.claims as { exp: number }).exp * 1000).toISOString()}.</Notice>
           <label for="jwt-output">JWT</label>
           <textarea id="jwt-output" class="mono" readOnly rows={4} value={out.jwt} />
-          <CopyButton text={out.jwt} what="JWT" />
+          <CopyButton text={out.jwt} what="the JWT" />
           <h3>Claims</h3>
           <pre class="mono" aria-label="Claims">{JSON.stringify(out.claims, null, 2)}</pre>
         </section>

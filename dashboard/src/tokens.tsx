@@ -226,7 +226,7 @@ function TokenDetails(p: {
         <button type="button" onClick={() => setShow((s) => !s)} aria-pressed={show}>
           {show ? 'Hide' : 'Show'}
         </button>
-        <CopyButton text={t.token} what={`token ${t.id}`} label="Copy token" />
+        <CopyButton text={t.token} what={`the value of token ${t.id}`} label="Copy token" />
       </div>
       <dl>
         <dt>Status</dt>

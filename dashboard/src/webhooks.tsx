@@ -217,7 +217,7 @@ function WebhookDetails(p: { w: Webhook; onEdit: () => void; onRenew: () => void
         <button type="button" onClick={() => setShow((s) => !s)} aria-pressed={show}>
           {show ? 'Hide' : 'Show'}
         </button>
-        <CopyButton text={w.secret} what={`signing secret of webhook ${w.id}`} label="Copy secret" />
+        <CopyButton text={w.secret} what={`the signing secret of webhook ${w.id}`} label="Copy secret" />
       </div>
       <div class="actions">
         <button type="button" onClick={p.onEdit}>

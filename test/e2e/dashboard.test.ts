@@ -18,9 +18,9 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = path.join(ROOT, 'test/e2e/screenshots');
 const WRONG_SECRET = 'f'.repeat(64);
 
-/** Polls until `read()` returns `expected` (5 s), then asserts, so a failure shows the last value seen. */
+/** Polls until `read()` returns `expected` (10 s), then asserts, so a failure shows the last value seen. */
 async function eventually<T>(read: () => Promise<T>, expected: T, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + 10000;
   let last: T = await read();
   while (!isDeepEqual(last, expected) && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 50));
@@ -193,12 +193,16 @@ describe('dashboard in Chromium', () => {
       { streamName: 'cam[0-9]+', isRegex: true },
     ]);
     assert.deepEqual(created.allowedOrigins, ['*.example.com', 'example.com']);
+    // The list reloads after the notice shows.
     const row = page.getByRole('table', { name: 'Publish tokens' }).locator('tbody tr');
-    assert.equal(await row.count(), 1);
-    assert.deepEqual((await cells(row)).slice(0, 4).concat((await cells(row))[5]), ['1', 'studio', 'cam1, /cam[0-9]+/', 'Active', 'Never']);
+    await eventually(
+      async () => [await row.count(), ...(await cells(row)).filter((_, i) => i !== 4)],
+      [1, '1', 'studio', 'cam1, /cam[0-9]+/', 'Active', 'Never', 'Open'],
+      'listed',
+    );
     assert.equal(await text(page.locator('.details dd').nth(2)), '*.example.com, example.com');
 
-    await page.getByRole('button', { name: 'Copy token token 1' }).click();
+    await page.getByRole('button', { name: 'Copy the value of token 1' }).click();
     await eventually(() => text(page.locator('.copy-state')), 'Copied', 'copy state');
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), created.token);
     await shot('04-publish-token-created.png');
@@ -249,7 +253,7 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Disable' }).click();
     await eventually(() => text(page.getByRole('status').filter({ hasText: 'disabled' })), 'Token 1 disabled.', 'disabled');
     assert.equal((await api('GET', '/api/publish_token/1')).body.data.isActive, false);
-    assert.equal((await cells(page.getByRole('table', { name: 'Publish tokens' }).locator('tbody tr')))[3], 'Disabled');
+    await eventually(async () => (await cells(page.getByRole('table', { name: 'Publish tokens' }).locator('tbody tr')))[3], 'Disabled', 'listed as disabled');
 
     await page.getByRole('button', { name: 'Refresh token' }).click();
     const dialog = page.getByRole('dialog', { name: 'Refresh token 1?' });
@@ -359,6 +363,7 @@ describe('dashboard in Chromium', () => {
 
     await page.getByRole('button', { name: 'Renew secret' }).click();
     const dialog = page.getByRole('dialog', { name: 'Renew the signing secret of webhook 1?' });
+    await dialog.waitFor();
     assert.match(await text(dialog.locator('p')), /^This cannot be undone: the current secret stops signing deliveries at once/);
     await shot('09-webhook-renew-confirm.png');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
@@ -387,6 +392,15 @@ describe('dashboard in Chromium', () => {
       'delivery logged',
     );
     await shot('10-webhook-renewed-and-tested.png');
+
+    await page.getByRole('button', { name: 'Edit' }).click();
+    await page.getByLabel('Stream name filter').fill('');
+    await page.getByLabel('Thumbnails').check();
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'saved' })), 'Webhook 1 saved.', 'saved');
+    await eventually(async () => (await cells(row)).slice(2, 4), ['Feeds, Recordings, Thumbnails', 'every stream'], 'edited row');
+    const edited = (await api('GET', '/api/webhooks/1')).body.data;
+    assert.deepEqual([edited.filter, edited.isThumbnailHooks, edited.secret], [undefined, true, second]);
   });
 
   it('shows seeded usage per tracking id as a table and a bar chart', async () => {
