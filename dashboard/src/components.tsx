@@ -267,7 +267,7 @@ export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): { data?: T
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // `load` is a new closure every render; `deps` says when it asks for something else.
   }, [...deps, tick]);
   return { ...state, reload: () => setTick((t) => t + 1) };
 }
