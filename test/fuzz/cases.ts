@@ -75,7 +75,7 @@ export async function toRequest(c: Case, t: Target): Promise<Req> {
   const ids = await t.ids();
   const { ep } = c;
   const fill = (name: string): string => {
-    if (name === 'kind') return 'live' in (c.param as object) ? ['Feeds', 'Recordings', 'Thumbnail'][(c.param as { live: number }).live % 3] : pick(name);
+    if (name === 'kind') return typeof c.param === 'object' && 'live' in c.param ? ['Feeds', 'Recordings', 'Thumbnail'][c.param.live % 3] : pick(name);
     if (name === 'accountId') {
       if (c.param === 'other') return t.seeded.otherAccountId;
       if (typeof c.param === 'object' && 'live' in c.param) return t.seeded.accountId;
