@@ -1,0 +1,133 @@
+// With hooks.secret set, every /hooks/* endpoint (enumerated from the app's router, so a new hook
+// cannot be forgotten) refuses a call without the secret, or with a wrong one, with the exact 401;
+// nothing is decided, bound, recorded or counted. The same calls with the secret do their work.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { sqliteFactory } from '../helpers/stores.js';
+import { testApp, type TestApp } from '../helpers/app.js';
+import { listen, type Listening } from '../helpers/listen.js';
+
+const SECRET = 'hook-secret-5f2c9a';
+const REFUSED = { allowed: false, reason: 'hook_secret_required', message: 'Unauthorized: hook secret required' };
+
+interface HookCall {
+  method: string;
+  path: string;
+  contentType?: string;
+  body?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+describe('security: hook endpoints need the hook secret', () => {
+  const factory = sqliteFactory();
+  let t: TestApp;
+  let http: Listening;
+  let acct: { id: string; secret: string };
+  let pub: { id: number; token: string };
+  let sub: { id: number; token: string };
+  let calls: Record<string, HookCall>;
+
+  before(async () => {
+    await factory.setup();
+    t = await testApp(await factory.make(), { hooks: { secret: SECRET } });
+    http = await listen(t.app);
+    acct = await t.account();
+    const mk = async (kind: string, body: Record<string, unknown>) => {
+      const r = await fetch(`${http.base}/api/${kind}_token`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${acct.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ label: 'h', streams: [{ streamName: 'cam1' }], ...body }),
+      });
+      return ((await r.json()) as { data: { id: number; token: string } }).data;
+    };
+    pub = await mk('publish', { bindIpsOnUsage: 5, enableThumbnails: true });
+    sub = await mk('subscribe', { bindIpsOnUsage: 5, tracking: { trackingId: 'tr' } });
+    const json = (o: unknown) => ({ contentType: 'application/json', body: JSON.stringify(o) });
+    // One call per route of the router that would decide, bind or record something if let in.
+    calls = {
+      'post /hooks/authorize': { method: 'POST', path: '/hooks/authorize', ...json({ action: 'subscribe', token: sub.token, streamName: 'cam1', clientIp: '198.51.100.1' }) },
+      'all /hooks/auth-request': { method: 'GET', path: '/hooks/auth-request', headers: { 'x-original-uri': `/hls/cam1/index.m3u8?token=${sub.token}` } },
+      'all /hooks/auth-request/*rest': { method: 'GET', path: `/hooks/auth-request/hls/cam1/index.m3u8?token=${sub.token}` },
+      'post /hooks/nginx-rtmp': { method: 'POST', path: '/hooks/nginx-rtmp', contentType: 'application/x-www-form-urlencoded', body: `call=publish&app=live&name=cam1&addr=198.51.100.2&clientid=1&token=${pub.token}` },
+      'get /hooks/nginx-rtmp': { method: 'GET', path: `/hooks/nginx-rtmp?call=play&app=live&name=cam1&addr=198.51.100.3&clientid=2&token=${sub.token}` },
+      'post /hooks/mediamtx/auth': { method: 'POST', path: '/hooks/mediamtx/auth', ...json({ ip: '198.51.100.4', user: '', password: '', token: sub.token, action: 'read', path: 'cam1', protocol: 'rtsp', id: 'm1', query: '' }) },
+      'post /hooks/mediamtx/event': { method: 'POST', path: '/hooks/mediamtx/event?event=recordSegmentComplete', ...json({ path: 'cam1', segmentPath: '/rec/cam1.mp4', segmentDuration: '2' }) },
+      'post /hooks/srs': { method: 'POST', path: '/hooks/srs', ...json({ action: 'on_play', client_id: 's1', ip: '198.51.100.5', vhost: '__defaultVhost__', app: 'live', stream: 'cam1', param: `?token=${sub.token}` }) },
+      'post /hooks/ome/admission': { method: 'POST', path: '/hooks/ome/admission', ...json({ client: { address: '198.51.100.6', port: 1 }, request: { direction: 'outgoing', protocol: 'webrtc', status: 'opening', url: `ws://h/app/cam1?token=${sub.token}`, time: new Date().toISOString() } }) },
+      'post /hooks/events': { method: 'POST', path: '/hooks/events', ...json({ type: 'feeds', event: 'started', accountId: acct.id, streamName: 'cam1', tokenId: pub.id }) },
+      'post /hooks/thumbnail': { method: 'POST', path: `/hooks/thumbnail?streamId=${acct.id}/cam1`, contentType: 'image/jpeg', body: Buffer.from([0xff, 0xd8, 0xff, 0xd9]) },
+      'post /hooks/usage': { method: 'POST', path: '/hooks/usage', ...json({ tokenId: sub.id, streamName: 'cam1', bytesOut: 1000, at: '2026-06-01T12:00:00Z' }) },
+    };
+  });
+  after(async () => {
+    await http.close();
+    await factory.teardown();
+  });
+
+  const send = (c: HookCall, extra: { headers?: Record<string, string>; query?: string } = {}) => {
+    const path = extra.query ? `${c.path}${c.path.includes('?') ? '&' : '?'}${extra.query}` : c.path;
+    return fetch(http.base + path, {
+      method: c.method,
+      headers: { ...(c.contentType ? { 'content-type': c.contentType } : {}), ...c.headers, ...extra.headers },
+      body: c.body,
+    });
+  };
+
+  /** What the refused calls must not have touched. */
+  const state = async () => {
+    const s = t.services.store;
+    return JSON.stringify({
+      bound: [await s.boundAddresses(acct.id, pub.id), await s.boundAddresses(acct.id, sub.id)],
+      live: await s.activePublishTokenIds(acct.id),
+      recordings: await s.listRecordings(acct.id),
+      usage: await s.usageByTracking(acct.id, ['tr'], '2026-01-01', '2027-01-01'),
+      decisions: (await t.services.metrics.registry.getSingleMetricAsString('streamgate_decisions_total')).split('\n').filter((l) => !l.startsWith('#')),
+    });
+  };
+
+  it('every hook route of the router is covered by this test', () => {
+    const routes = ((t.app as unknown as { router: { stack: Array<{ route?: { path: string; methods: Record<string, boolean> } }> } }).router.stack)
+      .filter((l) => l.route?.path.startsWith('/hooks'))
+      .map((l) => `${Object.keys(l.route!.methods).length > 5 ? 'all' : Object.keys(l.route!.methods)[0]} ${l.route!.path}`);
+    assert.deepEqual(routes.sort(), Object.keys(calls).sort());
+  });
+
+  it('refuses each call without the secret, with a wrong one, or with it only where a wrong header overrides it: 401, nothing done', async () => {
+    const before = await state();
+    const wrong: Array<{ headers?: Record<string, string>; query?: string }> = [
+      {},
+      { headers: { 'x-streamgate-hook-secret': 'wrong' } },
+      { headers: { 'x-streamgate-hook-secret': '' } },
+      { headers: { 'x-streamgate-hook-secret': SECRET.slice(0, -1) } },
+      { headers: { 'x-streamgate-hook-secret': `${SECRET}x` } },
+      { query: 'secret=wrong' },
+      { query: `secret=${SECRET.toUpperCase()}` },
+      { query: `secret=${SECRET}&secret=${SECRET}` },
+      { query: `secret[]=${SECRET}` },
+      { headers: { 'x-streamgate-hook-secret': 'wrong' }, query: `secret=${SECRET}` },
+      { headers: { authorization: `Bearer ${SECRET}` } },
+    ];
+    for (const [name, c] of Object.entries(calls)) {
+      for (const w of wrong) {
+        const r = await send(c, w);
+        assert.equal(r.status, 401, `${name} ${JSON.stringify(w)}`);
+        assert.deepEqual(await r.json(), REFUSED, name);
+      }
+    }
+    await t.services.lifecycle.idle();
+    assert.equal(await state(), before, 'nothing was decided, bound, recorded or counted');
+  });
+
+  it('the same calls with the secret (header or query) do their work', async () => {
+    const before = await state();
+    for (const [name, c] of Object.entries(calls)) {
+      const r = await send(c, name.includes('nginx-rtmp') || name.includes('mediamtx') ? { query: `secret=${SECRET}` } : { headers: { 'x-streamgate-hook-secret': SECRET } });
+      assert.ok([200, 202, 204].includes(r.status), `${name}: ${r.status} ${await r.text()}`);
+    }
+    await t.services.lifecycle.idle();
+    const after = JSON.parse(await state());
+    assert.notEqual(JSON.stringify(after), before);
+    assert.ok(after.bound[1].length >= 4, `the subscribe calls bound ${after.bound[1].length} addresses`);
+    assert.deepEqual(after.live, [pub.id]);
+  });
+});
