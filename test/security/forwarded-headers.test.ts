@@ -104,7 +104,8 @@ describe('security: forwarding headers from a trusted proxy', () => {
   });
 
   it('a garbled chain, or only a Forwarded header (not read), leaves the peer as the client', async () => {
-    for (const h of [{ 'x-forwarded-for': `${CLIENT}, not-an-ip` }, { 'x-forwarded-for': 'unknown' }, { forwarded: `for=${CLIENT}` }]) {
+    const unread: Array<Record<string, string>> = [{ 'x-forwarded-for': `${CLIENT}, not-an-ip` }, { 'x-forwarded-for': 'unknown' }, { forwarded: `for=${CLIENT}` }];
+    for (const h of unread) {
       const a = await viaAuthRequest(d, d.pinned.token, h);
       assert.deepEqual([a.status, a.body.reason], [403, 'ip_not_allowed'], JSON.stringify(h));
     }

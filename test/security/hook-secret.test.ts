@@ -14,7 +14,7 @@ interface HookCall {
   method: string;
   path: string;
   contentType?: string;
-  body?: string | Buffer;
+  body?: string | Uint8Array;
   headers?: Record<string, string>;
 }
 
@@ -55,7 +55,7 @@ describe('security: hook endpoints need the hook secret', () => {
       'post /hooks/srs': { method: 'POST', path: '/hooks/srs', ...json({ action: 'on_play', client_id: 's1', ip: '198.51.100.5', vhost: '__defaultVhost__', app: 'live', stream: 'cam1', param: `?token=${sub.token}` }) },
       'post /hooks/ome/admission': { method: 'POST', path: '/hooks/ome/admission', ...json({ client: { address: '198.51.100.6', port: 1 }, request: { direction: 'outgoing', protocol: 'webrtc', status: 'opening', url: `ws://h/app/cam1?token=${sub.token}`, time: new Date().toISOString() } }) },
       'post /hooks/events': { method: 'POST', path: '/hooks/events', ...json({ type: 'feeds', event: 'started', accountId: acct.id, streamName: 'cam1', tokenId: pub.id }) },
-      'post /hooks/thumbnail': { method: 'POST', path: `/hooks/thumbnail?streamId=${acct.id}/cam1`, contentType: 'image/jpeg', body: Buffer.from([0xff, 0xd8, 0xff, 0xd9]) },
+      'post /hooks/thumbnail': { method: 'POST', path: `/hooks/thumbnail?streamId=${acct.id}/cam1`, contentType: 'image/jpeg', body: new Uint8Array([0xff, 0xd8, 0xff, 0xd9]) },
       'post /hooks/usage': { method: 'POST', path: '/hooks/usage', ...json({ tokenId: sub.id, streamName: 'cam1', bytesOut: 1000, at: '2026-06-01T12:00:00Z' }) },
     };
   });
@@ -69,7 +69,7 @@ describe('security: hook endpoints need the hook secret', () => {
     return fetch(http.base + path, {
       method: c.method,
       headers: { ...(c.contentType ? { 'content-type': c.contentType } : {}), ...c.headers, ...extra.headers },
-      body: c.body,
+      body: c.body as BodyInit | undefined,
     });
   };
 
