@@ -8,7 +8,7 @@ export const FIXED_SEED = 20260901;
 
 export function fcOptions<T>(fastRuns: number, soakRuns: number): Parameters<T> {
   const seed = process.env.FC_SEED !== undefined ? Number(process.env.FC_SEED) : SOAK ? Date.now() % 2147483647 : FIXED_SEED;
-  const opts: Parameters<T> = { numRuns: soak(fastRuns, soakRuns), seed };
+  const opts: Parameters<T> = { numRuns: soak(fastRuns, soakRuns), seed, includeErrorInReport: true };
   if (process.env.FC_PATH) opts.path = process.env.FC_PATH;
   return opts;
 }

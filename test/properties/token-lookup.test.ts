@@ -39,7 +39,9 @@ for (const factory of [sqliteFactory(), redisFactory()] as StoreFactory[]) {
     let accountId: string;
     before(async () => {
       await factory.setup();
-      t = await testApp(await factory.make());
+      // A generous decision deadline: on this shared 2-core box a slow store reply must not turn
+      // into the (documented, here wrong) store_unavailable answer.
+      t = await testApp(await factory.make(), { enforcement: { storeTimeoutMs: 10000 } });
       accountId = (await t.account('seq')).id;
     });
     after(() => factory.teardown());
