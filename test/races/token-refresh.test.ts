@@ -8,7 +8,7 @@ import { sqliteDeployment, redisDeployment, type Deployment } from '../helpers/i
 import { call } from '../helpers/listen.js';
 import { soak } from '../helpers/soak.js';
 
-const ROUNDS = soak(6, 40);
+const ROUNDS = soak(6, 25);
 const DECIDERS = 4;
 
 interface Sample {
