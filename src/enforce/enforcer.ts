@@ -64,9 +64,8 @@ export class Enforcer {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const d: DecisionResult = { ...ev.decision, decisionId: randomUUID() };
     const result = d.allowed ? 'allow' : 'deny';
-    this.metrics.decisions.inc({ action: req.action, adapter, result, reason: d.reason });
-    this.metrics.decisionSeconds.observe({ adapter, result }, seconds);
-    this.logger.info(
+    this.metrics.decided(req.action, adapter, result, d.reason, seconds);
+    if (this.logger.isLevelEnabled('info')) this.logger.info(
       {
         decisionId: d.decisionId,
         adapter,
@@ -175,12 +174,12 @@ export class Enforcer {
     const hash = tokenHash(value);
     const cached = fresh ? undefined : this.lookup.peekByHash(hash);
     if (cached && (cached.bindIpsOnUsage ?? 0) > 0) {
-      this.metrics.cacheLookups.inc({ result: 'hit' });
+      this.metrics.cacheLookup('hit');
       return { cred: { type: 'token', token: cached }, verified: false, hash };
     }
     const before = this.lookup.stats.hits;
     const token = await this.lookup.byHashFresh(hash);
-    this.metrics.cacheLookups.inc({ result: this.lookup.stats.hits > before ? 'hit' : 'miss' });
+    this.metrics.cacheLookup(this.lookup.stats.hits > before ? 'hit' : 'miss');
     return { cred: token ? { type: 'token', token } : { type: 'invalid', detail: 'unknown token' }, verified: true, hash };
   }
 

@@ -26,7 +26,7 @@ export function requestLog(logger: Logger, metrics: Metrics): RequestHandler {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
       const route = (req.route?.path as string | undefined) ?? 'unmatched';
-      metrics.httpRequests.inc({ route, method: req.method, status: String(res.statusCode) });
+      metrics.httpRequest(route, req.method, res.statusCode);
       if (!logger.isLevelEnabled('info')) return;
       logger.info(
         {
