@@ -65,11 +65,25 @@ interface Result {
   p99: number;
   errors: number;
   unexpected: number;
+  /** Server CPU time (user + system) per request, µs: steadier than req/s on a shared machine. */
+  cpuUs?: number;
+}
+
+/** user + system CPU time of a process so far, in µs (Linux /proc; NaN elsewhere). */
+function cpuUsOf(pid: number | undefined): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks (USER_HZ 100)
+  } catch {
+    return NaN;
+  }
 }
 
 async function load(t: Target, c: Case, opts: { duration?: number } = {}): Promise<Result> {
   // JIT warm-up, not measured
   await autocannon({ url: t.base + c.path, method: c.method, headers: c.headers, body: c.body, connections: CONNECTIONS, duration: 1 });
+  const cpu0 = cpuUsOf(t.proc.pid);
   const r = await autocannon({
     url: t.base + c.path,
     method: c.method,
@@ -88,6 +102,7 @@ async function load(t: Target, c: Case, opts: { duration?: number } = {}): Promi
     p99: r.latency.p99,
     errors: r.errors + r.timeouts,
     unexpected: r.requests.total > 0 ? r.requests.total - statusOk - r.errors : 0,
+    cpuUs: r.requests.total > 0 ? Math.round((cpuUsOf(t.proc.pid) - cpu0) / r.requests.total) : undefined,
   };
 }
 
@@ -199,8 +214,8 @@ async function main(): Promise<void> {
       half.push(await paced(sqlite.t, sqliteCases[i], Math.max(1, Math.floor(s.rps / 2)), DURATION));
       half.push(await paced(onRedis.t, redisCases[i], Math.max(1, Math.floor(r.rps / 2)), DURATION));
     }
-    console.log('\n| case | target | req/s | p50 ms | p99 ms | vs express | vs node | p99 at half max | errors |');
-    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('\n| case | target | req/s | p50 ms | p99 ms | vs express | vs node | CPU µs/req | CPU vs express | p99 at half max | errors |');
+    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     const rows: unknown[] = [];
     for (const c of sqliteCases) {
       const of = (t: string) => results.find((x) => x.case === c.name && x.target === t)!;
@@ -216,12 +231,14 @@ async function main(): Promise<void> {
           p99: r.p99,
           vsExpress: r.rps / ef.rps,
           vsNode: r.rps / nf.rps,
+          cpuUs: r.cpuUs,
+          cpuVsExpress: r.cpuUs && ef.cpuUs ? ef.cpuUs / r.cpuUs : undefined,
           p99AtHalf: h?.p99,
           errors: r.errors + r.unexpected,
         };
         rows.push(row);
         console.log(
-          `| ${c.name} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${(row.vsExpress * 100).toFixed(0)}% | ${(row.vsNode * 100).toFixed(0)}% | ${h ? h.p99 : '–'} | ${row.errors} |`,
+          `| ${c.name} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${(row.vsExpress * 100).toFixed(0)}% | ${(row.vsNode * 100).toFixed(0)}% | ${r.cpuUs ?? '–'} | ${row.cpuVsExpress ? `${(row.cpuVsExpress * 100).toFixed(0)}%` : '–'} | ${h ? h.p99 : '–'} | ${row.errors} |`,
         );
       }
     }
