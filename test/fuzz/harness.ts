@@ -387,7 +387,9 @@ export async function checkOne(target: Target, r: Req, stats: RunStats): Promise
   assert.ok(a.status < 500, `a 5xx: ${what}`);
   if (a.status >= 400) {
     assert.deepEqual(await target.snapshot(), before, `a refused request changed stored state: ${what}`);
-    assert.ok(a.text.length > 0, `a refusal without a body: ${what}`);
+    // 431: Node's own parser refuses oversized headers before Streamgate runs; its status line
+    // ("Request Header Fields Too Large") is the whole answer.
+    if (a.status !== 431) assert.ok(a.text.length > 0, `a refusal without a body: ${what}`);
     if (/^\/(api|admin)\//.test(r.path) && a.status !== 431) {
       const body = JSON.parse(a.text) as { status?: string; data?: { message?: unknown } };
       assert.equal(body.status, 'fail', what);
