@@ -49,22 +49,33 @@ describe('Redis Sentinel failover', () => {
     server(['--port', String(replica), '--replicaof', '127.0.0.1', String(primary), ...common]);
     await until(() => cli(replica, 'info', 'replication').includes('master_link_status:up'), 10000, 'the replica to sync');
     for (let i = 0; i < 3; i++) {
-      const port = await freePort();
-      sentinels.push(port);
-      const conf = path.join(dir, `sentinel-${port}.conf`);
-      writeFileSync(
-        conf,
-        [
-          `port ${port}`,
-          'bind 127.0.0.1',
-          `dir ${dir}`,
-          `sentinel monitor mymaster 127.0.0.1 ${primary} 2`,
-          'sentinel down-after-milliseconds mymaster 1000',
-          'sentinel failover-timeout mymaster 5000',
-          'sentinel parallel-syncs mymaster 1',
-        ].join('\n'),
-      );
-      server([conf, '--sentinel']);
+      // A port from freePort() can be taken by another test's server before ours binds it (tests
+      // run in parallel): a sentinel that exits at once is started again on another port.
+      for (let attempt = 0; ; attempt++) {
+        const port = await freePort();
+        const conf = path.join(dir, `sentinel-${port}.conf`);
+        writeFileSync(
+          conf,
+          [
+            `port ${port}`,
+            'bind 127.0.0.1',
+            `dir ${dir}`,
+            `sentinel monitor mymaster 127.0.0.1 ${primary} 2`,
+            'sentinel down-after-milliseconds mymaster 1000',
+            'sentinel failover-timeout mymaster 5000',
+            'sentinel parallel-syncs mymaster 1',
+          ].join('\n'),
+        );
+        const p = server([conf, '--sentinel']);
+        let exited = false;
+        p.once('exit', () => (exited = true));
+        await until(() => exited || cli(port, 'ping') === 'PONG', 10000, `sentinel on port ${port}`);
+        if (!exited) {
+          sentinels.push(port);
+          break;
+        }
+        if (attempt === 3) throw new Error('a sentinel could not start');
+      }
     }
     await until(() => sentinels.every((p) => cli(p, 'sentinel', 'get-master-addr-by-name', 'mymaster').includes(String(primary))), 10000, 'the sentinels');
     await until(() => sentinels.every((p) => /num-other-sentinels\n2/.test(cli(p, 'sentinel', 'master', 'mymaster'))), 15000, 'the sentinels to see each other');
