@@ -66,10 +66,14 @@ export class AccountService {
     return this.store.updateAccount(id, patch);
   }
 
-  /** Creates or replaces the account's secret; the old one is rejected from now on. Null: no account. */
-  async refreshSecret(id: string): Promise<string | null> {
+  /**
+   * Creates or replaces the account's secret; the old one is rejected from now on. Null: no
+   * account, or (with `replacing`, the hash of the secret the caller authenticated with) that
+   * secret was replaced meanwhile: of two racing self-rotations only one hands out a live secret.
+   */
+  async refreshSecret(id: string, replacing?: string): Promise<string | null> {
     const apiSecret = newSecret();
-    return (await this.store.setAccountSecret(id, sha256Hex(apiSecret))) ? apiSecret : null;
+    return (await this.store.setAccountSecret(id, sha256Hex(apiSecret), replacing)) ? apiSecret : null;
   }
 
   deleteSecret(id: string): Promise<boolean> {

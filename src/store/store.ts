@@ -147,9 +147,10 @@ export interface Store {
   updateAccount(id: string, patch: { secureViewer?: boolean; name?: string }): Promise<Account | null>;
   /**
    * Replaces (hash) or deletes (null) the account's API secret. From the moment this resolves the
-   * old secret resolves to no account. False when the account does not exist.
+   * old secret resolves to no account. False when the account does not exist, or when `expected`
+   * is given and the current secret's hash is no longer it (a concurrent rotation won).
    */
-  setAccountSecret(id: string, secretHash: string | null): Promise<boolean>;
+  setAccountSecret(id: string, secretHash: string | null, expected?: string): Promise<boolean>;
   /** The account whose current secret has this SHA-256 hash, else null. */
   findAccountBySecretHash(secretHash: string): Promise<Account | null>;
 

@@ -85,5 +85,27 @@ for (const [name, make] of cases) {
         assert.deepEqual([await works(r1.body.data.apiSecret), await works(r2.body.data.apiSecret)].filter(Boolean).length, 1);
       }
     });
+
+    // Regression (found by the test above's self-rotation variant): two racing self-rotations both
+    // answered 200, and one caller was handed a secret that was already dead. Now the rotation is a
+    // compare-and-set on the secret the call authenticated with: exactly one wins, the other is 401.
+    it('two racing self-rotations with the same secret: exactly one 200 with a working secret, the other 401', async () => {
+      const a = d.instances[0];
+      const b = d.instances[d.instances.length - 1];
+      for (let round = 0; round < soak(5, 20); round++) {
+        const acct = await a.t.account(`self-pair-${round}`);
+        const rs = await Promise.all([
+          call(a.base, 'POST', '/api/account/secret', { secret: acct.secret }),
+          call(b.base, 'POST', '/api/account/secret', { secret: acct.secret }),
+        ]);
+        const statuses = rs.map((r) => r.status).sort();
+        const works = async (secret: string) => (await call(b.base, 'GET', '/api/publish_token/list', { secret })).status === 200;
+        assert.equal(await works(acct.secret), false);
+        if (statuses[1] === 200 && statuses[0] === 200) assert.fail('both self-rotations answered 200');
+        assert.deepEqual(statuses, [200, 401]);
+        const winner = rs.find((r) => r.status === 200)!;
+        assert.equal(await works(winner.body.data.apiSecret), true);
+      }
+    });
   });
 }

@@ -98,7 +98,8 @@ export function accountRoutes(accounts: AccountService): RouteSpec[] {
       auth: 'apiSecret',
       response: secretOut,
       handler: async ({ account }) => {
-        const apiSecret = await accounts.refreshSecret(account.id);
+        // only if the secret of this call is still the account's (a racing rotation may have won)
+        const apiSecret = await accounts.refreshSecret(account.id, account.secretHash ?? '');
         if (!apiSecret) throw ApiError.unauthorized();
         return { apiSecret };
       },

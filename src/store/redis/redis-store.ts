@@ -32,6 +32,7 @@ const SCRIPTS = {
   tokenDelete: { file: 'token-delete.lua', keys: 6 },
   bindAddress: { file: 'bind-address.lua', keys: 2 },
   recordCas: { file: 'record-cas.lua', keys: 1 },
+  secretCas: { file: 'secret-cas.lua', keys: 1 },
   usageAdd: { file: 'usage-add.lua', keys: 2 },
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
@@ -231,15 +232,19 @@ export class RedisStore implements Store {
     return this.getAccount(id);
   }
 
-  async setAccountSecret(id: string, secretHash: string | null): Promise<boolean> {
+  async setAccountSecret(id: string, secretHash: string | null, expected?: string): Promise<boolean> {
     const key = keys.account(id);
     const old = await this.redis.hmget(key, 'id', 'secretHash');
     if (!old[0]) return false;
-    if (secretHash) {
-      await this.redis.set(keys.secret(secretHash), id);
-      await this.redis.hset(key, 'secretHash', secretHash);
-    } else {
-      await this.redis.hdel(key, 'secretHash');
+    if (expected !== undefined && old[1] !== expected) return false;
+    // the hint first (it is verified against the account on read), then the account itself,
+    // compared-and-set on the hash read above so that of two racing rotations exactly one wins
+    if (secretHash) await this.redis.set(keys.secret(secretHash), id);
+    const won = await this.run('secretCas', key, old[1] ?? '', secretHash ?? '');
+    if (won !== 1) {
+      if (secretHash) await this.redis.del(keys.secret(secretHash));
+      if (expected !== undefined) return false;
+      return this.setAccountSecret(id, secretHash); // an unconditional change retries on the new value
     }
     if (old[1] && old[1] !== secretHash) await this.redis.del(keys.secret(old[1]));
     await this.replicated();

@@ -241,7 +241,10 @@ export class SqliteStore implements Store {
     }).immediate();
   }
 
-  async setAccountSecret(id: string, secretHash: string | null): Promise<boolean> {
+  async setAccountSecret(id: string, secretHash: string | null, expected?: string): Promise<boolean> {
+    if (expected !== undefined) {
+      return this.stmt('UPDATE accounts SET secret_hash = ? WHERE id = ? AND secret_hash = ?').run(secretHash, id, expected).changes === 1;
+    }
     return this.stmt('UPDATE accounts SET secret_hash = ? WHERE id = ?').run(secretHash, id).changes === 1;
   }
 
