@@ -30,7 +30,7 @@ describe('fuzzing the director, JWKS and operational endpoints', () => {
       fc.asyncProperty(caseOf(ENTRY_POINTS, t), async (c) => {
         await checkOne(t, await toRequest(c, t), run.stats);
       }),
-      fuzzOptions(250, 3000),
+      fuzzOptions(250, 1500),
     );
     await finishRun(t, run, ENTRY_POINTS.map((e) => `${e.method} ${e.path}`));
   });

@@ -75,7 +75,7 @@ describe('fuzzing the hook adapters', () => {
         // Node refusing oversized headers before any of Streamgate runs.
         if (req.route.includes('/hooks/auth-request')) assert.ok([200, 401, 403, 431].includes(a.status), `${req.method} ${req.path.slice(0, 120)} -> ${a.status} ${a.text.slice(0, 200)}`);
       }),
-      fuzzOptions(400, 5000),
+      fuzzOptions(400, 2500),
     );
     await finishRun(t, run, HOOKS.map((e) => `${e.method} ${e.path}`));
   });

@@ -85,7 +85,7 @@ describe('fuzzing the management API', () => {
         const a = await checkOne(t, req, run.stats);
         await keepSecretsCurrent(t, req.route, req.path, req.headers?.authorization, a.status, a.text);
       }),
-      fuzzOptions(400, 5000),
+      fuzzOptions(400, 2500),
     );
     await finishRun(t, run, eps.map((e) => `${e.method} ${e.path}`));
   });

@@ -52,7 +52,7 @@ describe('stream matcher agrees with RE2 full match', () => {
         // Refused as too large exactly when its estimated program is over the limit.
         assert.equal(problem?.startsWith('too large') ?? false, patternCost(p) > MAX_PATTERN_COST, p);
       }),
-      fcOptions(3000, 100000),
+      fcOptions(3000, 30000),
     );
   });
 
@@ -72,7 +72,7 @@ describe('stream matcher agrees with RE2 full match', () => {
           assert.equal(matches(n), expected, `${JSON.stringify(n)} against ${JSON.stringify(streams)}`);
         }
       }),
-      fcOptions(2000, 50000),
+      fcOptions(2000, 15000),
     );
   });
 

@@ -96,7 +96,7 @@ for (const factory of [sqliteFactory(), redisFactory()] as StoreFactory[]) {
             }
           }
         }),
-        fcOptions(100, 2500),
+        fcOptions(100, 1000),
       );
     });
   });
