@@ -11,6 +11,7 @@ import { clientAddress, requestOrigin, trustedCountry, type TrustedProxies } fro
 import { issuesToFieldErrors } from './validation.js';
 import type { DecisionResult } from '../enforce/enforcer.js';
 import { LRUCache } from 'lru-cache';
+import { sendJson } from './answer.js';
 
 export const directorPublishSchema = z.strictObject({
   streamName: text(1, MAX_NAME),
@@ -44,7 +45,7 @@ const fill = (template: string, accountId: string, streamName: string) =>
   template.replaceAll('{accountId}', encodeURIComponent(accountId)).replaceAll('{streamName}', encodeURIComponent(streamName));
 
 function deny(res: Response, d: DecisionResult): void {
-  res.status(d.status).json({ status: 'fail', data: { message: d.message, reason: d.reason } });
+  sendJson(res, d.status, { status: 'fail', data: { message: d.message, reason: d.reason } });
 }
 
 export function mountDirector(app: Express, s: Services, trusted: TrustedProxies): void {
@@ -60,7 +61,7 @@ export function mountDirector(app: Express, s: Services, trusted: TrustedProxies
     const schema = action === 'publish' ? directorPublishSchema : directorSubscribeSchema;
     const parsed = schema.safeParse(req.body ?? {});
     if (!parsed.success) {
-      res.status(400).json({ status: 'fail', data: { message: 'Validation errors', errors: issuesToFieldErrors(parsed.error.issues, 'body') } });
+      sendJson(res, 400, { status: 'fail', data: { message: 'Validation errors', errors: issuesToFieldErrors(parsed.error.issues, 'body') } });
       return;
     }
     const body = parsed.data as z.infer<typeof directorPublishSchema>;
@@ -111,7 +112,7 @@ export function mountDirector(app: Express, s: Services, trusted: TrustedProxies
     const urls = (action === 'publish' ? cfg.publishUrls : cfg.subscribeUrls).map((u) => fill(u, accountId, d.streamName));
     const data: Record<string, unknown> = { urls, jwt, iceServers: cfg.iceServers, streamAccountId: accountId };
     if (action === 'publish') data.subscribeRequiresAuth = d.subscribeRequiresAuth ?? false;
-    res.status(200).json({ status: 'success', data });
+    sendJson(res, 200, { status: 'success', data });
   };
 
   app.post('/api/director/publish', handler('publish'));

@@ -8,6 +8,7 @@ import { bearer } from '../middleware.js';
 import { clientAddress, requestOrigin, trustedCountry, type TrustedProxies } from '../client.js';
 import { tokenFromQuery } from './common.js';
 import { MAX_NAME } from '../../domain/matchers.js';
+import { sendJson } from '../answer.js';
 
 const PREFIX = '/hooks/auth-request';
 
@@ -22,7 +23,7 @@ export function originalUri(req: Request): string | undefined {
 
 /** No stream can be named from the original URI: nothing can be allowed (a denial, never a 404 or 5xx). */
 const noStream = (res: Response) =>
-  res.status(403).json({ allowed: false, reason: 'stream_not_allowed', message: 'Unauthorized: Stream name not allowed' });
+  sendJson(res, 403, { allowed: false, reason: 'stream_not_allowed', message: 'Unauthorized: Stream name not allowed' });
 
 const PROTOCOL_BY_EXT: Array<[RegExp, string]> = [
   [/\.(m3u8|ts|m4s|aac)$/i, 'hls'],
@@ -77,10 +78,10 @@ export function mountAuthRequest(app: Express, s: Services, trusted: TrustedProx
       if (d.trackingId !== undefined) res.setHeader('x-streamgate-tracking-id', encodeURIComponent(d.trackingId));
       if (d.accountId !== undefined) res.setHeader('x-streamgate-account-id', d.accountId);
       res.setHeader('x-streamgate-stream', encodeURIComponent(d.streamName));
-      res.status(200).json({ allowed: true });
+      sendJson(res, 200, { allowed: true });
       return;
     }
-    res.status(d.status).json({ allowed: false, reason: d.reason, message: d.message });
+    sendJson(res, d.status, { allowed: false, reason: d.reason, message: d.message });
   };
   app.all(PREFIX, handler);
   app.all(`${PREFIX}/*rest`, handler);

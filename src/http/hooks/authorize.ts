@@ -9,6 +9,7 @@ import { normaliseIp, originHost } from '../../policy/rules.js';
 import type { AccessRequest } from '../../policy/types.js';
 import { issuesToFieldErrors } from '../validation.js';
 import { bodyParsers } from '../middleware.js';
+import { sendJson } from '../answer.js';
 
 export const authorizeBodySchema = z.strictObject({
   action: z.enum(['publish', 'subscribe']),
@@ -24,7 +25,7 @@ export const authorizeBodySchema = z.strictObject({
 
 /** Writes a hook answer for a bad request: 400, the problems named, nothing decided. */
 export function badHookRequest(res: Response, errors: Record<string, string[]>): void {
-  res.status(400).json({ allowed: false, reason: 'bad_request', message: 'Validation errors', errors });
+  sendJson(res, 400, { allowed: false, reason: 'bad_request', message: 'Validation errors', errors });
 }
 
 export function mountAuthorize(app: Express, enforcer: Enforcer, bodyLimitBytes: number): void {
@@ -45,9 +46,9 @@ export function mountAuthorize(app: Express, enforcer: Enforcer, bodyLimitBytes:
     };
     const d = await enforcer.decide(access, 'authorize');
     if (d.allowed) {
-      res.status(200).json({ ...d, allowed: true });
+      sendJson(res, 200, { ...d, allowed: true });
       return;
     }
-    res.status(d.status).json({ allowed: false, reason: d.reason, message: d.message, decisionId: d.decisionId });
+    sendJson(res, d.status, { allowed: false, reason: d.reason, message: d.message, decisionId: d.decisionId });
   });
 }

@@ -12,6 +12,7 @@ import { field, reportStart, streamIdentity, tokenFromQuery } from './common.js'
 import { badHookRequest } from './authorize.js';
 import { tokenHash } from '../../domain/tokens.js';
 import { issuesToFieldErrors } from '../validation.js';
+import { sendJson } from '../answer.js';
 
 const CALLER = 'mediamtx';
 
@@ -58,8 +59,8 @@ export function mountMediamtx(app: Express, s: Services): void {
     const b = parsed.data;
     const ip = normaliseIp(b.ip ?? undefined);
     if (API_ACTIONS.has(b.action)) {
-      if (apiFrom.has(ip)) return void res.status(200).json({ allowed: true });
-      return void res.status(403).json({ allowed: false, reason: 'api_not_allowed', message: `Unauthorized: ${b.action} not allowed from this address` });
+      if (apiFrom.has(ip)) return sendJson(res, 200, { allowed: true });
+      return sendJson(res, 403, { allowed: false, reason: 'api_not_allowed', message: `Unauthorized: ${b.action} not allowed from this address` });
     }
     const action = ACTIONS[b.action];
     if (!action) return badHookRequest(res, { action: [`unknown MediaMTX action '${b.action}'`] });
@@ -76,16 +77,16 @@ export function mountMediamtx(app: Express, s: Services): void {
       sessionId: b.id ?? undefined,
     };
     if (id.streamName === '' || id.streamName.length > 128) {
-      return void res.status(403).json({ allowed: false, reason: 'stream_not_allowed', message: 'Unauthorized: Stream name not allowed' });
+      return sendJson(res, 403, { allowed: false, reason: 'stream_not_allowed', message: 'Unauthorized: Stream name not allowed' });
     }
     const d = await s.enforcer.decide(access, CALLER);
     if (d.allowed) {
       reportStart(s, CALLER, access, d);
-      return void res.status(200).json({ allowed: true });
+      return sendJson(res, 200, { allowed: true });
     }
     const status = d.status === 503 ? 503 : noCredentials ? 401 : 403;
     if (status === 401) res.setHeader('www-authenticate', 'Bearer realm="streamgate"');
-    res.status(status).json({ allowed: false, reason: d.reason, message: d.message });
+    sendJson(res, status, { allowed: false, reason: d.reason, message: d.message });
   });
 
   app.post('/hooks/mediamtx/event', ...bodyParsers('json-or-form', limit), async (req: Request, res: Response) => {

@@ -9,6 +9,7 @@ import { normaliseIp } from '../../policy/rules.js';
 import { peerAddress } from '../client.js';
 import { field, reportBytes, reportStart, streamIdentity, tokenFromQuery } from './common.js';
 import { MAX_NAME } from '../../domain/matchers.js';
+import { sendText } from '../answer.js';
 
 const CALLER = 'nginx-rtmp';
 
@@ -23,11 +24,11 @@ export function mountNginxRtmp(app: Express, s: Services): void {
     // nginx connection numbers restart with nginx and repeat across servers: qualify by the server.
     const sessionId = clientid ? `${peerAddress(req) ?? 'unknown'}#${clientid}` : undefined;
     const token = field(body, 'token') ?? tokenFromQuery(field(body, 'tcurl'));
-    const ok = () => res.status(200).type('text/plain').send('OK');
+    const ok = () => sendText(res, 200, 'OK');
 
     if (call === 'connect' || call === undefined) return ok(); // no stream yet: decided at publish/play
     if (!name || name.length > MAX_NAME * 2) {
-      res.status(403).type('text/plain').send('Forbidden: no stream name');
+      sendText(res, 403, 'Forbidden: no stream name');
       return;
     }
     const id = streamIdentity(name, '', accountInPath);
@@ -52,7 +53,7 @@ export function mountNginxRtmp(app: Express, s: Services): void {
         };
         const d = await s.enforcer.decide(access, CALLER);
         if (!d.allowed) {
-          res.status(d.status === 503 ? 503 : 403).type('text/plain').send(d.message);
+          sendText(res, d.status === 503 ? 503 : 403, d.message);
           return;
         }
         if (call !== 'update') reportStart(s, CALLER, access, d);

@@ -6,6 +6,7 @@ import type { Services } from '../../services.js';
 import type { AccessRequest } from '../../policy/types.js';
 import { normaliseIp } from '../../policy/rules.js';
 import { reportStart, streamIdentity, tokenFromQuery } from './common.js';
+import { sendJson } from '../answer.js';
 
 const CALLER = 'ome';
 
@@ -33,7 +34,7 @@ export function mountOme(app: Express, s: Services): void {
     express.raw({ type: () => true, limit: s.config.server.bodyLimitBytes }),
     async (req: Request, res: Response) => {
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const deny = (reason: string, status = 200) => res.status(status).json({ allowed: false, reason });
+      const deny = (reason: string, status = 200) => sendJson(res, status, { allowed: false, reason });
       if (secret !== '' && !signatureOk(raw, req.get('x-ome-signature'), secret)) return deny('invalid X-OME-Signature', 401);
       let body: OmeBody;
       try {
@@ -63,7 +64,7 @@ export function mountOme(app: Express, s: Services): void {
       const sessionId = address ? `${address}:${String(body.client?.port ?? '')}/${segments.slice(0, 2).join('/')}/${action}` : undefined;
       if (status === 'closing') {
         s.lifecycle.signal({ kind: 'session_ended', caller: CALLER, sessionId, action, accountId: id.accountId, streamName: id.streamName });
-        return res.status(200).json({});
+        return sendJson(res, 200, {});
       }
       if (id.streamName === '') return deny('no stream name in request.url');
       const access: AccessRequest = {
@@ -79,7 +80,7 @@ export function mountOme(app: Express, s: Services): void {
       const d = await s.enforcer.decide(access, CALLER);
       if (!d.allowed) return deny(d.reason);
       reportStart(s, CALLER, access, d);
-      res.status(200).json({ allowed: true, reason: 'authorized' });
+      sendJson(res, 200, { allowed: true, reason: 'authorized' });
     },
   );
 }

@@ -6,6 +6,7 @@ import { bodyParsers } from '../middleware.js';
 import type { AccessRequest } from '../../policy/types.js';
 import { normaliseIp, originHost } from '../../policy/rules.js';
 import { field, reportBytes, reportStart, streamIdentity, tokenFromQuery } from './common.js';
+import { sendJson } from '../answer.js';
 
 const CALLER = 'srs';
 
@@ -16,8 +17,8 @@ export function mountSrs(app: Express, s: Services): void {
     const action = field(b, 'action');
     const stream = field(b, 'stream');
     const clientId = field(b, 'client_id');
-    const ok = () => res.status(200).json({ code: 0 });
-    const refuse = (status: number, message: string) => res.status(status).json({ code: status, message });
+    const ok = () => sendJson(res, 200, { code: 0 });
+    const refuse = (status: number, message: string) => sendJson(res, status, { code: status, message });
     if (!action) return refuse(400, 'action is required');
     // SRS client ids are per server: qualify them by server_id.
     const sessionId = clientId ? `${field(b, 'server_id') ?? ''}#${clientId}` : undefined;
