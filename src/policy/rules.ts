@@ -98,7 +98,17 @@ export function originHost(value: string | undefined): string | undefined {
 /** IPv4-mapped IPv6 becomes IPv4; invalid input gives undefined. */
 export function normaliseIp(value: string | undefined): string | undefined {
   if (!value) return undefined;
-  const v = value.trim();
-  if (!ipaddr.isValid(v)) return undefined;
-  return ipaddr.process(v).toString();
+  // an adapter validates the address and then uses it: the same string twice in a row
+  if (value === lastIpIn) return lastIpOut;
+  let out: string | undefined;
+  try {
+    out = ipaddr.process(value.trim()).toString(); // one parse (isValid + process parsed twice)
+  } catch {
+    out = undefined;
+  }
+  lastIpIn = value;
+  lastIpOut = out;
+  return out;
 }
+let lastIpIn: string | undefined;
+let lastIpOut: string | undefined;
