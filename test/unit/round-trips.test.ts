@@ -49,4 +49,20 @@ describe('store round trips per decision', () => {
       assert.deepEqual([...new Set(calls)], [token === binding.token ? 'bindAddress' : 'accountVersion']);
     }
   });
+
+  // Regression (benchmark scale run, 1M tokens on Redis): every concurrent token-less decision on
+  // a cold cache loaded the account's securing tokens itself; 32 such loads of 2,500 records
+  // overran the store deadline and answered 503. Now one load serves the burst.
+  it('a burst of token-less decisions on a cold cache loads the securing tokens once', async () => {
+    const inner = new SqliteStore({ file: path.join(mkdtempSync(path.join(tmpdir(), 'sg-rt-')), 'db'), synchronous: 'NORMAL' });
+    await inner.createAccount({ id: 'ACC001', name: 'a', createdOn: new Date().toISOString(), secureViewer: false });
+    await inner.createToken(newTokenRecord('publish', 'ACC001', { label: 's', streams: [{ streamName: 'secret' }], subscribeRequiresAuth: true }, 'c'.repeat(64), Date.now()));
+    const { store, calls } = counting(inner);
+    const enforcer = new Enforcer(store, loadConfig({ env: {} }).enforcement, fixedGeo({}), new Metrics({ defaultMetrics: false }), pino({ level: 'silent' }));
+    const ask = (streamName: string) => enforcer.decide({ action: 'subscribe', streamName, accountId: 'ACC001', protocol: 'hls' }, 'test');
+    const answers = await Promise.all(Array.from({ length: 32 }, (_, i) => ask(i % 2 === 0 ? 'open' : 'secret')));
+    assert.deepEqual(answers.map((d) => d.allowed), Array.from({ length: 32 }, (_, i) => i % 2 === 0));
+    assert.equal(calls.filter((c) => c === 'securingTokens').length, 1);
+    assert.equal(calls.filter((c) => c === 'getAccount').length, 1);
+  });
 });
