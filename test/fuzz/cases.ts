@@ -22,11 +22,25 @@ export interface EntryPoint {
 
 export const FORM = 'application/x-www-form-urlencoded';
 
+/**
+ * Percent-encodes the UTF-8 bytes of any string. encodeURIComponent throws on a lone surrogate
+ * (which fast-check generates: a soak run failed in the generator, not in Streamgate); here a lone
+ * surrogate becomes U+FFFD like any UTF-8 encoder makes it.
+ */
+export function pct(s: string): string {
+  let out = '';
+  for (const b of Buffer.from(s, 'utf8')) {
+    const c = String.fromCharCode(b);
+    out += /[A-Za-z0-9\-_.!~*'()]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
 /** A value as a form body: its fields (non-strings as JSON), or the value's own text. */
 export function formEncode(v: unknown): string {
   if (typeof v !== 'object' || v === null) return String(v);
   return Object.entries(v)
-    .map(([k, x]) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof x === 'string' ? x : JSON.stringify(x) ?? '')}`)
+    .map(([k, x]) => `${pct(k)}=${pct(typeof x === 'string' ? x : JSON.stringify(x) ?? '')}`)
     .join('&');
 }
 
@@ -85,7 +99,7 @@ export async function toRequest(c: Case, t: Target): Promise<Req> {
   };
   const pick = (name: string): string => {
     if (c.param === 'other') return String(t.seeded.otherPub.id);
-    if ('fixed' in c.param) return encodeURIComponent(c.param.fixed).replace(/%25/g, '%');
+    if ('fixed' in c.param) return pct(c.param.fixed).replace(/%25/g, '%');
     const pool = /webhooks/.test(ep.path) ? ids.webhooks : /recordings/.test(ep.path) ? ids.recordings : ids.tokens;
     return String(pool.length ? pool[c.param.live % pool.length] : c.param.live + 1);
   };
