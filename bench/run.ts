@@ -50,6 +50,8 @@ async function startProcess(name: string, args: string[], env: Record<string, st
 
 interface Case {
   name: string;
+  /** The route pattern Streamgate labels it with (its server-side latency histogram). */
+  route?: string;
   method: 'GET' | 'POST';
   path: string;
   headers: Record<string, string>;
@@ -67,6 +69,30 @@ interface Result {
   unexpected: number;
   /** Server CPU time (user + system) per request, µs: steadier than req/s on a shared machine. */
   cpuUs?: number;
+  /** p99 as Streamgate's own request histogram saw it (upper bound of the bucket, ms). */
+  serverP99?: number;
+}
+
+/** Cumulative bucket counts of streamgate_http_request_duration_seconds for one route. */
+async function serverBuckets(base: string, route: string): Promise<Map<number, number>> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const out = new Map<number, number>();
+  const re = /^streamgate_http_request_duration_seconds_bucket\{le="([^"]+)",route="([^"]+)"\} (\d+)/gm;
+  for (const m of text.matchAll(re)) if (m[2] === route) out.set(m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[3]));
+  if (out.size === 0) {
+    const re2 = /^streamgate_http_request_duration_seconds_bucket\{route="([^"]+)",le="([^"]+)"\} (\d+)/gm;
+    for (const m of text.matchAll(re2)) if (m[1] === route) out.set(m[2] === '+Inf' ? Infinity : Number(m[2]), Number(m[3]));
+  }
+  return out;
+}
+
+/** The upper bound (ms) of the bucket holding the 99th percentile of the requests between two scrapes. */
+function p99Between(before: Map<number, number>, after: Map<number, number>): number | undefined {
+  const les = [...after.keys()].sort((a, b) => a - b);
+  const total = (after.get(Infinity) ?? 0) - (before.get(Infinity) ?? 0);
+  if (total <= 0) return undefined;
+  for (const le of les) if ((after.get(le) ?? 0) - (before.get(le) ?? 0) >= 0.99 * total) return le * 1000;
+  return undefined;
 }
 
 /** user + system CPU time of a process so far, in µs (Linux /proc; NaN elsewhere). */
@@ -121,6 +147,7 @@ async function paced(t: Target, c: Case, rate: number, seconds: number): Promise
   let errors = 0;
   let unexpected = 0;
   const total = Math.floor(rate * seconds);
+  const before = c.route ? await serverBuckets(t.base, c.route) : undefined;
   const start = performance.now();
   const inflight: Array<Promise<void>> = [];
   for (let i = 0; i < total; i++) {
@@ -145,7 +172,8 @@ async function paced(t: Target, c: Case, rate: number, seconds: number): Promise
   await pool.close();
   latencies.sort((a, b) => a - b);
   const q = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] * 100) / 100;
-  return { target: t.name, case: c.name, rps: Math.round(latencies.length / seconds), p50: q(0.5), p99: q(0.99), errors, unexpected };
+  const serverP99 = c.route && before ? p99Between(before, await serverBuckets(t.base, c.route)) : undefined;
+  return { target: t.name, case: c.name, rps: Math.round(latencies.length / seconds), p50: q(0.5), p99: q(0.99), errors, unexpected, serverP99 };
 }
 
 /** The request shapes, with the tokens of the Streamgate under test. */
@@ -156,13 +184,13 @@ async function cases(sg: Target, secret: string): Promise<Case[] & { subscribeTo
   const authorize = (token: string, streamName = 'cam1') => JSON.stringify({ action: 'subscribe', token, streamName, clientIp: '203.0.113.7', protocol: 'hls' });
   await fetch(`${sg.base}/hooks/authorize`, { method: 'POST', headers: json, body: authorize(bind.token) }); // binds 203.0.113.7
   const list: Case[] & { subscribeTokenId?: number } = [
-    { name: 'authorize (JSON)', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(sub.token), expect: 200 },
-    { name: 'nginx-rtmp (form)', method: 'POST', path: '/hooks/nginx-rtmp', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `app=live&flashver=FMLE%2F3.0&swfurl=&tcurl=rtmp%3A%2F%2Fh%2Flive&pageurl=&addr=203.0.113.7&call=play&name=cam1&start=0&duration=0&reset=0&token=${sub.token}`, expect: 200 },
-    { name: 'mediamtx auth', method: 'POST', path: '/hooks/mediamtx/auth', headers: json, body: JSON.stringify({ ip: '203.0.113.7', user: '', password: '', token: sub.token, action: 'read', path: 'cam1', protocol: 'hls', id: null, query: '' }), expect: 200 },
-    { name: 'auth-request', method: 'GET', path: '/hooks/auth-request', headers: { 'x-original-uri': `/hls/cam1/index.m3u8?token=${sub.token}`, 'x-real-ip': '203.0.113.7' }, expect: 200 },
-    { name: 'director subscribe', method: 'POST', path: '/api/director/subscribe', headers: { ...json, authorization: `Bearer ${sub.token}` }, body: JSON.stringify({ streamName: 'cam1' }), expect: 200 },
-    { name: 'deny (stream)', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(sub.token, 'nope'), expect: 403 },
-    { name: 'bind, already bound', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(bind.token), expect: 200 },
+    { name: 'authorize (JSON)', route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(sub.token), expect: 200 },
+    { name: 'nginx-rtmp (form)', route: '/hooks/nginx-rtmp', method: 'POST', path: '/hooks/nginx-rtmp', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `app=live&flashver=FMLE%2F3.0&swfurl=&tcurl=rtmp%3A%2F%2Fh%2Flive&pageurl=&addr=203.0.113.7&call=play&name=cam1&start=0&duration=0&reset=0&token=${sub.token}`, expect: 200 },
+    { name: 'mediamtx auth', route: '/hooks/mediamtx/auth', method: 'POST', path: '/hooks/mediamtx/auth', headers: json, body: JSON.stringify({ ip: '203.0.113.7', user: '', password: '', token: sub.token, action: 'read', path: 'cam1', protocol: 'hls', id: null, query: '' }), expect: 200 },
+    { name: 'auth-request', route: '/hooks/auth-request', method: 'GET', path: '/hooks/auth-request', headers: { 'x-original-uri': `/hls/cam1/index.m3u8?token=${sub.token}`, 'x-real-ip': '203.0.113.7' }, expect: 200 },
+    { name: 'director subscribe', route: '/api/director/subscribe', method: 'POST', path: '/api/director/subscribe', headers: { ...json, authorization: `Bearer ${sub.token}` }, body: JSON.stringify({ streamName: 'cam1' }), expect: 200 },
+    { name: 'deny (stream)', route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(sub.token, 'nope'), expect: 403 },
+    { name: 'bind, already bound', route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(bind.token), expect: 200 },
   ];
   list.subscribeTokenId = sub.id;
   return list;
@@ -214,8 +242,8 @@ async function main(): Promise<void> {
       half.push(await paced(sqlite.t, sqliteCases[i], Math.max(1, Math.floor(s.rps / 2)), DURATION));
       half.push(await paced(onRedis.t, redisCases[i], Math.max(1, Math.floor(r.rps / 2)), DURATION));
     }
-    console.log('\n| case | target | req/s | p50 ms | p99 ms | vs express | vs node | CPU µs/req | CPU vs express | p99 at half max | errors |');
-    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('\n| case | target | req/s | p50 ms | p99 ms | vs express | vs node | CPU µs/req | CPU vs express | p99 at half max | server p99 at half max | errors |');
+    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     const rows: unknown[] = [];
     for (const c of sqliteCases) {
       const of = (t: string) => results.find((x) => x.case === c.name && x.target === t)!;
@@ -234,11 +262,12 @@ async function main(): Promise<void> {
           cpuUs: r.cpuUs,
           cpuVsExpress: r.cpuUs && ef.cpuUs ? ef.cpuUs / r.cpuUs : undefined,
           p99AtHalf: h?.p99,
+          serverP99AtHalf: h?.serverP99,
           errors: r.errors + r.unexpected,
         };
         rows.push(row);
         console.log(
-          `| ${c.name} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${(row.vsExpress * 100).toFixed(0)}% | ${(row.vsNode * 100).toFixed(0)}% | ${r.cpuUs ?? '–'} | ${row.cpuVsExpress ? `${(row.cpuVsExpress * 100).toFixed(0)}%` : '–'} | ${h ? h.p99 : '–'} | ${row.errors} |`,
+          `| ${c.name} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${(row.vsExpress * 100).toFixed(0)}% | ${(row.vsNode * 100).toFixed(0)}% | ${r.cpuUs ?? '–'} | ${row.cpuVsExpress ? `${(row.cpuVsExpress * 100).toFixed(0)}%` : '–'} | ${h ? h.p99 : '–'} | ${h?.serverP99 !== undefined ? `≤ ${h.serverP99}` : '–'} | ${row.errors} |`,
         );
       }
     }

@@ -26,7 +26,8 @@ export function requestLog(logger: Logger, metrics: Metrics): RequestHandler {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
       const route = (req.route?.path as string | undefined) ?? 'unmatched';
-      metrics.httpRequest(route, req.method, res.statusCode);
+      const ms = Number(process.hrtime.bigint() - start) / 1e6;
+      metrics.httpRequest(route, req.method, res.statusCode, ms / 1000);
       if (!logger.isLevelEnabled('info')) return;
       logger.info(
         {
@@ -35,7 +36,7 @@ export function requestLog(logger: Logger, metrics: Metrics): RequestHandler {
           path: req.path,
           route: req.route?.path,
           status: res.statusCode,
-          ms: Number(process.hrtime.bigint() - start) / 1e6,
+          ms,
         },
         'request',
       );

@@ -70,10 +70,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly httpSeconds = new Histogram({
+    name: 'streamgate_http_request_duration_seconds',
+    help: 'Time from a request reaching the app to its answer being written, by route pattern',
+    labelNames: ['route'] as const,
+    buckets: [0.0005, 0.001, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
   private readonly decisionChild = children((v) => this.decisions.labels(...v));
   private readonly decisionSecondsChild = children((v) => this.decisionSeconds.labels(...v));
   private readonly cacheChild = children((v) => this.cacheLookups.labels(...v));
   private readonly httpChild = children((v) => this.httpRequests.labels(...v));
+  private readonly httpSecondsChild = children((v) => this.httpSeconds.labels(...v));
 
   /** Counts one decision and its duration. */
   decided(action: string, adapter: string, result: string, reason: string, seconds: number): void {
@@ -85,8 +94,9 @@ export class Metrics {
     this.cacheChild(result).inc();
   }
 
-  httpRequest(route: string, method: string, status: number): void {
+  httpRequest(route: string, method: string, status: number, seconds: number): void {
     this.httpChild(route, method, String(status)).inc();
+    this.httpSecondsChild(route).observe(seconds);
   }
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {

@@ -30,6 +30,7 @@ describe('metrics', () => {
       'streamgate_webhook_queue_depth',
       'streamgate_lifecycle_dropped_total',
       'streamgate_http_requests_total',
+      'streamgate_http_request_duration_seconds_bucket',
       'process_cpu_user_seconds_total',
     ]) {
       assert.ok(text.includes(series), `missing ${series}`);
@@ -41,5 +42,6 @@ describe('metrics', () => {
     }
     assert.match(text, /streamgate_http_requests_total\{route="\/api\/publish_token\/:id",method="GET",status="200"\} 1/);
     assert.match(text, /streamgate_http_requests_total\{route="unmatched",method="GET",status="404"\} 1/);
+    assert.match(text, /streamgate_http_request_duration_seconds_count\{route="\/hooks\/authorize"\} 2/);
   });
 });
