@@ -2,7 +2,7 @@
 // one run on one machine. Each server is its own process pinned to the same core; autocannon
 // drives them from this process, pinned to the other core. Results: a table and bench/results/*.json.
 //   BENCH_DURATION (s, default 5)  BENCH_CONNECTIONS (default 32)  BENCH_SIZES (default 1000,100000,1000000)
-//   BENCH_SKIP_SCALE=1 (only the endpoint comparison)
+//   BENCH_SKIP_SCALE=1 (only the endpoint comparison)  BENCH_REDIS_CPU (default 0, the load generator's)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -217,7 +217,8 @@ async function main(): Promise<void> {
   console.log(`machine: ${JSON.stringify(machine)}; duration ${DURATION}s, ${CONNECTIONS} connections, servers pinned to CPU ${SERVER_CPU}, load and Redis to CPU ${LOAD_CPU}`);
   const redis: TestRedis = await startRedis();
   const redisPid = Number(spawnSync('redis-cli', ['-p', String(redis.port), 'info', 'server'], { encoding: 'utf8' }).stdout.match(/process_id:(\d+)/)?.[1]);
-  if (redisPid) pin(redisPid);
+  // BENCH_REDIS_CPU: where Redis runs (default: with the load generator, off the servers' core).
+  if (redisPid) spawnSync('taskset', ['-cp', process.env.BENCH_REDIS_CPU ?? LOAD_CPU, String(redisPid)], { stdio: 'ignore' });
   const procs: ChildProcess[] = [];
   const results: Result[] = [];
   const out: Record<string, unknown> = { machine, duration: DURATION, connections: CONNECTIONS, at: new Date().toISOString() };
