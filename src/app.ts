@@ -57,13 +57,30 @@ export function createApp(s: Services): express.Express {
   const routes = managementRoutes(s);
   const openapi = openApiDocument([...routes, ...DOCUMENTED_ONLY], VERSION);
 
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'success', data: { alive: true } });
-  });
   // While draining for shutdown: not ready, and no connection is kept alive for another request.
   app.use((_req, res, next) => {
     if (s.draining) res.setHeader('connection', 'close');
     next();
+  });
+
+  // The decision endpoints come first: express tries every earlier layer's path on each request,
+  // and that walk allocated more than any of Streamgate's own code (issue 8, allocation profile).
+  // Each hook parses its caller's own encoding (JSON, form, raw for signed or binary bodies).
+  app.use('/hooks', requireHookSecret(s.config.hooks.secret));
+  mountAuthorize(app, s.enforcer, limit);
+  mountAuthRequest(app, s, trusted);
+  mountNginxRtmp(app, s);
+  mountMediamtx(app, s);
+  mountSrs(app, s);
+  mountOme(app, s);
+  mountEvents(app, s);
+  mountUsage(app, s);
+  // The director: the token is in the Authorization header, so before the API-secret check of /api.
+  app.use('/api/director', directorCors, ...jsonBody(limit));
+  mountDirector(app, s, trusted);
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'success', data: { alive: true } });
   });
   app.get('/readyz', async (_req, res) => {
     if (s.draining) {
@@ -85,21 +102,6 @@ export function createApp(s: Services): express.Express {
     res.send(await s.metrics.registry.metrics());
   });
   mountDashboard(app, s.config.dashboard);
-
-  // Enforcement surfaces: the director (token in the Authorization header, before the API-secret
-  // check of /api) and the hooks called by media servers and proxies.
-  app.use('/api/director', directorCors, ...jsonBody(limit));
-  mountDirector(app, s, trusted);
-  // Each hook parses its caller's own encoding (JSON, form, raw for signed or binary bodies).
-  app.use('/hooks', requireHookSecret(s.config.hooks.secret));
-  mountAuthorize(app, s.enforcer, limit);
-  mountAuthRequest(app, s, trusted);
-  mountNginxRtmp(app, s);
-  mountMediamtx(app, s);
-  mountSrs(app, s);
-  mountOme(app, s);
-  mountEvents(app, s);
-  mountUsage(app, s);
 
   // Authentication and body parsing by prefix, then every route with its full path.
   app.use('/admin', requireAdminKey(s.config.adminKey), ...jsonBody(limit));
