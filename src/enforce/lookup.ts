@@ -59,9 +59,9 @@ export class TokenLookup {
 
   /** Runs a store call with the decision-path deadline; any failure becomes StoreUnavailable. */
   async timed<T>(p: Promise<T>): Promise<T> {
-    if (this.store.kind === 'sqlite') {
-      // An in-process store has done its work before the promise exists: a timer could not
-      // interrupt it, and arming one per call is measurable on the decision path (issue 8).
+    if (this.store.inProcess) {
+      // The work is done before the promise exists: a timer could not interrupt it, and arming
+      // one per call is measurable on the decision path (issue 8).
       try {
         return await p;
       } catch (e) {

@@ -125,6 +125,11 @@ export type BindResult = 'bound' | 'already' | 'full' | 'stale';
 
 export interface Store {
   readonly kind: 'sqlite' | 'redis';
+  /**
+   * True when every call does its work synchronously in this process before its promise exists
+   * (a deadline timer could not interrupt it, so the decision path arms none).
+   */
+  readonly inProcess: boolean;
 
   /** Resolves when the backend answers; rejects otherwise (readiness). */
   ping(): Promise<void>;

@@ -128,6 +128,7 @@ export interface RedisStoreOptions {
 
 export class RedisStore implements Store {
   readonly kind = 'redis' as const;
+  readonly inProcess = false;
   private readonly now: () => number;
   private closed = false;
 

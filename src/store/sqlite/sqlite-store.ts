@@ -149,6 +149,7 @@ export interface SqliteStoreOptions {
 
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
+  readonly inProcess = true;
   private readonly db: Database.Database;
   private readonly now: () => number;
   private closed = false;
