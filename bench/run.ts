@@ -2,7 +2,7 @@
 // one run on one machine. Each server is its own process pinned to the same core; autocannon
 // drives them from this process, pinned to the other core. Results: a table and bench/results/*.json.
 //   BENCH_DURATION (s, default 5)  BENCH_CONNECTIONS (default 32)  BENCH_SIZES (default 1000,100000,1000000)
-//   BENCH_SKIP_SCALE=1 (only the endpoint comparison)  BENCH_REDIS_CPU (default 0, the load generator's)
+//   BENCH_SKIP_SCALE=1 (only the endpoint comparison)  BENCH_ONLY_SCALE=1  BENCH_BACKENDS=sqlite,redis (scale run)  BENCH_REDIS_CPU (default 0, the load generator's)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -106,9 +106,9 @@ function cpuUsOf(pid: number | undefined): number {
   }
 }
 
-async function load(t: Target, c: Case, opts: { duration?: number } = {}): Promise<Result> {
+async function load(t: Target, c: Case, opts: { duration?: number; warmup?: number } = {}): Promise<Result> {
   // JIT warm-up, not measured
-  await autocannon({ url: t.base + c.path, method: c.method, headers: c.headers, body: c.body, connections: CONNECTIONS, duration: 1 });
+  await autocannon({ url: t.base + c.path, method: c.method, headers: c.headers, body: c.body, connections: CONNECTIONS, duration: opts.warmup ?? 1 });
   const cpu0 = cpuUsOf(t.proc.pid);
   const r = await autocannon({
     url: t.base + c.path,
@@ -223,58 +223,60 @@ async function main(): Promise<void> {
   const results: Result[] = [];
   const out: Record<string, unknown> = { machine, duration: DURATION, connections: CONNECTIONS, at: new Date().toISOString() };
   try {
-    const nodeFloor = await startProcess('node:http floor', [process.execPath, 'bench/servers/floor-node.mjs', '$PORT'], {});
-    const expressFloor = await startProcess('express floor', [process.execPath, 'bench/servers/floor-express.mjs', '$PORT'], {});
-    const sqlite = await streamgate('streamgate sqlite', {});
-    const onRedis = await streamgate('streamgate redis', { REDIS_URL: redis.url, STREAMGATE_REDIS_KEYPREFIX: 'bench:' });
-    procs.push(nodeFloor.proc, expressFloor.proc, sqlite.t.proc, onRedis.t.proc);
+    if (!process.env.BENCH_ONLY_SCALE) {
+      const nodeFloor = await startProcess('node:http floor', [process.execPath, 'bench/servers/floor-node.mjs', '$PORT'], {});
+      const expressFloor = await startProcess('express floor', [process.execPath, 'bench/servers/floor-express.mjs', '$PORT'], {});
+      const sqlite = await streamgate('streamgate sqlite', {});
+      const onRedis = await streamgate('streamgate redis', { REDIS_URL: redis.url, STREAMGATE_REDIS_KEYPREFIX: 'bench:' });
+      procs.push(nodeFloor.proc, expressFloor.proc, sqlite.t.proc, onRedis.t.proc);
 
-    const sqliteCases = await cases(sqlite.t, sqlite.secret);
-    const redisCases = await cases(onRedis.t, onRedis.secret);
-    const half: Result[] = [];
-    for (let i = 0; i < sqliteCases.length; i++) {
-      const floorCase = { ...sqliteCases[i], expect: 200 };
-      const nf = await load(nodeFloor, floorCase);
-      const ef = await load(expressFloor, floorCase);
-      const s = await load(sqlite.t, sqliteCases[i]);
-      const r = await load(onRedis.t, redisCases[i]);
-      results.push(nf, ef, s, r);
-      // p99 at half of the measured maximum throughput
-      half.push(await paced(sqlite.t, sqliteCases[i], Math.max(1, Math.floor(s.rps / 2)), DURATION));
-      half.push(await paced(onRedis.t, redisCases[i], Math.max(1, Math.floor(r.rps / 2)), DURATION));
-    }
-    console.log('\n| case | target | req/s | p50 ms | p99 ms | vs express | vs node | CPU µs/req | CPU vs express | p99 at half max | server p99 at half max | errors |');
-    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-    const rows: unknown[] = [];
-    for (const c of sqliteCases) {
-      const of = (t: string) => results.find((x) => x.case === c.name && x.target === t)!;
-      const nf = of('node:http floor');
-      const ef = of('express floor');
-      for (const r of [nf, ef, of('streamgate sqlite'), of('streamgate redis')]) {
-        const h = half.find((x) => x.case === c.name && x.target === r.target);
-        const row = {
-          case: c.name,
-          target: r.target,
-          rps: r.rps,
-          p50: r.p50,
-          p99: r.p99,
-          vsExpress: r.rps / ef.rps,
-          vsNode: r.rps / nf.rps,
-          cpuUs: r.cpuUs,
-          cpuVsExpress: r.cpuUs && ef.cpuUs ? ef.cpuUs / r.cpuUs : undefined,
-          p99AtHalf: h?.p99,
-          serverP99AtHalf: h?.serverP99,
-          errors: r.errors + r.unexpected,
-        };
-        rows.push(row);
-        console.log(
-          `| ${c.name} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${(row.vsExpress * 100).toFixed(0)}% | ${(row.vsNode * 100).toFixed(0)}% | ${r.cpuUs ?? '–'} | ${row.cpuVsExpress ? `${(row.cpuVsExpress * 100).toFixed(0)}%` : '–'} | ${h ? h.p99 : '–'} | ${h?.serverP99 !== undefined ? `≤ ${h.serverP99}` : '–'} | ${row.errors} |`,
-        );
+      const sqliteCases = await cases(sqlite.t, sqlite.secret);
+      const redisCases = await cases(onRedis.t, onRedis.secret);
+      const half: Result[] = [];
+      for (let i = 0; i < sqliteCases.length; i++) {
+        const floorCase = { ...sqliteCases[i], expect: 200 };
+        const nf = await load(nodeFloor, floorCase);
+        const ef = await load(expressFloor, floorCase);
+        const s = await load(sqlite.t, sqliteCases[i]);
+        const r = await load(onRedis.t, redisCases[i]);
+        results.push(nf, ef, s, r);
+        // p99 at half of the measured maximum throughput
+        half.push(await paced(sqlite.t, sqliteCases[i], Math.max(1, Math.floor(s.rps / 2)), DURATION));
+        half.push(await paced(onRedis.t, redisCases[i], Math.max(1, Math.floor(r.rps / 2)), DURATION));
       }
+      console.log('\n| case | target | req/s | p50 ms | p99 ms | vs express | vs node | CPU µs/req | CPU vs express | p99 at half max | server p99 at half max | errors |');
+      console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+      const rows: unknown[] = [];
+      for (const c of sqliteCases) {
+        const of = (t: string) => results.find((x) => x.case === c.name && x.target === t)!;
+        const nf = of('node:http floor');
+        const ef = of('express floor');
+        for (const r of [nf, ef, of('streamgate sqlite'), of('streamgate redis')]) {
+          const h = half.find((x) => x.case === c.name && x.target === r.target);
+          const row = {
+            case: c.name,
+            target: r.target,
+            rps: r.rps,
+            p50: r.p50,
+            p99: r.p99,
+            vsExpress: r.rps / ef.rps,
+            vsNode: r.rps / nf.rps,
+            cpuUs: r.cpuUs,
+            cpuVsExpress: r.cpuUs && ef.cpuUs ? ef.cpuUs / r.cpuUs : undefined,
+            p99AtHalf: h?.p99,
+            serverP99AtHalf: h?.serverP99,
+            errors: r.errors + r.unexpected,
+          };
+          rows.push(row);
+          console.log(
+            `| ${c.name} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${(row.vsExpress * 100).toFixed(0)}% | ${(row.vsNode * 100).toFixed(0)}% | ${r.cpuUs ?? '–'} | ${row.cpuVsExpress ? `${(row.cpuVsExpress * 100).toFixed(0)}%` : '–'} | ${h ? h.p99 : '–'} | ${h?.serverP99 !== undefined ? `≤ ${h.serverP99}` : '–'} | ${row.errors} |`,
+          );
+        }
+      }
+      out.endpoints = rows;
+      out.rss = { sqliteMb: rssMb(sqlite.t.proc.pid!), redisMb: rssMb(onRedis.t.proc.pid!) };
+      for (const p of [nodeFloor.proc, expressFloor.proc, sqlite.t.proc, onRedis.t.proc]) p.kill('SIGTERM');
     }
-    out.endpoints = rows;
-    out.rss = { sqliteMb: rssMb(sqlite.t.proc.pid!), redisMb: rssMb(onRedis.t.proc.pid!) };
-    for (const p of [nodeFloor.proc, expressFloor.proc, sqlite.t.proc, onRedis.t.proc]) p.kill('SIGTERM');
 
     if (!process.env.BENCH_SKIP_SCALE) out.scale = await scaleRun(redis);
   } finally {
@@ -308,7 +310,8 @@ interface ScaleRow {
 /** The decision and management figures at each size, on both stores, and memory per token. */
 async function scaleRun(redis: TestRedis): Promise<ScaleRow[]> {
   const rows: ScaleRow[] = [];
-  for (const backend of ['sqlite', 'redis'] as const) {
+  const backends = (process.env.BENCH_BACKENDS ?? 'sqlite,redis').split(',') as Array<'sqlite' | 'redis'>;
+  for (const backend of backends) {
     for (const n of SIZES) {
       const dir = mkdtempSync(path.join(tmpdir(), 'sg-scale-'));
       const prefix = `scale${n}:`;
@@ -331,7 +334,8 @@ async function scaleRun(redis: TestRedis): Promise<ScaleRow[]> {
       const usedAfter = backend === 'redis' ? await usedMemory(redis.url) : 0;
       const sg = await startProcess(`streamgate ${backend} ${n}`, [process.execPath, 'dist/main.js'], { ...env, STREAMGATE_DATA_DIR: first.dir });
       const c = await cases(sg, first.secret);
-      const decision = await load(sg, c[0]);
+      // the first figure of a process started right after a large seed gets time to settle
+      const decision = await load(sg, c[0], { warmup: 3 });
       const open = await load(sg, { name: 'open stream (secured index)', method: 'POST', path: '/hooks/authorize', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'subscribe', streamName: 'not-secured', accountId }), expect: 200 });
       const auth = { authorization: `Bearer ${first.secret}`, 'content-type': 'application/json' };
       const mgmt = async (name: string, method: 'GET' | 'POST', p: string, body?: string) => load(sg, { name, method, path: p, headers: auth, body, expect: 200 }, { duration: Math.max(2, Math.floor(DURATION / 2)) });
