@@ -124,14 +124,7 @@ export interface Webhook {
   filter?: string;
 }
 
-export interface Delivery {
-  deliveryId: string;
-  at: string;
-  event: string;
-  attempt: number;
-  statusCode?: number;
-  error?: string;
-  durationMs: number;
-}
+// The deliveries log entry is the server's own type (a type-only import: nothing of the server is bundled).
+export type { Delivery } from '../../src/store/store.js';
 
 export type UsageTotals = Record<string, Array<{ streamName: string; bytesOut: number; bytesIn: number }>>;
