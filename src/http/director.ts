@@ -1,12 +1,13 @@
 // The director API (CONTRACT 5.5): browsers and SDKs exchange a publish/subscribe token (or a
 // self-signed JWT) for media-server URLs and a short-lived ES256 connection JWT; plus the JWKS.
-import type { Express, NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import type { DecisionRoutes } from './decision-routes.js';
 import { z } from 'zod';
 import { text } from './text.js';
 import type { Services } from '../services.js';
 import type { Action } from '../policy/types.js';
 import { MAX_NAME } from '../domain/matchers.js';
-import { bearer } from './middleware.js';
+import { bearer, jsonBody } from './middleware.js';
 import { clientAddress, requestOrigin, trustedCountry, type TrustedProxies } from './client.js';
 import { issuesToFieldErrors } from './validation.js';
 import type { DecisionResult } from '../enforce/enforcer.js';
@@ -48,7 +49,7 @@ function deny(res: Response, d: DecisionResult): void {
   sendJson(res, d.status, { status: 'fail', data: { message: d.message, reason: d.reason } });
 }
 
-export function mountDirector(app: Express, s: Services, trusted: TrustedProxies): void {
+export function mountDirector(app: DecisionRoutes, s: Services, trusted: TrustedProxies): void {
   const cfg = s.config.director;
   const { accountInPath } = s.config.hooks;
   // An ES256 signature per call dominated the director's cost: the same grant is answered with the
@@ -115,8 +116,11 @@ export function mountDirector(app: Express, s: Services, trusted: TrustedProxies
     sendJson(res, 200, { status: 'success', data });
   };
 
-  app.post('/api/director/publish', handler('publish'));
-  app.post('/api/director/subscribe', handler('subscribe'));
+  // CORS and the JSON body gate run here too: these routes are answered before the app's
+  // app.use('/api/director', ...) layer (which still serves the preflight and other methods).
+  const body = jsonBody(s.config.server.bodyLimitBytes);
+  app.post('/api/director/publish', directorCors, ...body, handler('publish'));
+  app.post('/api/director/subscribe', directorCors, ...body, handler('subscribe'));
   app.get('/.well-known/jwks.json', (_req, res) => {
     res.setHeader('cache-control', 'public, max-age=300');
     res.json(s.keys.jwks());

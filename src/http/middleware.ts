@@ -10,36 +10,25 @@ import type { Metrics } from '../observability/metrics.js';
 
 const VALID_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function requestId(): RequestHandler {
+/**
+ * What every request gets, in one layer: its id (a valid incoming X-Request-Id is kept), one log
+ * line and the request metrics when it finishes (only the path is logged: query strings can carry
+ * tokens), and while draining for shutdown no connection kept alive for another request.
+ */
+export function requestContext(logger: Logger, metrics: Metrics, draining: () => boolean): RequestHandler {
   return (req, res, next) => {
-    const incoming = req.get('x-request-id');
-    const id = incoming && VALID_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const incoming = req.headers['x-request-id'];
+    const id = typeof incoming === 'string' && VALID_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.locals.requestId = id;
     res.setHeader('x-request-id', id);
-    next();
-  };
-}
-
-/** One line per request. Only the path is logged: query strings can carry tokens. */
-export function requestLog(logger: Logger, metrics: Metrics): RequestHandler {
-  return (req, res, next) => {
+    if (draining()) res.setHeader('connection', 'close');
     const start = process.hrtime.bigint();
     res.on('finish', () => {
       const route = (req.route?.path as string | undefined) ?? 'unmatched';
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
       metrics.httpRequest(route, req.method, res.statusCode, ms / 1000);
       if (!logger.isLevelEnabled('info')) return;
-      logger.info(
-        {
-          reqId: res.locals.requestId,
-          method: req.method,
-          path: req.path,
-          route: req.route?.path,
-          status: res.statusCode,
-          ms,
-        },
-        'request',
-      );
+      logger.info({ reqId: id, method: req.method, path: req.path, route: req.route?.path, status: res.statusCode, ms }, 'request');
     });
     next();
   };

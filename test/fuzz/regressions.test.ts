@@ -61,5 +61,8 @@ describe('regressions found by the property and fuzz tests', () => {
   it('bad percent-encoding in an auth-request suffixed path is a 403 denial (was 500, which proxies turn into errors)', async () => {
     const r = await request(f.t.app).get('/hooks/auth-request/hls/%E0%A4%A/index.m3u8');
     assert.deepEqual([r.status, r.body], [403, { allowed: false, reason: 'stream_not_allowed', message: 'Unauthorized: Stream name not allowed' }]);
+    // The same path in nginx's X-Original-URI: the same denial, not a decision about its raw spelling.
+    const h = await request(f.t.app).get('/hooks/auth-request').set('x-original-uri', '/hls/%E0%A4%A/index.m3u8');
+    assert.deepEqual([h.status, h.body], [403, { allowed: false, reason: 'stream_not_allowed', message: 'Unauthorized: Stream name not allowed' }]);
   });
 });

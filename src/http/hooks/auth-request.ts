@@ -1,7 +1,8 @@
 // nginx auth_request, Traefik forwardAuth, Envoy ext_authz (HTTP): the original request arrives
 // as headers (X-Original-URI / X-Forwarded-Uri) or as a path suffix (Envoy path_prefix). Allow is
 // exactly 200 with x-streamgate-* headers for auth_request_set; deny is 401/403 only.
-import type { Express, NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
+import type { DecisionRoutes } from '../decision-routes.js';
 import RE2 from 're2';
 import type { Services } from '../../services.js';
 import { bearer } from '../middleware.js';
@@ -31,18 +32,21 @@ const PROTOCOL_BY_EXT: Array<[RegExp, string]> = [
   [/\.flv$/i, 'http-flv'],
 ];
 
-export function mountAuthRequest(app: Express, s: Services, trusted: TrustedProxies): void {
+export function mountAuthRequest(app: DecisionRoutes, s: Services, trusted: TrustedProxies): void {
   const patterns = s.config.hooks.authRequest.streamPatterns.map((p) => new RE2(p, 'u'));
   const action = s.config.hooks.authRequest.action;
 
   const handler = async (req: Request, res: Response) => {
     const uri = originalUri(req) ?? '';
     const q = uri.indexOf('?');
-    let path = q >= 0 ? uri.slice(0, q) : uri;
+    let path: string;
     try {
-      path = decodeURIComponent(path);
+      path = decodeURIComponent(q >= 0 ? uri.slice(0, q) : uri);
     } catch {
-      /* keep the raw path: it matches no pattern it should not */
+      // A path that is not valid percent-encoding names no stream, whether it came in a header
+      // or as the suffix: a denial, never a decision about its raw spelling.
+      noStream(res);
+      return;
     }
     let streamName: string | undefined;
     let accountId: string | undefined;
@@ -83,9 +87,8 @@ export function mountAuthRequest(app: Express, s: Services, trusted: TrustedProx
     }
     sendJson(res, d.status, { allowed: false, reason: d.reason, message: d.message });
   };
+  // A suffixed path is taken raw: the handler decodes it and a bad percent-encoding names no
+  // stream (a 403 denial; proxies take anything but 200/401/403 as an error).
   app.all(PREFIX, handler);
-  app.all(`${PREFIX}/*rest`, handler);
-  // A suffixed path with bad percent-encoding fails the router's parameter decoding before the
-  // handler runs; it names no stream either, and proxies take anything but 200/401/403 as an error.
-  app.use(PREFIX, (err: unknown, _req: Request, res: Response, next: NextFunction) => (err instanceof URIError ? noStream(res) : next(err)));
+  app.allUnder(PREFIX, handler);
 }

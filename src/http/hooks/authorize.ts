@@ -1,6 +1,7 @@
 // POST /hooks/authorize: the generic JSON decision endpoint. The body is an access request;
 // 200 {"allowed":true,...} admits, 401/403 {"allowed":false,reason,message} refuses, 503 store down.
-import type { Express, Request, Response } from 'express';
+import type { Request, Response } from 'express';
+import type { DecisionRoutes } from '../decision-routes.js';
 import { z } from 'zod';
 import { text } from '../text.js';
 import type { Enforcer } from '../../enforce/enforcer.js';
@@ -28,7 +29,7 @@ export function badHookRequest(res: Response, errors: Record<string, string[]>):
   sendJson(res, 400, { allowed: false, reason: 'bad_request', message: 'Validation errors', errors });
 }
 
-export function mountAuthorize(app: Express, enforcer: Enforcer, bodyLimitBytes: number): void {
+export function mountAuthorize(app: DecisionRoutes, enforcer: Enforcer, bodyLimitBytes: number): void {
   app.post('/hooks/authorize', ...bodyParsers('json', bodyLimitBytes), async (req: Request, res: Response) => {
     const parsed = authorizeBodySchema.safeParse(req.body ?? {});
     if (!parsed.success) return badHookRequest(res, issuesToFieldErrors(parsed.error.issues, 'body'));

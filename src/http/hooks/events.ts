@@ -1,6 +1,7 @@
 // Generic lifecycle input for callers without an adapter: POST /hooks/events (feeds, recordings)
 // and POST /hooks/thumbnail?streamId=<account>/<name> with the image as the body.
-import express, { type Express, type Request, type Response } from 'express';
+import express, { type Request, type Response } from 'express';
+import type { DecisionRoutes } from '../decision-routes.js';
 import { z } from 'zod';
 import { text } from '../text.js';
 import type { Services } from '../../services.js';
@@ -39,7 +40,7 @@ function splitStreamId(streamId: string): { accountId: string; streamName: strin
   return { accountId: streamId.slice(0, i), streamName: streamId.slice(i + 1) };
 }
 
-export function mountEvents(app: Express, s: Services): void {
+export function mountEvents(app: DecisionRoutes, s: Services): void {
   app.post('/hooks/events', ...bodyParsers('json', s.config.server.bodyLimitBytes), (req: Request, res: Response) => {
     const parsed = eventBodySchema.safeParse(req.body ?? {});
     if (!parsed.success) return badHookRequest(res, issuesToFieldErrors(parsed.error.issues, 'body'));

@@ -1,7 +1,8 @@
 // MediaMTX: `authMethod: http` calls /hooks/mediamtx/auth with JSON {ip,user,password,token,
 // action,path,protocol,id,query}; any 2xx admits. 401 only when no credentials came at all, so
 // RTSP clients retry with theirs. runOn* hooks (through curl) post to /hooks/mediamtx/event.
-import type { Express, Request, Response } from 'express';
+import type { Request, Response } from 'express';
+import type { DecisionRoutes } from '../decision-routes.js';
 import { z } from 'zod';
 import type { Services } from '../../services.js';
 import { bodyParsers } from '../middleware.js';
@@ -47,7 +48,7 @@ const EVENTS: Record<string, { kind: 'publish-start' | 'publish-end' | 'read-sta
   recordsegmentcomplete: { kind: 'record-done' },
 };
 
-export function mountMediamtx(app: Express, s: Services): void {
+export function mountMediamtx(app: DecisionRoutes, s: Services): void {
   const { pathPrefix } = s.config.hooks.mediamtx;
   const apiFrom = new TrustedProxies(s.config.hooks.mediamtx.allowApiFrom);
   const { accountInPath } = s.config.hooks;

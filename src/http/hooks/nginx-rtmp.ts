@@ -1,7 +1,8 @@
 // nginx-rtmp-module notify calls (on_publish, on_play, *_done, on_record_done, on_update):
 // form-encoded POST (or GET with notify_method get). 2xx lets the client on, anything else makes
 // nginx drop it. The module's own fields come first; the client's query args follow, raw.
-import type { Express, Request, Response } from 'express';
+import type { Request, Response } from 'express';
+import type { DecisionRoutes } from '../decision-routes.js';
 import type { Services } from '../../services.js';
 import { bodyParsers } from '../middleware.js';
 import type { AccessRequest, Action } from '../../policy/types.js';
@@ -13,7 +14,7 @@ import { sendText } from '../answer.js';
 
 const CALLER = 'nginx-rtmp';
 
-export function mountNginxRtmp(app: Express, s: Services): void {
+export function mountNginxRtmp(app: DecisionRoutes, s: Services): void {
   const { accountInPath } = s.config.hooks;
 
   const handler = async (req: Request, res: Response) => {

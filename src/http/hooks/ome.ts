@@ -1,7 +1,8 @@
 // OvenMediaEngine AdmissionWebhooks: POST JSON signed with X-OME-Signature (base64url HMAC-SHA1 of
 // the raw body). OME admits only on HTTP 200 with {"allowed":true}; every answer here is a 200.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import express, { type Express, type Request, type Response } from 'express';
+import type { DecisionRoutes } from '../decision-routes.js';
+import express, { type Request, type Response } from 'express';
 import type { Services } from '../../services.js';
 import type { AccessRequest } from '../../policy/types.js';
 import { normaliseIp } from '../../policy/rules.js';
@@ -26,7 +27,7 @@ interface OmeBody {
   request?: { direction?: unknown; protocol?: unknown; status?: unknown; url?: unknown };
 }
 
-export function mountOme(app: Express, s: Services): void {
+export function mountOme(app: DecisionRoutes, s: Services): void {
   const secret = s.config.hooks.omeSecret;
   const { accountInPath } = s.config.hooks;
   app.post(

@@ -1,6 +1,7 @@
 // SRS http_hooks: JSON POSTs per action. SRS admits only on HTTP 200/201 with a body that is
 // exactly 0 or has an integer code 0, so allow is 200 {"code":0}; deny is 403 {"code":403,...}.
-import type { Express, Request, Response } from 'express';
+import type { Request, Response } from 'express';
+import type { DecisionRoutes } from '../decision-routes.js';
 import type { Services } from '../../services.js';
 import { bodyParsers } from '../middleware.js';
 import type { AccessRequest } from '../../policy/types.js';
@@ -10,7 +11,7 @@ import { sendJson } from '../answer.js';
 
 const CALLER = 'srs';
 
-export function mountSrs(app: Express, s: Services): void {
+export function mountSrs(app: DecisionRoutes, s: Services): void {
   const { accountInPath } = s.config.hooks;
   app.post('/hooks/srs', ...bodyParsers('json', s.config.server.bodyLimitBytes), async (req: Request, res: Response) => {
     const b = (req.body ?? {}) as Record<string, unknown>;

@@ -1,6 +1,7 @@
 // POST /hooks/usage: byte counts reported by anything that can measure them (deltas; a repeated
 // reportId is counted once). 200 {"counted":true}, or {"counted":false,"duplicate":true}.
-import type { Express, Request, Response } from 'express';
+import type { Request, Response } from 'express';
+import type { DecisionRoutes } from '../decision-routes.js';
 import { z } from 'zod';
 import type { Services } from '../../services.js';
 import { bodyParsers } from '../middleware.js';
@@ -34,7 +35,7 @@ export const usageBodySchema = z
     }
   });
 
-export function mountUsage(app: Express, s: Services): void {
+export function mountUsage(app: DecisionRoutes, s: Services): void {
   app.post('/hooks/usage', ...bodyParsers('json', s.config.server.bodyLimitBytes), async (req: Request, res: Response) => {
     const parsed = usageBodySchema.safeParse(req.body ?? {});
     if (!parsed.success) return badHookRequest(res, issuesToFieldErrors(parsed.error.issues, 'body'));

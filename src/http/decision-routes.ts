@@ -1,0 +1,140 @@
+// The decision endpoints' own router: one Map lookup instead of express's walk through every
+// layer and route in order. express's router (path-to-regexp match, next() recursion, a route's
+// inner stack) was the largest share of Streamgate's cost above the bare express floor on the
+// decision path (issue 8, CPU profiles). This table is mounted as the first layer of the express
+// app, so everything else about a request stays express's: the same req/res objects, the same
+// body parsers and error handler, and a path it does not know continues down the app untouched.
+//
+// Matching follows express's defaults so the move changes no answer: paths are matched
+// case-insensitively, one trailing slash is ignored, a GET route also answers HEAD, the path is
+// the raw (undecoded) one, and a handler's rejected promise goes to the error handler.
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+
+type Handler = RequestHandler;
+type Method = 'GET' | 'POST' | '*';
+
+interface Route {
+  /** The pattern the request metrics and log label the request with (as express's req.route.path). */
+  label: string;
+  chains: Map<Method, Handler[]>;
+}
+
+interface Guard {
+  prefix: string;
+  handler: Handler;
+}
+
+/** The lower-cased path of a request URL without its query and one trailing slash. */
+function routeKey(url: string): string {
+  const q = url.indexOf('?');
+  let p = q < 0 ? url : url.slice(0, q);
+  if (p.length > 1 && p.charCodeAt(p.length - 1) === 47 /* / */) p = p.slice(0, -1);
+  return p.toLowerCase();
+}
+
+export class DecisionRoutes {
+  private readonly exact = new Map<string, Route>();
+  private readonly under: Array<{ prefix: string; route: Route }> = [];
+  private readonly guards: Guard[] = [];
+
+  get(path: string, ...handlers: Handler[]): this {
+    return this.add(path, 'GET', handlers);
+  }
+
+  post(path: string, ...handlers: Handler[]): this {
+    return this.add(path, 'POST', handlers);
+  }
+
+  /** Every method. */
+  all(path: string, ...handlers: Handler[]): this {
+    return this.add(path, '*', handlers);
+  }
+
+  /** Every method on every path below `prefix` (`${prefix}/anything`); labelled `${prefix}/*rest`. */
+  allUnder(prefix: string, ...handlers: Handler[]): this {
+    const route: Route = { label: `${prefix}/*rest`, chains: new Map([['*', handlers]]) };
+    this.under.push({ prefix: `${prefix.toLowerCase()}/`, route });
+    return this;
+  }
+
+  /**
+   * Runs before any route at or below `prefix` is looked up, matched or not (the hook secret:
+   * an unknown hook path without the secret is still 401, as when it was an express app.use).
+   */
+  guard(prefix: string, handler: Handler): this {
+    this.guards.push({ prefix: prefix.toLowerCase(), handler });
+    return this;
+  }
+
+  /** Every route as "<method> <pattern>" (method in lower case, "all" for any): for tests and docs. */
+  list(): string[] {
+    const out: string[] = [];
+    const routes = [...this.exact.values(), ...this.under.map((u) => u.route)];
+    for (const r of routes) for (const m of r.chains.keys()) out.push(`${m === '*' ? 'all' : m.toLowerCase()} ${r.label}`);
+    return out;
+  }
+
+  private add(path: string, method: Method, handlers: Handler[]): this {
+    const key = routeKey(path);
+    let route = this.exact.get(key);
+    if (!route) {
+      route = { label: path, chains: new Map() };
+      this.exact.set(key, route);
+    }
+    if (route.chains.has(method)) throw new Error(`${method} ${path} is declared twice`);
+    route.chains.set(method, handlers);
+    return this;
+  }
+
+  private find(key: string, method: string): { route: Route; chain: Handler[] } | undefined {
+    let route = this.exact.get(key);
+    if (!route) {
+      for (const u of this.under) {
+        if (key.startsWith(u.prefix)) {
+          route = u.route;
+          break;
+        }
+      }
+      if (!route) return undefined;
+    }
+    const chain =
+      route.chains.get(method as Method) ??
+      (method === 'HEAD' ? route.chains.get('GET') : undefined) ??
+      route.chains.get('*');
+    return chain ? { route, chain } : undefined;
+  }
+
+  /** The express middleware: handles the requests the table knows, passes on the rest. */
+  middleware(): RequestHandler {
+    return (req, res, next) => {
+      const key = routeKey(req.url);
+      const guard = this.guards.find((g) => key === g.prefix || key.startsWith(`${g.prefix}/`));
+      const dispatch = () => {
+        const found = this.find(key, req.method);
+        if (!found) return next();
+        // What express's router sets: the request log and metrics label by the route pattern.
+        (req as { route?: unknown }).route = { path: found.route.label };
+        run(found.chain, 0, req, res, next);
+      };
+      if (!guard) return dispatch();
+      run([guard.handler], 0, req, res, (err?: unknown) => (err === undefined ? dispatch() : next(err)));
+    };
+  }
+}
+
+/** Calls chain[i]; its next() calls the one after it, and the end of the chain (or an error) goes to `done`. */
+function run(chain: Handler[], i: number, req: Request, res: Response, done: NextFunction): void {
+  const step = (err?: unknown) => {
+    if (err !== undefined && err !== null && err !== 'route') return done(err);
+    if (err === 'route' || i + 1 >= chain.length) return done();
+    run(chain, i + 1, req, res, done);
+  };
+  try {
+    const ret = chain[i](req, res, step as NextFunction) as unknown;
+    if (ret !== undefined && typeof (ret as Promise<unknown>).then === 'function') {
+      (ret as Promise<unknown>).then(undefined, (e: unknown) => done(e ?? new Error('rejected without a reason')));
+    }
+  } catch (e) {
+    done(e);
+  }
+}
