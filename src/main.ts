@@ -1,8 +1,8 @@
 // Entry point: config → services → app → listen, first-start account, graceful shutdown.
-import { createServer } from 'node:http';
 import { loadConfig, ConfigError } from './config/load.js';
 import { createServices } from './services.js';
 import { createApp } from './app.js';
+import { createHttpServer } from './http/server.js';
 
 function configFileArg(argv: string[]): string | undefined {
   const i = argv.indexOf('--config');
@@ -33,7 +33,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     );
   }
   const app = createApp(services);
-  const server = createServer(app);
+  const server = createHttpServer(app);
   server.listen(config.server.port, config.server.host, () => {
     const addr = server.address();
     const port = typeof addr === 'object' && addr ? addr.port : config.server.port;

@@ -3,6 +3,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
+import { createHttpServer } from '../../src/http/server.js';
 
 export interface Listening {
   base: string;
@@ -12,7 +13,8 @@ export interface Listening {
 
 export async function listen(app: Express, host = '127.0.0.1'): Promise<Listening> {
   const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, host, () => resolve(s));
+    // The production server (src/http/server.ts): requests born with the app's prototypes.
+    const s = createHttpServer(app).listen(0, host, () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
   return {
