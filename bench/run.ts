@@ -253,15 +253,6 @@ async function paced(t: Target, c: Case, rate: number, seconds: number): Promise
   return { target: t.name, case: c.name, rps: Math.round(latencies.length / seconds), p50: q(0.5), p99: q(0.99), errors, unexpected, serverP99 };
 }
 
-/** Three load runs: the median throughput, with the median p99 of the three. */
-async function loadMedian(t: Target, c: Case, opts: { duration?: number; warmup?: number } = {}): Promise<Result> {
-  const runs: Result[] = [];
-  for (let i = 0; i < 3; i++) runs.push(await load(t, c, i === 0 ? opts : { ...opts, warmup: 1 }));
-  const mid = [...runs].sort((a, b) => a.rps - b.rps)[1];
-  const p99 = runs.map((r) => r.p99).sort((a, b) => a - b)[1];
-  return { ...mid, p99 };
-}
-
 /** Three paced runs; the one with the median p99 (its server-side p99 with it), all three p99s kept. */
 async function pacedMedian(t: Target, c: Case, rate: number, seconds: number): Promise<Result & { p99Runs: number[] }> {
   const runs: Result[] = [];
@@ -402,6 +393,10 @@ interface ScaleRow {
   decision: Figure;
   /** Client p99 (ms) with requests spread at half the measured decision rate. */
   decisionP99AtHalf: number;
+  /** The same run's p99 from Streamgate's own request histogram (bucket upper bound, ms). */
+  decisionServerP99AtHalf?: number;
+  /** Each round's figures (the decision columns are their medians). */
+  decisionRounds: { rps: number[]; p99: number[]; p99AtHalf: number[] };
   openStream: Figure;
   create: Figure;
   read: Figure;
@@ -416,6 +411,10 @@ async function scaleRun(redis: TestRedis): Promise<ScaleRow[]> {
   const rows: ScaleRow[] = [];
   const backends = (process.env.BENCH_BACKENDS ?? 'sqlite,redis').split(',') as Array<'sqlite' | 'redis'>;
   for (const backend of backends) {
+    // Every size is seeded and started first, then the decision figures are taken in rounds that
+    // visit each size in turn (1k, 100k, 1M, 1k, ...): noise on a shared machine comes in spells
+    // of a minute or so, and sizes measured minutes apart compared the spells, not the sizes.
+    const procs: Array<{ n: number; sg: Target; c: Awaited<ReturnType<typeof cases>>; secret: string; accountId: string; seedS: number; bytesPerToken?: number }> = [];
     for (const n of SIZES) {
       const dir = mkdtempSync(path.join(tmpdir(), 'sg-scale-'));
       const prefix = `scale${n}:`;
@@ -435,41 +434,61 @@ async function scaleRun(redis: TestRedis): Promise<ScaleRow[]> {
       if (backend === 'sqlite') await seedSqlite(path.join(first.dir, 'streamgate.db'), accountId, n);
       else await seedRedis(redis.url, prefix, accountId, n);
       const seedS = (Date.now() - t0) / 1000;
-      const usedAfter = backend === 'redis' ? await usedMemory(redis.url) : 0;
+      const bytesPerToken = backend === 'redis' ? ((await usedMemory(redis.url)) - usedBefore) / n : undefined;
       const sg = await startProcess(`streamgate ${backend} ${n}`, [process.execPath, 'dist/main.js'], { ...env, STREAMGATE_DATA_DIR: first.dir });
       const c = await cases(sg, first.secret);
-      // the first figure of a process started right after a large seed gets time to settle; the
-      // decision figures are medians of three runs (throughput, p99 under that load, and p99 with
-      // requests spread at half that rate), as single runs here move by more than the 15% compared
-      const decision = await loadMedian(sg, c[0], { warmup: 3 });
-      const decisionHalf = await pacedMedian(sg, c[0], Math.max(1, Math.floor(decision.rps / 2)), DURATION);
+      procs.push({ n, sg, c, secret: first.secret, accountId, seedS, bytesPerToken });
+    }
+    // Three rounds: throughput and p99 under that load, then p99 with requests spread at half
+    // that rate; each figure is the median of its three rounds. The first visit of a process
+    // started right after a large seed gets a 3 s warm-up to settle.
+    const loads = new Map<number, Result[]>();
+    const halves = new Map<number, Result[]>();
+    for (let round = 0; round < 3; round++) {
+      for (const p of procs) {
+        const l = await load(p.sg, p.c[0], { warmup: round === 0 ? 3 : 1 });
+        const h = await paced(p.sg, p.c[0], Math.max(1, Math.floor(l.rps / 2)), DURATION);
+        loads.set(p.n, [...(loads.get(p.n) ?? []), l]);
+        halves.set(p.n, [...(halves.get(p.n) ?? []), h]);
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+    for (const p of procs) {
+      const { sg, c, accountId } = p;
+      const ls = loads.get(p.n)!;
+      const hs = halves.get(p.n)!;
+      const halfMid = [...hs].sort((x, y) => x.p99 - y.p99)[1];
       const open = await load(sg, { name: 'open stream (secured index)', method: 'POST', path: '/hooks/authorize', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'subscribe', streamName: 'not-secured', accountId }), expect: 200 });
-      const auth = { authorization: `Bearer ${first.secret}`, 'content-type': 'application/json' };
-      const mgmt = async (name: string, method: 'GET' | 'POST', p: string, body?: string) => load(sg, { name, method, path: p, headers: auth, body, expect: 200 }, { duration: Math.max(2, Math.floor(DURATION / 2)) });
+      const auth = { authorization: `Bearer ${p.secret}`, 'content-type': 'application/json' };
+      const mgmt = async (name: string, method: 'GET' | 'POST', u: string, body?: string) => load(sg, { name, method, path: u, headers: auth, body, expect: 200 }, { duration: Math.max(2, Math.floor(DURATION / 2)) });
       const read = await mgmt('read', 'GET', `/api/subscribe_token/${c.subscribeTokenId}`);
       const page1 = await mgmt('list page 1', 'GET', '/api/subscribe_token/list?page=1&itemsOnPage=25');
       const page1000 = await mgmt('list page 1000', 'GET', '/api/subscribe_token/list?page=1000&itemsOnPage=25');
       const create = await load(sg, { name: 'create', method: 'POST', path: '/api/subscribe_token', headers: auth, body: JSON.stringify({ label: 'bench-create', streams: [{ streamName: 'cam1' }] }), expect: 201 }, { duration: 2 });
       const row: ScaleRow = {
         backend,
-        tokens: n,
-        seedSeconds: seedS,
-        decision: { rps: decision.rps, p99: decision.p99 },
-        decisionP99AtHalf: decisionHalf.p99,
+        tokens: p.n,
+        seedSeconds: p.seedS,
+        decision: { rps: median(ls.map((r) => r.rps)), p99: median(ls.map((r) => r.p99)) },
+        decisionP99AtHalf: halfMid.p99,
+        decisionServerP99AtHalf: halfMid.serverP99,
+        decisionRounds: { rps: ls.map((r) => r.rps), p99: ls.map((r) => r.p99), p99AtHalf: hs.map((r) => r.p99) },
         openStream: { rps: open.rps, p99: open.p99 },
         create: { rps: create.rps, p99: create.p99 },
         read: { rps: read.rps, p99: read.p99 },
         listPage1: { rps: page1.rps, p99: page1.p99 },
         listPage1000: { rps: page1000.rps, p99: page1000.p99 },
         rssMb: rssMb(sg.proc.pid!),
-        redisBytesPerToken: backend === 'redis' ? (usedAfter - usedBefore) / n : undefined,
+        redisBytesPerToken: p.bytesPerToken,
       };
       rows.push(row);
-      console.log(`scale ${backend} ${n}: ${JSON.stringify(row)}`);
-      sg.proc.kill('SIGTERM');
-      await new Promise((r) => sg.proc.once('exit', r));
-      if (backend === 'redis') await flushPrefix(redis.url);
+      console.log(`scale ${backend} ${p.n}: ${JSON.stringify(row)}`);
     }
+    for (const p of procs) {
+      p.sg.proc.kill('SIGTERM');
+      await new Promise((r) => p.sg.proc.once('exit', r));
+    }
+    if (backend === 'redis') await flushPrefix(redis.url);
   }
   console.log('\n| store | tokens | decision req/s | p99 ms | p99 at half ms | open stream req/s | create | read | list p1 | list p1000 | RSS MB | Redis B/token |');
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
