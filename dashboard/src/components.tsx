@@ -1,7 +1,7 @@
 // Small accessible building blocks: labelled fields whose API errors sit right under them,
 // a modal confirmation (<dialog>), a copy button and status notices.
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type FieldErrors } from './api';
 
 /** Problems of one form field: the API keys that equal one of `names` or start with `name[` / `name.`. */
@@ -186,7 +186,10 @@ export function ConfirmDialog(p: {
   onCancel: () => void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
+  // A layout effect: the <dialog> opens and closes in the same render as the state that drives it.
+  // With useEffect (run after paint) a cancelled dialog stayed open for up to a frame, titled from
+  // state that was already cleared ("Refresh token undefined?"; seen in Chromium 156.0.8078.108).
+  useLayoutEffect(() => {
     const d = ref.current;
     if (!d) return;
     if (p.open && !d.open) d.showModal();

@@ -258,6 +258,7 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Refresh token' }).click();
     const dialog = page.getByRole('dialog', { name: 'Refresh token 1?' });
     await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'hidden' }); // closed, not only renamed
     assert.equal((await api('GET', '/api/publish_token/1')).body.data.token, saved.token, 'cancel changes nothing');
     await page.getByRole('button', { name: 'Refresh token' }).click();
     await dialog.getByRole('button', { name: 'Refresh token' }).click();
@@ -476,7 +477,8 @@ describe('dashboard in Chromium', () => {
     assert.equal(await focused(), 'A: Subscribe tokens');
     await page.keyboard.press('Enter');
     await eventually(() => text(page.locator('h1')), 'Subscribe tokens', 'subscribe page by keyboard');
-    assert.equal(await focused(), 'H1: Subscribe tokens', 'focus moves to the new heading');
+    // The page moves focus once it has rendered: wait for it rather than racing the render.
+    await eventually(focused, 'H1: Subscribe tokens', 'focus moves to the new heading');
     await shot('13-keyboard-navigation.png');
   });
 
