@@ -13,6 +13,7 @@ import { testApp, type TestApp } from '../helpers/app.js';
 import { sqliteFactory } from '../helpers/stores.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { ROOT } from '../helpers/process.js';
+import { createHttpServer } from '../../src/http/server.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = path.join(ROOT, 'test/e2e/screenshots');
@@ -73,7 +74,7 @@ describe('dashboard in Chromium', () => {
     };
     t = await testApp(await store.make(), { webhooks: { allowPrivateTargets: true, caFile: rx.caFile, timeoutMs: 2000 } });
     acct = await t.account('dashboard');
-    server = t.app.listen(0, '127.0.0.1');
+    server = createHttpServer(t.app).listen(0, '127.0.0.1'); // the production server
     await new Promise<void>((r) => server.once('listening', () => r()));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

@@ -6,7 +6,8 @@
 //   - a refused request says what is wrong (a JSON envelope with a message on /api and /admin);
 // and, around the whole run: the process still answers /healthz, Object.prototype is untouched,
 // and the event loop was never blocked for long.
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { request as httpRequest, type Server } from 'node:http';
+import { createHttpServer } from '../../src/http/server.js';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -89,7 +90,8 @@ export async function fuzzTarget(overrides: Record<string, unknown> = {}): Promi
   // Deliveries go nowhere: a fake poster answers at once (the network is not under test here).
   const poster = { post: async () => ({ statusCode: 204, durationMs: 1 }) };
   const services = await createServices(config, { store, geo: fixedGeo({ '8.8.8.8': 'US' }), poster });
-  const server: Server = createServer(createApp(services));
+  // The production server (src/http/server.ts), so hostile input meets what users run.
+  const server: Server = createHttpServer(createApp(services));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
