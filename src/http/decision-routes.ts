@@ -7,7 +7,9 @@
 //
 // Matching follows express's defaults so the move changes no answer: paths are matched
 // case-insensitively, one trailing slash is ignored, a GET route also answers HEAD, the path is
-// the raw (undecoded) one, and a handler's rejected promise goes to the error handler.
+// the raw (undecoded) one, and a handler's rejected promise goes to the error handler. One
+// difference, chosen: OPTIONS on a hook path is a 404 (express answered it with its automatic
+// Allow list); the director's CORS preflight is still answered by its own middleware.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 type Handler = RequestHandler;
@@ -24,10 +26,9 @@ interface Guard {
   handler: Handler;
 }
 
-/** The lower-cased path of a request URL without its query and one trailing slash. */
-function routeKey(url: string): string {
-  const q = url.indexOf('?');
-  let p = q < 0 ? url : url.slice(0, q);
+/** A path lower-cased, without one trailing slash (the query is already gone). */
+function routeKey(path: string): string {
+  let p = path;
   if (p.length > 1 && p.charCodeAt(p.length - 1) === 47 /* / */) p = p.slice(0, -1);
   return p.toLowerCase();
 }
@@ -107,7 +108,9 @@ export class DecisionRoutes {
   /** The express middleware: handles the requests the table knows, passes on the rest. */
   middleware(): RequestHandler {
     return (req, res, next) => {
-      const key = routeKey(req.url);
+      // req.path: express's parse of the URL (cached for the request), which also reads the path
+      // of an absolute-form request line (GET http://host/hooks/authorize).
+      const key = routeKey(req.path);
       const guard = this.guards.find((g) => key === g.prefix || key.startsWith(`${g.prefix}/`));
       const dispatch = () => {
         const found = this.find(key, req.method);

@@ -4,6 +4,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import express from 'express';
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { DecisionRoutes } from '../../src/http/decision-routes.js';
 import { sqliteFactory } from '../helpers/stores.js';
@@ -45,6 +47,21 @@ describe('DecisionRoutes (matching as express does)', () => {
     }
     const encoded = await request(app).post('/hooks/%61');
     assert.deepEqual([encoded.status, encoded.text], [404, '404 POST /hooks/%61']);
+    // An absolute-form request line (as a forward proxy would send it) names the same path.
+    const absolute = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const server = app.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        const r = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: `http://127.0.0.1:${port}/hooks/a?x=1` }, (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => {
+            server.close();
+            resolve({ status: res.statusCode ?? 0, text });
+          });
+        });
+        r.on('error', reject).end();
+      });
+    });
+    assert.deepEqual(absolute, { status: 200, text: 'post a' });
     const doubled = await request(app).post('/hooks/a//');
     assert.deepEqual([doubled.status, doubled.text], [404, '404 POST /hooks/a//']);
   });
