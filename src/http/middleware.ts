@@ -28,7 +28,10 @@ export function requestContext(logger: Logger, metrics: Metrics, draining: () =>
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
       metrics.httpRequest(route, req.method, res.statusCode, ms / 1000);
       if (!logger.isLevelEnabled('info')) return;
-      logger.info({ reqId: id, method: req.method, path: req.path, route: req.route?.path, status: res.statusCode, ms }, 'request');
+      // The full path (req.path is relative to a mount, "/" for /dashboard/), never the query.
+      const url = req.originalUrl;
+      const q = url.indexOf('?');
+      logger.info({ reqId: id, method: req.method, path: q < 0 ? url : url.slice(0, q), route: req.route?.path, status: res.statusCode, ms }, 'request');
     });
     next();
   };

@@ -41,6 +41,29 @@ describe('the service as a process', () => {
     }
   });
 
+  it('logs each request with its full path and never its query (where tokens and the hook secret travel)', async () => {
+    const s = await startServer({ STREAMGATE_DATA_DIR: tmp(), STREAMGATE_HOOKS_SECRET: 'hook-secret-in-query-0123' });
+    try {
+      const hook = await fetch(`${s.base}/hooks/auth-request/hls/cam1/index.m3u8?token=token-in-query-4567&secret=hook-secret-in-query-0123`);
+      assert.equal(hook.status, 401); // no such token: a denial, and a request line
+      const page = await fetch(`${s.base}/dashboard/?x=query-on-a-mounted-path`);
+      await page.arrayBuffer();
+      const lines = () => s.logs.flatMap((l) => l.split('\n')).filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l) as { path: string; route?: string; status: number });
+      for (let i = 0; i < 50 && lines().length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.deepEqual(
+        lines().map((l) => [l.path, l.route, l.status]),
+        [
+          ['/hooks/auth-request/hls/cam1/index.m3u8', '/hooks/auth-request/*rest', 401],
+          ['/dashboard/', undefined, page.status],
+        ],
+      );
+      const all = s.logs.join('\n');
+      for (const secret of ['token-in-query-4567', 'hook-secret-in-query-0123', 'query-on-a-mounted-path']) assert.ok(!all.includes(secret), `${secret} is not logged`);
+    } finally {
+      assert.equal(await stop(s), 0);
+    }
+  });
+
   it('keeps an acknowledged token across SIGKILL and restart, and does not recreate the default account', async () => {
     const dir = tmp();
     const first = await startServer({ STREAMGATE_DATA_DIR: dir });
