@@ -286,6 +286,9 @@ describe('dashboard in Chromium', () => {
       assert.equal(r.status, 201);
     }
     await page.getByRole('link', { name: 'Subscribe tokens' }).click();
+    // The publish page is still on screen until the new one renders: its own "Sort by" would take
+    // the choice (seen once in CI: page 1 came back in creation order).
+    await eventually(() => text(page.locator('h1')), 'Subscribe tokens', 'subscribe page');
     await page.getByLabel('Sort by').selectOption('Name');
     await page.getByLabel('Order').selectOption('asc');
     await page.getByLabel('Per page').selectOption('10');
