@@ -160,22 +160,19 @@ async function runWrk(url: string, c: Case, seconds: number, rate?: number): Pro
   };
 }
 
+/** A wrk run as a Result: answers of the expected class count as expected (wrk only tells 2xx/3xx from the rest). */
+function fromWrk(t: Target, c: Case, w: WrkRun): Result {
+  const ok = c.expect >= 400 ? w.non2xx : w.total - w.non2xx;
+  const ms = (v: number) => Math.round(v * 100) / 100;
+  return { target: t.name, case: c.name, rps: Math.round(w.rps), p50: ms(w.p50), p99: ms(w.p99), errors: w.errors, unexpected: w.total - ok };
+}
+
 async function load(t: Target, c: Case, opts: { duration?: number; warmup?: number } = {}): Promise<Result> {
   if (WRK) {
     await runWrk(t.base + c.path, c, opts.warmup ?? 1); // JIT warm-up, not measured
     const cpu0 = cpuUsOf(t.proc.pid);
     const w = await runWrk(t.base + c.path, c, opts.duration ?? DURATION);
-    const ok = c.expect >= 400 ? w.non2xx : w.total - w.non2xx;
-    return {
-      target: t.name,
-      case: c.name,
-      rps: Math.round(w.rps),
-      p50: Math.round(w.p50 * 100) / 100,
-      p99: Math.round(w.p99 * 100) / 100,
-      errors: w.errors,
-      unexpected: w.total - ok,
-      cpuUs: w.total > 0 ? Math.round((cpuUsOf(t.proc.pid) - cpu0) / w.total) : undefined,
-    };
+    return { ...fromWrk(t, c, w), cpuUs: w.total > 0 ? Math.round((cpuUsOf(t.proc.pid) - cpu0) / w.total) : undefined };
   }
   // JIT warm-up, not measured
   await autocannon({ url: t.base + c.path, method: c.method, headers: c.headers, body: c.body, connections: CONNECTIONS, duration: opts.warmup ?? 1 });
@@ -215,9 +212,8 @@ async function paced(t: Target, c: Case, rate: number, seconds: number): Promise
   if (WRK) {
     const before = c.route ? await serverBuckets(t.base, c.route) : undefined;
     const w = await runWrk(t.base + c.path, c, seconds, rate);
-    const ok = c.expect >= 400 ? w.non2xx : w.total - w.non2xx;
     const serverP99 = c.route && before ? p99Between(before, await serverBuckets(t.base, c.route)) : undefined;
-    return { target: t.name, case: c.name, rps: Math.round(w.rps), p50: Math.round(w.p50 * 100) / 100, p99: Math.round(w.p99 * 100) / 100, errors: w.errors, unexpected: w.total - ok, serverP99 };
+    return { ...fromWrk(t, c, w), serverP99 };
   }
   const pool = new Pool(t.base, { connections: CONNECTIONS, pipelining: 1 });
   const latencies: number[] = [];
@@ -253,12 +249,16 @@ async function paced(t: Target, c: Case, rate: number, seconds: number): Promise
   return { target: t.name, case: c.name, rps: Math.round(latencies.length / seconds), p50: q(0.5), p99: q(0.99), errors, unexpected, serverP99 };
 }
 
+/** The item with the median value of `by` (the middle one of an odd count). */
+function medianBy<T>(items: T[], by: (x: T) => number): T {
+  return [...items].sort((a, b) => by(a) - by(b))[Math.floor(items.length / 2)];
+}
+
 /** Three paced runs; the one with the median p99 (its server-side p99 with it), all three p99s kept. */
 async function pacedMedian(t: Target, c: Case, rate: number, seconds: number): Promise<Result & { p99Runs: number[] }> {
   const runs: Result[] = [];
   for (let i = 0; i < 3; i++) runs.push(await paced(t, c, rate, seconds));
-  const sorted = [...runs].sort((a, b) => a.p99 - b.p99);
-  return { ...sorted[1], p99Runs: runs.map((r) => r.p99) };
+  return { ...medianBy(runs, (r) => r.p99), p99Runs: runs.map((r) => r.p99) };
 }
 
 /** The request shapes, with the tokens of the Streamgate under test. */
@@ -452,12 +452,12 @@ async function scaleRun(redis: TestRedis): Promise<ScaleRow[]> {
         halves.set(p.n, [...(halves.get(p.n) ?? []), h]);
       }
     }
-    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+    const median = (xs: number[]) => medianBy(xs, (x) => x);
     for (const p of procs) {
       const { sg, c, accountId } = p;
       const ls = loads.get(p.n)!;
       const hs = halves.get(p.n)!;
-      const halfMid = [...hs].sort((x, y) => x.p99 - y.p99)[1];
+      const halfMid = medianBy(hs, (r) => r.p99);
       const open = await load(sg, { name: 'open stream (secured index)', method: 'POST', path: '/hooks/authorize', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'subscribe', streamName: 'not-secured', accountId }), expect: 200 });
       const auth = { authorization: `Bearer ${p.secret}`, 'content-type': 'application/json' };
       const mgmt = async (name: string, method: 'GET' | 'POST', u: string, body?: string) => load(sg, { name, method, path: u, headers: auth, body, expect: 200 }, { duration: Math.max(2, Math.floor(DURATION / 2)) });

@@ -26,7 +26,8 @@ interface Guard {
   /** Lower-cased, and the same with a trailing slash (what a path below it starts with). */
   prefix: string;
   below: string;
-  handler: Handler;
+  /** The guard as a one-handler chain (made once, not per request). */
+  chain: Handler[];
 }
 
 /** A path lower-cased, without one trailing slash (the query is already gone). */
@@ -67,7 +68,7 @@ export class DecisionRoutes {
    */
   guard(prefix: string, handler: Handler): this {
     const p = prefix.toLowerCase();
-    this.guards.push({ prefix: p, below: `${p}/`, handler });
+    this.guards.push({ prefix: p, below: `${p}/`, chain: [handler] });
     return this;
   }
 
@@ -124,7 +125,7 @@ export class DecisionRoutes {
         run(found.chain, 0, req, res, next);
       };
       if (!guard) return dispatch();
-      run([guard.handler], 0, req, res, (err?: unknown) => (err === undefined ? dispatch() : next(err)));
+      run(guard.chain, 0, req, res, (err?: unknown) => (err === undefined ? dispatch() : next(err)));
     };
   }
 }
