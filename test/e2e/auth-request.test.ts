@@ -1,5 +1,5 @@
 // Real nginx serving a static HLS folder behind auth_request to a real Streamgate process; curl is
-// the viewer. nginx passes the client address as X-Real-IP and Streamgate trusts nginx for it.
+// the viewer. nginx appends the client address to X-Forwarded-For and Streamgate trusts nginx for it.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -62,7 +62,7 @@ describe('nginx auth_request + curl end to end', () => {
       proxy_set_header Content-Length "";
       proxy_set_header X-Original-URI $request_uri;
       proxy_set_header X-Original-Method $request_method;
-      proxy_set_header X-Real-IP $remote_addr;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
     }
   }
 }`,
@@ -95,8 +95,8 @@ describe('nginx auth_request + curl end to end', () => {
     assert.equal(curl(`/hls/cam1/index.m3u8?token=${o.token}`, { origin: 'https://evil.com' }).status, 403);
     assert.equal(curl(`/hls/cam1/index.m3u8?token=${o.token}`, { origin: 'https://www.example.com' }).status, 200);
     const ip = await api('/api/subscribe_token', { label: 'ip', streams: [{ streamName: 'cam1' }], allowedIpAddresses: ['127.0.0.2/32'] });
-    assert.equal(curl(`/hls/cam1/index.m3u8?token=${ip.token}`, { from: '127.0.0.2' }).status, 200, 'X-Real-IP 127.0.0.2 is inside');
-    assert.equal(curl(`/hls/cam1/index.m3u8?token=${ip.token}`, { from: '127.0.0.3' }).status, 403, 'X-Real-IP 127.0.0.3 is outside');
+    assert.equal(curl(`/hls/cam1/index.m3u8?token=${ip.token}`, { from: '127.0.0.2' }).status, 200, 'client 127.0.0.2 (X-Forwarded-For) is inside');
+    assert.equal(curl(`/hls/cam1/index.m3u8?token=${ip.token}`, { from: '127.0.0.3' }).status, 403, 'client 127.0.0.3 (X-Forwarded-For) is outside');
     assert.equal(curl(`/hls/cam2/index.m3u8?token=${ip.token}`, { from: '127.0.0.2' }).status, 403, 'another stream');
   });
 });

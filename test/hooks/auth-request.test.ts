@@ -17,7 +17,7 @@ describe('auth-request adapter (nginx auth_request, Traefik, Envoy)', () => {
     limited = await f.token('subscribe', { allowedOrigins: ['*.example.com'], allowedIpAddresses: ['203.0.113.0/24'] });
   });
   const nginx = (uri: string, headers: Record<string, string> = {}) =>
-    request(f.t.app).get('/hooks/auth-request').set({ 'x-original-uri': uri, 'x-original-method': 'GET', 'x-real-ip': '203.0.113.7', ...headers });
+    request(f.t.app).get('/hooks/auth-request').set({ 'x-original-uri': uri, 'x-original-method': 'GET', 'x-forwarded-for': '203.0.113.7', ...headers });
 
   it('nginx: admits with exactly 200 and the x-streamgate headers for auth_request_set', async () => {
     const r = await nginx(`/hls/cam1/index.m3u8?token=${sub.token}`);
@@ -48,7 +48,7 @@ describe('auth-request adapter (nginx auth_request, Traefik, Envoy)', () => {
     assert.deepEqual([origin.status, origin.body.reason], [403, 'origin_not_allowed']);
     const referer = await nginx(`/hls/cam1/index.m3u8?token=${limited.token}`, { referer: 'https://www.example.com/player' });
     assert.equal(referer.status, 200, 'origin from the Referer when there is no Origin');
-    const ip = await nginx(`/hls/cam1/index.m3u8?token=${limited.token}`, { origin: 'https://www.example.com', 'x-real-ip': '198.51.100.1' });
+    const ip = await nginx(`/hls/cam1/index.m3u8?token=${limited.token}`, { origin: 'https://www.example.com', 'x-forwarded-for': '198.51.100.1' });
     assert.deepEqual([ip.status, ip.body.reason], [403, 'ip_not_allowed']);
   });
 
@@ -71,7 +71,7 @@ describe('auth-request adapter (nginx auth_request, Traefik, Envoy)', () => {
   it('ignores forwarding headers from a peer that is not a trusted proxy', async () => {
     const untrusted = await hookFixture();
     const s = await untrusted.token('subscribe', { allowedIpAddresses: ['203.0.113.0/24'] });
-    const r = await request(untrusted.t.app).get('/hooks/auth-request').set({ 'x-original-uri': `/hls/cam1/i.m3u8?token=${s.token}`, 'x-real-ip': '203.0.113.7' });
+    const r = await request(untrusted.t.app).get('/hooks/auth-request').set({ 'x-original-uri': `/hls/cam1/i.m3u8?token=${s.token}`, 'x-forwarded-for': '203.0.113.7' });
     assert.deepEqual([r.status, r.body.reason], [403, 'ip_not_allowed']);
   });
 });
