@@ -18,7 +18,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
-ENV NODE_ENV=production STREAMGATE_DATA_DIR=/data
+# Every interface, as a container must; Streamgate then refuses to start without STREAMGATE_HOOK_SECRET
+# (32+ characters) unless STREAMGATE_HOOKS_ALLOWUNAUTHENTICATED=true says the hooks may be open.
+ENV NODE_ENV=production STREAMGATE_DATA_DIR=/data HOST=0.0.0.0
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

@@ -21,6 +21,7 @@ import { mountEvents } from './http/hooks/events.js';
 import { requireHookSecret } from './http/hooks/hook-secret.js';
 import { TrustedProxies } from './http/client.js';
 import { mountDashboard } from './http/dashboard.js';
+import { configWarnings } from './observability/warnings.js';
 import {
   errorHandler,
   jsonBody,
@@ -49,7 +50,7 @@ export function createApp(s: Services): express.Express {
   // time on the decision path (issue 8).
   app.set('etag', false);
   app.set('trust proxy', s.config.server.trustProxy);
-  const trusted = new TrustedProxies(s.config.hooks.trustedProxies);
+  const trusted = new TrustedProxies(s.config.hooks.trustedProxies, s.config.hooks.realIpHeader);
   const limit = s.config.server.bodyLimitBytes;
 
   const routes = managementRoutes(s);
@@ -88,7 +89,8 @@ export function createApp(s: Services): express.Express {
     }
     try {
       await s.store.ping();
-      res.json({ status: 'success', data: { ready: true, store: s.store.kind } });
+      const warnings = await configWarnings(s.config, s.accounts);
+      res.json({ status: 'success', data: { ready: true, store: s.store.kind, ...(warnings.length > 0 ? { warnings } : {}) } });
     } catch {
       res.status(503).json({ status: 'fail', data: { message: 'Store unavailable', ready: false, store: s.store.kind } });
     }

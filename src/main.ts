@@ -3,6 +3,7 @@ import { loadConfig, ConfigError } from './config/load.js';
 import { createServices } from './services.js';
 import { createApp } from './app.js';
 import { createHttpServer } from './http/server.js';
+import { configWarnings } from './observability/warnings.js';
 
 function configFileArg(argv: string[]): string | undefined {
   const i = argv.indexOf('--config');
@@ -32,6 +33,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
       'first start: created account "default"; its API secret is in secretFile (shown nowhere else)',
     );
   }
+  for (const warning of await configWarnings(config, services.accounts)) logger.warn(warning);
   const app = createApp(services);
   const server = createHttpServer(app);
   server.listen(config.server.port, config.server.host, () => {

@@ -26,6 +26,23 @@ const streamPattern = z.string().superRefine((s, ctx) => {
   }
 });
 
+export const MIN_SECRET_LENGTH = 32;
+
+/** A shared secret that is either unset ("") or long enough not to be guessed (32+ characters). */
+const optionalSecret = z
+  .string()
+  .refine((s) => s === '' || s.length >= MIN_SECRET_LENGTH, `must be empty (off) or at least ${MIN_SECRET_LENGTH} characters`);
+
+/** Whether a listen address accepts connections from this machine only. */
+export function isLoopbackHost(host: string): boolean {
+  if (host === 'localhost') return true;
+  try {
+    return ipaddr.process(host.replace(/^\[|\]$/g, '')).range() === 'loopback';
+  } catch {
+    return false; // a host name other than localhost may resolve anywhere
+  }
+}
+
 export const configSchema = z.strictObject({
   server: z.strictObject({
     port: z.number().int().min(0).max(65535),
@@ -36,7 +53,7 @@ export const configSchema = z.strictObject({
     shutdownGraceMs: z.number().int().min(0),
   }),
   dataDir: z.string().min(1),
-  adminKey: z.string(),
+  adminKey: optionalSecret,
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   }),
@@ -66,8 +83,10 @@ export const configSchema = z.strictObject({
     cacheTtlMs: z.number().int().min(0),
   }),
   hooks: z.strictObject({
-    secret: z.string(),
+    secret: optionalSecret,
+    allowUnauthenticated: z.boolean(),
     trustedProxies: z.array(addressOrCidr),
+    realIpHeader: z.string().regex(/^$|^[A-Za-z0-9-]+$/, 'expected a header name (e.g. X-Real-IP) or empty'),
     omeSecret: z.string(),
     accountInPath: z.boolean(),
     mediamtx: z.strictObject({ allowApiFrom: z.array(addressOrCidr), pathPrefix: z.string().max(128) }),
@@ -110,6 +129,13 @@ export const configSchema = z.strictObject({
   }
   if (c.redis.waitReplicas > 0 && c.redis.waitTimeoutMs >= c.redis.commandTimeoutMs) {
     ctx.addIssue({ code: 'custom', path: ['redis', 'waitTimeoutMs'], message: 'must be below redis.commandTimeoutMs (WAIT is a command)' });
+  }
+  if (c.hooks.secret === '' && !c.hooks.allowUnauthenticated && !isLoopbackHost(c.server.host)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['hooks', 'secret'],
+      message: `required when listening on ${c.server.host} (reachable from other machines): set STREAMGATE_HOOK_SECRET (32+ characters), listen on 127.0.0.1, or set hooks.allowUnauthenticated: true to leave /hooks/* open`,
+    });
   }
   const chosen = [c.redis.url !== '', c.redis.clusterNodes.length > 0, c.redis.sentinels.length > 0].filter(Boolean);
   if (chosen.length > 1) {

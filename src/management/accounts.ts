@@ -58,6 +58,17 @@ export class AccountService {
     return this.store.listAccounts();
   }
 
+  private several = false;
+
+  /**
+   * Whether the store holds more than one account. Accounts are never removed, so once true the
+   * answer is kept; until then the list it reads holds at most one account.
+   */
+  async hasSeveral(): Promise<boolean> {
+    if (!this.several) this.several = (await this.store.listAccounts()).length > 1;
+    return this.several;
+  }
+
   get(id: string): Promise<Account | null> {
     return this.store.getAccount(id);
   }

@@ -7,7 +7,7 @@ import { createApp } from '../../src/app.js';
 import type { Store } from '../../src/store/store.js';
 import type { GeoLookup } from '../../src/enforce/geo.js';
 
-export const ADMIN_KEY = 'test-admin-key-0123456789';
+export const ADMIN_KEY = 'test-admin-key-0123456789abcdefghij';
 
 export interface TestApp {
   app: Express;

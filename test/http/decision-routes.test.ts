@@ -120,21 +120,21 @@ describe('DecisionRoutes in Streamgate', () => {
   let t: TestApp;
   before(async () => {
     await factory.setup();
-    t = await testApp(await factory.make(), { hooks: { secret: 'hook-secret-0123456789' } });
+    t = await testApp(await factory.make(), { hooks: { secret: 'hook-secret-0123456789abcdefghijkl' } });
   });
   after(() => factory.teardown());
 
   it('answers the hooks as before: wrong method 404, unknown hook 401 without the secret and 404 with it', async () => {
-    const get = await request(t.app).get('/hooks/authorize').set('x-streamgate-hook-secret', 'hook-secret-0123456789');
+    const get = await request(t.app).get('/hooks/authorize').set('x-streamgate-hook-secret', 'hook-secret-0123456789abcdefghijkl');
     assert.deepEqual([get.status, get.body], [404, { status: 'fail', data: { message: 'Not found: GET /hooks/authorize' } }]);
     const unknown = await request(t.app).post('/hooks/nope');
     assert.deepEqual([unknown.status, unknown.body], [401, { allowed: false, reason: 'hook_secret_required', message: 'Unauthorized: hook secret required' }]);
-    const known = await request(t.app).post('/hooks/nope').set('x-streamgate-hook-secret', 'hook-secret-0123456789');
+    const known = await request(t.app).post('/hooks/nope').set('x-streamgate-hook-secret', 'hook-secret-0123456789abcdefghijkl');
     assert.deepEqual([known.status, known.body], [404, { status: 'fail', data: { message: 'Not found: POST /hooks/nope' } }]);
   });
 
   it('keeps the body gate and the error answers of the app', async () => {
-    const h = { 'x-streamgate-hook-secret': 'hook-secret-0123456789' };
+    const h = { 'x-streamgate-hook-secret': 'hook-secret-0123456789abcdefghijkl' };
     const form = await request(t.app).post('/hooks/authorize').set(h).type('form').send('action=publish');
     assert.deepEqual([form.status, form.body], [415, { status: 'fail', data: { message: 'Unsupported Media Type' } }]);
     const bad = await request(t.app).post('/hooks/authorize').set(h).type('json').send('{"action":');
@@ -142,7 +142,7 @@ describe('DecisionRoutes in Streamgate', () => {
   });
 
   it('labels the request metrics with the route pattern', async () => {
-    await request(t.app).get('/hooks/auth-request/hls/cam1/index.m3u8').set('x-streamgate-hook-secret', 'hook-secret-0123456789');
+    await request(t.app).get('/hooks/auth-request/hls/cam1/index.m3u8').set('x-streamgate-hook-secret', 'hook-secret-0123456789abcdefghijkl');
     await request(t.app).options('/api/director/subscribe');
     const text = (await request(t.app).get('/metrics')).text;
     assert.match(text, /streamgate_http_requests_total\{[^}]*route="\/hooks\/auth-request\/\*rest"[^}]*\} 1/);

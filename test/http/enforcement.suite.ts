@@ -188,7 +188,7 @@ export function enforcementSuite(factory: StoreFactory): void {
         assert.equal((await authorize({ action: 'subscribe', streamName: 'other', accountId: acct.id })).status, 200);
         await api().put(`/api/publish_token/${p.id}`, { isActive: false });
         assert.equal((await authorize({ action: 'subscribe', streamName: 'cam1', accountId: acct.id })).status, 200);
-        await request(t.app).put(`/admin/accounts/${acct.id}`).set('authorization', 'Bearer test-admin-key-0123456789').send({ secureViewer: true });
+        await request(t.app).put(`/admin/accounts/${acct.id}`).set('authorization', 'Bearer test-admin-key-0123456789abcdefghij').send({ secureViewer: true });
         assert.equal((await authorize({ action: 'subscribe', streamName: 'other', accountId: acct.id })).status, 401);
         const sub = await mk('subscribe');
         assert.equal((await authorize({ action: 'subscribe', streamName: 'cam1', token: sub.token })).status, 200);
@@ -244,7 +244,7 @@ export function enforcementSuite(factory: StoreFactory): void {
     });
 
     describe('hook secret', () => {
-      before(() => fresh({ hooks: { secret: 'hook-s3cret', trustedProxies: [], omeSecret: '', mediamtx: { allowApiFrom: [] } } }));
+      before(() => fresh({ hooks: { secret: 'hook-s3cret-0123456789abcdefghijklmn', trustedProxies: [], omeSecret: '', mediamtx: { allowApiFrom: [] } } }));
 
       it('answers 401 without the secret and binds nothing; accepts the header or the query parameter', async () => {
         const s = await mk('subscribe', { bindIpsOnUsage: 1 });
@@ -254,8 +254,8 @@ export function enforcementSuite(factory: StoreFactory): void {
         assert.deepEqual(none.body, { allowed: false, reason: 'hook_secret_required', message: 'Unauthorized: hook secret required' });
         assert.equal((await request(t.app).post('/hooks/authorize').set('x-streamgate-hook-secret', 'wrong').send(body)).status, 401);
         assert.deepEqual((await api().get(`/api/subscribe_token/${s.id}`)).body.data.boundIpAddresses, []);
-        assert.equal((await request(t.app).post('/hooks/authorize').set('x-streamgate-hook-secret', 'hook-s3cret').send(body)).status, 200);
-        assert.equal((await request(t.app).post('/hooks/authorize?secret=hook-s3cret').send(body)).status, 200);
+        assert.equal((await request(t.app).post('/hooks/authorize').set('x-streamgate-hook-secret', 'hook-s3cret-0123456789abcdefghijklmn').send(body)).status, 200);
+        assert.equal((await request(t.app).post('/hooks/authorize?secret=hook-s3cret-0123456789abcdefghijklmn').send(body)).status, 200);
       });
     });
 

@@ -449,7 +449,7 @@ export function tokenApiSuite(factory: StoreFactory): void {
 
     describe('API secrets', () => {
       before(fresh);
-      const admin = () => as('test-admin-key-0123456789');
+      const admin = () => as('test-admin-key-0123456789abcdefghij');
 
       it('answers 401 without a secret, with a malformed one and with an unknown one', async () => {
         const expected = { status: 'fail', data: { message: 'Unauthorized' } };

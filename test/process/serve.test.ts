@@ -42,9 +42,9 @@ describe('the service as a process', () => {
   });
 
   it('logs each request with its full path and never its query (where tokens and the hook secret travel)', async () => {
-    const s = await startServer({ STREAMGATE_DATA_DIR: tmp(), STREAMGATE_HOOKS_SECRET: 'hook-secret-in-query-0123' });
+    const s = await startServer({ STREAMGATE_DATA_DIR: tmp(), STREAMGATE_HOOKS_SECRET: 'hook-secret-in-query-0123456789abcdef' });
     try {
-      const hook = await fetch(`${s.base}/hooks/auth-request/hls/cam1/index.m3u8?token=token-in-query-4567&secret=hook-secret-in-query-0123`);
+      const hook = await fetch(`${s.base}/hooks/auth-request/hls/cam1/index.m3u8?token=token-in-query-4567&secret=hook-secret-in-query-0123456789abcdef`);
       assert.equal(hook.status, 401); // no such token: a denial, and a request line
       const page = await fetch(`${s.base}/dashboard/?x=query-on-a-mounted-path`);
       await page.arrayBuffer();
@@ -58,7 +58,7 @@ describe('the service as a process', () => {
         ],
       );
       const all = s.logs.join('\n');
-      for (const secret of ['token-in-query-4567', 'hook-secret-in-query-0123', 'query-on-a-mounted-path']) assert.ok(!all.includes(secret), `${secret} is not logged`);
+      for (const secret of ['token-in-query-4567', 'hook-secret-in-query-0123456789abcdef', 'query-on-a-mounted-path']) assert.ok(!all.includes(secret), `${secret} is not logged`);
     } finally {
       assert.equal(await stop(s), 0);
     }

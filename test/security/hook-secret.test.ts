@@ -8,7 +8,7 @@ import { testApp, type TestApp } from '../helpers/app.js';
 import { listen, type Listening } from '../helpers/listen.js';
 import type { DecisionRoutes } from '../../src/http/decision-routes.js';
 
-const SECRET = 'hook-secret-5f2c9a';
+const SECRET = 'hook-secret-5f2c9a-0123456789abcdefgh';
 const REFUSED = { allowed: false, reason: 'hook_secret_required', message: 'Unauthorized: hook secret required' };
 
 interface HookCall {

@@ -8,7 +8,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { SignJWT, createLocalJWKSet, jwtVerify, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { signSubscribeJwt } from '../../src/policy/self-signed.js';
 import { sqliteFactory } from '../helpers/stores.js';
-import { testApp, type TestApp } from '../helpers/app.js';
+import { ADMIN_KEY, testApp, type TestApp } from '../helpers/app.js';
 import { listen, call, type Listening } from '../helpers/listen.js';
 
 const b64 = (o: unknown) => Buffer.from(typeof o === 'string' ? o : JSON.stringify(o)).toString('base64url');
@@ -32,7 +32,7 @@ describe('security: JWT attacks', () => {
     http = await listen(t.app);
     const a = await t.account('a');
     const b = await t.account('b');
-    await call(http.base, 'PUT', `/admin/accounts/${a.id}`, { secret: 'test-admin-key-0123456789', body: { secureViewer: true } });
+    await call(http.base, 'PUT', `/admin/accounts/${a.id}`, { secret: ADMIN_KEY, body: { secureViewer: true } });
     const mk = async (secret: string, kind: string) =>
       (await call(http.base, 'POST', `/api/${kind}_token`, { secret, body: { label: 'p', streams: [{ streamName: 'cam1' }] } })).body.data;
     parent = await mk(a.secret, 'subscribe');

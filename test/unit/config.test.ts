@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig, ConfigError } from '../../src/config/load.js';
 
+const ADMIN = 'a'.repeat(32);
+const HOOKS = 'h'.repeat(40);
+
 describe('configuration', () => {
   it('defaults to port 8080, the embedded store under ./data and no admin key', () => {
     const c = loadConfig({ env: {} });
@@ -12,6 +15,10 @@ describe('configuration', () => {
     assert.equal(c.dataDir, './data');
     assert.equal(c.redis.url, '');
     assert.equal(c.adminKey, '');
+    assert.equal(c.server.host, '127.0.0.1');
+    assert.equal(c.hooks.secret, '');
+    assert.equal(c.hooks.allowUnauthenticated, false);
+    assert.equal(c.hooks.realIpHeader, '');
     assert.equal(c.enforcement.onStoreError, 'deny');
     assert.equal(c.enforcement.storeTimeoutMs, 250);
     assert.equal(c.redis.keyPrefix, 'sg:');
@@ -28,8 +35,8 @@ describe('configuration', () => {
         HOST: '127.0.0.1',
         REDIS_URL: 'redis://127.0.0.1:7000/2',
         STREAMGATE_DATA_DIR: '/var/lib/sg',
-        STREAMGATE_ADMIN_KEY: 'k',
-        STREAMGATE_HOOK_SECRET: 'hs',
+        STREAMGATE_ADMIN_KEY: ADMIN,
+        STREAMGATE_HOOK_SECRET: HOOKS,
         STREAMGATE_HOOKS_TRUSTEDPROXIES: '10.0.0.0/8, 127.0.0.1',
         STREAMGATE_DIRECTOR_PUBLISHURLS: 'wss://a/{streamName}',
         streamgate_enforcement_onstoreerror: 'allow-cached',
@@ -41,8 +48,8 @@ describe('configuration', () => {
     assert.equal(c.server.host, '127.0.0.1');
     assert.equal(c.redis.url, 'redis://127.0.0.1:7000/2');
     assert.equal(c.dataDir, '/var/lib/sg');
-    assert.equal(c.adminKey, 'k');
-    assert.equal(c.hooks.secret, 'hs');
+    assert.equal(c.adminKey, ADMIN);
+    assert.equal(c.hooks.secret, HOOKS);
     assert.deepEqual(c.hooks.trustedProxies, ['10.0.0.0/8', '127.0.0.1']);
     assert.deepEqual(c.director.publishUrls, ['wss://a/{streamName}']);
     assert.equal(c.enforcement.onStoreError, 'allow-cached');
@@ -59,6 +66,13 @@ describe('configuration', () => {
     [{ REDIS_URL: 'http://x' }, /redis\.url: expected a redis:\/\/, rediss:\/\/ or redis-sentinel:\/\/ URL/],
     [{ STREAMGATE_REDIS_SENTINELS: 'a:1' }, /redis\.sentinelName: required when redis\.sentinels is set/],
     [{ STREAMGATE_NO_SUCH_THING: '1' }, /STREAMGATE_NO_SUCH_THING: no such setting/],
+    [{ STREAMGATE_ADMIN_KEY: 'a'.repeat(31) }, /adminKey: must be empty \(off\) or at least 32 characters/],
+    [{ STREAMGATE_HOOK_SECRET: 'short' }, /hooks\.secret: must be empty \(off\) or at least 32 characters/],
+    [{ HOST: '0.0.0.0' }, /hooks\.secret: required when listening on 0\.0\.0\.0 \(reachable from other machines\)/],
+    [{ HOST: '::' }, /hooks\.secret: required when listening on ::/],
+    [{ HOST: '10.1.2.3' }, /hooks\.secret: required when listening on 10\.1\.2\.3/],
+    [{ HOST: 'streamgate.internal' }, /hooks\.secret: required when listening on streamgate\.internal/],
+    [{ STREAMGATE_HOOKS_REALIPHEADER: 'X Real IP' }, /hooks\.realIpHeader: expected a header name/],
     [{ STREAMGATE_REDIS_WAITREPLICAS: '1', STREAMGATE_REDIS_WAITTIMEOUTMS: '5000' }, /redis\.waitTimeoutMs: must be below redis\.commandTimeoutMs/],
   ];
   for (const [env, why] of invalid) {
@@ -66,6 +80,23 @@ describe('configuration', () => {
       assert.throws(() => loadConfig({ env }), (e: unknown) => e instanceof ConfigError && why.test((e as Error).message));
     });
   }
+
+  it('listens beyond loopback only with a hook secret or an explicit allowUnauthenticated', () => {
+    for (const host of ['127.0.0.1', '127.0.0.2', '::1', '[::1]', 'localhost']) {
+      assert.equal(loadConfig({ env: { HOST: host } }).server.host, host, `${host} is loopback: no secret needed`);
+    }
+    assert.equal(loadConfig({ env: { HOST: '0.0.0.0', STREAMGATE_HOOK_SECRET: HOOKS } }).hooks.secret, HOOKS);
+    const open = loadConfig({ env: { HOST: '0.0.0.0', STREAMGATE_HOOKS_ALLOWUNAUTHENTICATED: 'true' } });
+    assert.deepEqual([open.server.host, open.hooks.secret, open.hooks.allowUnauthenticated], ['0.0.0.0', '', true]);
+  });
+
+  it('never echoes a refused secret in the error', () => {
+    const secret = 'sup3r-s3cret-but-short';
+    assert.throws(() => loadConfig({ env: { STREAMGATE_HOOK_SECRET: secret, STREAMGATE_ADMIN_KEY: secret } }), (e: unknown) => {
+      const m = (e as Error).message;
+      return e instanceof ConfigError && /hooks\.secret/.test(m) && /adminKey/.test(m) && !m.includes(secret);
+    });
+  });
 
   it('parses redis-sentinel:// URLs', async () => {
     const { parseSentinelUrl } = await import('../../src/store/redis/connect.js');
