@@ -7,8 +7,11 @@ import { countryFromHeader } from '../enforce/geo.js';
 
 export class TrustedProxies {
   private readonly ranges: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
+  /** A single-address header (hooks.realIpHeader, lower-cased) believed instead of X-Forwarded-For; '' = none. */
+  readonly realIpHeader: string;
 
-  constructor(list: string[]) {
+  constructor(list: string[], realIpHeader = '') {
+    this.realIpHeader = realIpHeader.toLowerCase();
     this.ranges = list.map((s) => {
       if (s.includes('/')) return ipaddr.parseCIDR(s);
       const a = ipaddr.process(s);
@@ -27,14 +30,19 @@ export class TrustedProxies {
 export const peerAddress = (req: Request): string | undefined => normaliseIp(req.socket.remoteAddress);
 
 /**
- * The client address: the peer itself, unless the peer is a trusted proxy, in which case
- * X-Real-IP, else the right-most X-Forwarded-For entry that is not itself a trusted proxy.
+ * The client address: the peer itself, unless the peer is a trusted proxy, in which case the
+ * right-most X-Forwarded-For entry that is not itself a trusted proxy (every proxy appends the
+ * address it saw, so that entry is the last one no trusted hop could have been told by the
+ * client). A single-address header such as X-Real-IP is read only when hooks.realIpHeader names
+ * it: a proxy that passes such a header through unchanged would let clients choose their address.
  */
 export function clientAddress(req: Request, trusted: TrustedProxies): string | undefined {
   const peer = peerAddress(req);
   if (!trusted.has(peer)) return peer;
-  const real = normaliseIp(req.get('x-real-ip'));
-  if (real) return real;
+  if (trusted.realIpHeader !== '') {
+    const h = req.headers[trusted.realIpHeader];
+    return normaliseIp(typeof h === 'string' ? h : undefined) ?? peer;
+  }
   const xff = (req.get('x-forwarded-for') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   for (let i = xff.length - 1; i >= 0; i--) {
     const ip = normaliseIp(xff[i]);

@@ -1,7 +1,8 @@
 // Forged client addresses: X-Forwarded-For, X-Real-IP and Forwarded from a peer that is not a trusted
 // proxy are ignored (the IP rule, bind on usage and a CDN country header use the socket address),
-// and X-Real-IP / X-Forwarded-For are honoured only from hooks.trustedProxies. Served on a real port,
-// so the peer is the TCP socket's address (127.0.0.1).
+// and from hooks.trustedProxies only the right-most untrusted X-Forwarded-For entry is believed (a
+// single-address header such as X-Real-IP only when hooks.realIpHeader names it). Served on a real
+// port, so the peer is the TCP socket's address (127.0.0.1).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sqliteFactory } from '../helpers/stores.js';
@@ -87,13 +88,12 @@ describe('security: forwarding headers from a trusted proxy', () => {
   });
   after(() => d.close());
 
-  it('honours X-Real-IP, and the right-most X-Forwarded-For hop that is not a trusted proxy', async () => {
+  it('honours the right-most X-Forwarded-For hop that is not a trusted proxy', async () => {
     const honoured: Array<Record<string, string>> = [
-      { 'x-real-ip': CLIENT },
       { 'x-forwarded-for': CLIENT },
       { 'x-forwarded-for': `198.51.100.1, ${CLIENT}` },
       { 'x-forwarded-for': `${CLIENT}, 127.0.0.1` },
-      { 'x-real-ip': `::ffff:${CLIENT}` },
+      { 'x-forwarded-for': `::ffff:${CLIENT}` },
     ];
     for (const h of honoured) {
       assert.equal((await viaAuthRequest(d, d.pinned.token, h)).status, 200, `auth-request ${JSON.stringify(h)}`);
@@ -101,6 +101,20 @@ describe('security: forwarding headers from a trusted proxy', () => {
     }
     // a spoofed left-most entry behind the proxy is the client's own claim: not believed
     assert.equal((await viaAuthRequest(d, d.pinned.token, { 'x-forwarded-for': `${CLIENT}, 198.51.100.1` })).status, 403);
+  });
+
+  it('X-Real-IP passed through by the proxy does not beat the X-Forwarded-For it appended', async () => {
+    // The proxy appended the real client (198.51.100.1); the client itself sent X-Real-IP.
+    const h = { 'x-real-ip': CLIENT, 'x-forwarded-for': '198.51.100.1' };
+    const a = await viaAuthRequest(d, d.pinned.token, h);
+    assert.deepEqual([a.status, a.body.reason], [403, 'ip_not_allowed']);
+    const r = await viaDirector(d, d.pinned.token, h);
+    assert.deepEqual([r.status, r.body], [403, { status: 'fail', data: IP_DENIED }]);
+    // nor does it choose the bound address of a bind-on-usage token
+    const b = await viaAuthRequest(d, d.binder.token, { 'x-real-ip': CLIENT, 'x-forwarded-for': '198.51.100.9' });
+    assert.equal(b.status, 200);
+    const rec = await call(d.http.base, 'GET', `/api/subscribe_token/${d.binder.id}`, { secret: d.secret });
+    assert.deepEqual(rec.body.data.boundIpAddresses, ['198.51.100.9']);
   });
 
   it('a garbled chain, or only a Forwarded header (not read), leaves the peer as the client', async () => {
@@ -114,5 +128,24 @@ describe('security: forwarding headers from a trusted proxy', () => {
   it('believes the CDN country header from the trusted proxy', async () => {
     assert.equal((await viaAuthRequest(d, d.kiwi.token, { 'cf-ipcountry': 'NZ' })).status, 200);
     assert.equal((await viaDirector(d, d.kiwi.token, { 'cf-ipcountry': 'NZ' })).status, 200);
+  });
+});
+
+describe('security: a single-address header named by hooks.realIpHeader', () => {
+  let d: D;
+  before(async () => {
+    d = await deployment({ trustedProxies: ['127.0.0.1'], realIpHeader: 'X-Real-IP' });
+  });
+  after(() => d.close());
+
+  it('is believed from a trusted proxy instead of X-Forwarded-For', async () => {
+    const believed: Array<Record<string, string>> = [{ 'x-real-ip': CLIENT }, { 'x-real-ip': `::ffff:${CLIENT}` }, { 'x-real-ip': CLIENT, 'x-forwarded-for': '198.51.100.1' }];
+    for (const h of believed) {
+      assert.equal((await viaAuthRequest(d, d.pinned.token, h)).status, 200, JSON.stringify(h));
+    }
+    const xffOnly = await viaAuthRequest(d, d.pinned.token, { 'x-forwarded-for': CLIENT });
+    assert.deepEqual([xffOnly.status, xffOnly.body.reason], [403, 'ip_not_allowed'], 'X-Forwarded-For is not read when realIpHeader is set');
+    const garbled = await viaAuthRequest(d, d.pinned.token, { 'x-real-ip': 'not-an-ip' });
+    assert.deepEqual([garbled.status, garbled.body.reason], [403, 'ip_not_allowed'], 'a garbled value leaves the peer as the client');
   });
 });
