@@ -123,12 +123,18 @@ export function analyticsSuite(factory: StoreFactory): void {
         [{ trackingId: 'a', streamName: 'x', bytesOut: 1 }, ['accountId']],
         [{ streamName: 'x', bytesOut: 1 }, ['sessionId']],
         [{ trackingId: 'a', accountId: acct.id, streamName: 'x', bytesOut: 1.5, bytesIn: -2 }, ['bytesIn', 'bytesOut']],
+        [{ trackingId: 'a', accountId: acct.id, streamName: 'x', bytesOut: 1, at: 9000000000000000 }, ['at']],
+        [{ trackingId: 'a', accountId: acct.id, streamName: 'x', bytesOut: 1, at: '+275760-09-13T00:00:00.001Z' }, ['at']],
       ];
       for (const [body, fields] of bad) {
         const r = await usage(body);
         assert.equal(r.status, 400, JSON.stringify(body));
         assert.deepEqual(Object.keys(r.body.errors).sort(), fields);
       }
+      const late = await usage({ trackingId: 'a', accountId: acct.id, streamName: 'x', bytesOut: 1, at: 9000000000000000 });
+      assert.deepEqual(late.body.errors, { at: ['at most 8640000000000000 (the last instant a date can name)'] });
+      const last = await usage({ trackingId: 'a', accountId: acct.id, streamName: 'x', bytesOut: 1, at: 8640000000000000 });
+      assert.deepEqual([last.status, last.body], [200, { counted: true }], 'the last instant a date can name is a day');
     });
   });
 }

@@ -11,6 +11,9 @@ import { badHookRequest } from './authorize.js';
 import { issuesToFieldErrors } from '../validation.js';
 import { ApiError } from '../../errors.js';
 
+/** The largest epoch milliseconds a Date holds (ECMA-262 time values): later would be no day at all. */
+const MAX_TIME_MS = 8.64e15;
+
 const bytes = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
 export const usageBodySchema = z
@@ -24,7 +27,13 @@ export const usageBodySchema = z
     streamName: text(1, MAX_NAME).optional(),
     bytesOut: bytes,
     bytesIn: bytes.optional(),
-    at: z.union([z.number().int().min(0), z.string().datetime({ offset: true })]).optional().meta({ description: 'epoch ms or ISO date-time (default now)' }),
+    at: z
+      .union([
+        z.number().int().min(0).max(MAX_TIME_MS, `at most ${MAX_TIME_MS} (the last instant a date can name)`),
+        z.string().datetime({ offset: true }),
+      ])
+      .optional()
+      .meta({ description: 'epoch ms or ISO date-time (default now)' }),
   })
   .superRefine((b, ctx) => {
     if (b.sessionId === undefined && b.tokenId === undefined && b.trackingId === undefined) {
