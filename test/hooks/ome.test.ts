@@ -57,4 +57,25 @@ describe('OvenMediaEngine adapter', () => {
     assert.equal((await send('{not json')).status, 400);
     assert.equal((await send(JSON.stringify({ request: { direction: 'sideways' } }))).status, 400);
   });
+
+  it('refuses a request.url that is not valid percent-encoding, or hides a separator, with 200 allowed:false', async () => {
+    const reason = 'request.url path has a dot segment, an encoded separator or bad percent-encoding';
+    for (const url of [
+      `rtmp://host:1935/app/stream%E0%A4%A?token=${pub.token}`,
+      `rtmp://host:1935/app/%ZZstream?token=${pub.token}`,
+      `rtmp://host:1935/app/stream%2F..%2Fother?token=${pub.token}`,
+      `rtmp://host:1935/app%2Fstream/x?token=${pub.token}`,
+      `rtmp://host:1935/app/%2e%2e/stream?token=${pub.token}`,
+      `rtmp://host:1935/app/other/../stream?token=${pub.token}`,
+      `rtmp://host:1935/app/other/%2E%2E/stream/x?token=${pub.token}`,
+      `rtmp://host:1935/app/stream%5Cx?token=${pub.token}`,
+    ]) {
+      const r = await send(body('incoming', 'opening', url));
+      assert.deepEqual([r.status, r.body], [200, { allowed: false, reason }], url);
+    }
+    // a legitimate encoded character is still decoded
+    const spaced = await f.token('publish', { streams: [{ streamName: 'my stream' }] });
+    const ok = await send(body('incoming', 'opening', `rtmp://host:1935/app/my%20stream?token=${spaced.token}`));
+    assert.deepEqual([ok.status, ok.body], [200, { allowed: true, reason: 'authorized' }]);
+  });
 });

@@ -22,6 +22,23 @@ function signatureOk(raw: Buffer, presented: string | undefined, secret: string)
   return got.length === expected.length && timingSafeEqual(got, expected);
 }
 
+/** The decoded path segments, or undefined when one is not valid percent-encoding or decodes to a separator or dot segment. */
+export function omeSegments(pathname: string): string[] | undefined {
+  const out: string[] = [];
+  for (const raw of pathname.split('/')) {
+    if (raw === '') continue;
+    let seg: string;
+    try {
+      seg = decodeURIComponent(raw);
+    } catch {
+      return undefined;
+    }
+    if (seg.includes('/') || seg.includes('\\') || seg === '.' || seg === '..') return undefined;
+    out.push(seg);
+  }
+  return out;
+}
+
 interface OmeBody {
   client?: { address?: unknown; port?: unknown };
   request?: { direction?: unknown; protocol?: unknown; status?: unknown; url?: unknown };
@@ -56,8 +73,12 @@ export function mountOme(app: DecisionRoutes, s: Services): void {
       } catch {
         return deny('request.url is not a URL', 400);
       }
-      // OME URLs are /<app>/<stream>[/<file>]: the stream is the second segment.
-      const segments = decodeURIComponent(parsed.pathname).split('/').filter(Boolean);
+      // OME URLs are /<app>/<stream>[/<file>]: the stream is the second segment. Segments are
+      // decoded one by one, so an encoded '/' cannot move the stream to another segment; a dot
+      // segment, or one that cannot be decoded, names no stream. OME gets its 200 with allowed:false.
+      // The raw path, not URL's pathname: the URL parser resolves dot segments that OME may not.
+      const segments = omeSegments(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*([^?#]*)/i.exec(url)?.[1] ?? parsed.pathname);
+      if (segments === undefined) return deny('request.url path has a dot segment, an encoded separator or bad percent-encoding');
       const path = accountInPath ? segments.slice(1, 3).join('/') : segments[1] ?? '';
       const id = streamIdentity(path, '', accountInPath);
       const action = direction === 'incoming' ? 'publish' : 'subscribe';
