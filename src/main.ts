@@ -51,13 +51,16 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     services.draining = true;
     logger.info({ signal, delayMs: config.server.shutdownDelayMs }, 'shutting down');
     setTimeout(() => {
+      // One deadline for requests and webhooks alike, so the process is gone within the grace.
+      const deadline = Date.now() + config.server.shutdownGraceMs;
       const force = setTimeout(() => {
         logger.warn('shutdown grace period over; closing remaining connections');
         server.closeAllConnections();
       }, config.server.shutdownGraceMs);
       force.unref();
       server.close(async () => {
-        await services.close();
+        clearTimeout(force); // every connection is gone; webhooks may still use the rest of the grace
+        await services.close(deadline);
         logger.info('stopped');
         process.exit(0);
       });

@@ -39,7 +39,8 @@ export interface Services {
   poller?: MediamtxPoller;
   /** Set on SIGTERM: readiness fails and responses close their connections. */
   draining: boolean;
-  close(): Promise<void>;
+  /** Stops background work and closes the store; queued webhooks are delivered until `deadline` (epoch ms; default now + server.shutdownGraceMs). */
+  close(deadline?: number): Promise<void>;
 }
 
 /** The geo database is read once per process and path, however many apps a test builds. */
@@ -122,7 +123,7 @@ export async function createServices(
   });
   const dispatcher = new WebhookDispatcher(store, opts.poster ?? client, config.webhooks, metrics, logger, `Streamgate-Webhooks/${VERSION}`, now);
   lifecycle.subscribe(dispatcher.onEvent);
-  const webhooks = new WebhookService(store, config.webhooks.allowPrivateTargets, (e) => void dispatcher.onEvent(e), now);
+  const webhooks = new WebhookService(store, config.webhooks, (e) => void dispatcher.onEvent(e), now);
   const reload = setInterval(() => {
     keys.reload().catch((e: Error) => logger.warn({ err: e.message }, 'signing keys: reload failed'));
   }, KEY_RELOAD_MS);
@@ -143,13 +144,13 @@ export async function createServices(
     usage,
     poller,
     draining: false,
-    close: async () => {
+    close: async (deadline?: number) => {
       clearInterval(reload);
       await poller?.stop();
       await lifecycle.idle();
-      // Queued webhooks get until the shutdown deadline; retries still waiting are abandoned.
-      dispatcher.stop();
-      await dispatcher.idle(config.server.shutdownGraceMs);
+      // Queued webhooks get until the shutdown deadline; the HTTP client closes only once nothing
+      // can start another delivery on it.
+      await dispatcher.shutdown(deadline ?? now() + config.server.shutdownGraceMs);
       await client.close();
       await store.close();
     },

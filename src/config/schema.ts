@@ -118,6 +118,11 @@ export const configSchema = z.strictObject({
     retries: z.number().int().min(0).max(10),
     queueSize: z.number().int().min(1),
     concurrency: z.number().int().min(1),
+    accountQueueSize: z.number().int().min(1),
+    accountConcurrency: z.number().int().min(1),
+    // Deliveries look an event's webhooks up 100 at a time, so more could never all be served.
+    maxPerAccount: z.number().int().min(1).max(100),
+    testSendsPerMinute: z.number().int().min(1),
   }),
   analytics: z.strictObject({
     mediamtx: z.strictObject({ apiUrl: z.string(), intervalMs: z.number().int().min(100) }),

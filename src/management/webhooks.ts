@@ -1,7 +1,9 @@
 // Webhook management (CONTRACT 6): create, read, update (refreshSecret), delete, list, test sends
 // and the deliveries log, scoped to one account. URLs pass the SSRF guard before they are stored.
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors.js';
+import type { Config } from '../config/schema.js';
 import type { Store, Webhook } from '../store/store.js';
 import { newWebhookSecret } from '../webhooks/signing.js';
 import { urlProblem, resolveProblem } from '../webhooks/guard.js';
@@ -37,10 +39,20 @@ const SAMPLE_JPEG = Buffer.from(
   'base64',
 );
 
+export type WebhookLimits = Pick<Config['webhooks'], 'allowPrivateTargets' | 'maxPerAccount' | 'testSendsPerMinute'>;
+
+const TEST_SEND_WINDOW_MS = 60_000;
+
 export class WebhookService {
+  /**
+   * When each account's recent test sends were made (oldest first), for a sliding one-minute
+   * window. Per instance: behind a load balancer an account gets the limit on each instance.
+   */
+  private readonly testSends = new LRUCache<string, number[]>({ max: 10_000 });
+
   constructor(
     private readonly store: Store,
-    private readonly allowPrivateTargets: boolean,
+    private readonly limits: WebhookLimits,
     private readonly emit: (e: PublicEvent) => void,
     private readonly now: () => number = Date.now,
   ) {}
@@ -50,11 +62,24 @@ export class WebhookService {
   }
 
   private async checkUrl(url: string): Promise<void> {
-    const problem = urlProblem(url, this.allowPrivateTargets) ?? (await resolveProblem(new URL(url).hostname, this.allowPrivateTargets));
+    const allow = this.limits.allowPrivateTargets;
+    const problem = urlProblem(url, allow) ?? (await resolveProblem(new URL(url).hostname, allow));
     if (problem) throw ApiError.field('url', problem);
   }
 
+  private tooMany(): ApiError {
+    const max = this.limits.maxPerAccount;
+    return new ApiError(400, `Webhook limit reached: an account may hold at most ${max} webhooks; delete one first`, { limit: max });
+  }
+
+  /** The ids of the account's first `n` webhooks by id. */
+  private async firstIds(accountId: string, n: number): Promise<number[]> {
+    return (await this.store.listWebhooks(accountId, { itemCount: n, descending: false })).map((w) => w.id);
+  }
+
   async create(accountId: string, input: WebhookInput & { url: string; isFeedHooks: boolean }): Promise<Record<string, unknown>> {
+    const max = this.limits.maxPerAccount;
+    if ((await this.firstIds(accountId, max)).length >= max) throw this.tooMany();
     await this.checkUrl(input.url);
     const at = new Date(this.now()).toISOString();
     const w: Omit<Webhook, 'id' | 'rev'> = {
@@ -68,7 +93,14 @@ export class WebhookService {
       updatedOn: at,
     };
     if (input.filter) w.filter = input.filter;
-    return webhookView(await this.store.createWebhook(w));
+    const created = await this.store.createWebhook(w);
+    // Two creates racing past the check above (on one instance or several) both get written; ids
+    // grow, so the one outside the first `max` by id is the extra one, and it is taken back.
+    if (!(await this.firstIds(accountId, max)).includes(created.id)) {
+      await this.store.deleteWebhook(accountId, created.id);
+      throw this.tooMany();
+    }
+    return webhookView(created);
   }
 
   async read(accountId: string, id: number): Promise<Record<string, unknown>> {
@@ -110,9 +142,29 @@ export class WebhookService {
     return this.store.listDeliveries(accountId, id);
   }
 
+  /**
+   * Refuses a test send beyond `testSendsPerMinute` in the last minute (429, with the seconds until
+   * one more is allowed), else counts it.
+   */
+  private countTestSend(accountId: string, at: number): void {
+    const recent = (this.testSends.get(accountId) ?? []).filter((t) => t > at - TEST_SEND_WINDOW_MS);
+    const max = this.limits.testSendsPerMinute;
+    if (recent.length >= max) {
+      this.testSends.set(accountId, recent);
+      const retryAfterSeconds = Math.max(1, Math.ceil((recent[0] + TEST_SEND_WINDOW_MS - at) / 1000));
+      throw new ApiError(429, `Too many test sends: at most ${max} per minute per account; retry in ${retryAfterSeconds} s`, {
+        limit: max,
+        retryAfterSeconds,
+      });
+    }
+    recent.push(at);
+    this.testSends.set(accountId, recent);
+  }
+
   /** Queues a sample event of the kind, delivered like a real one (flags and filters apply). */
   test(accountId: string, kind: WebhookKind, streamName: string): true {
     const at = this.now();
+    this.countTestSend(accountId, at);
     const streamId = `${accountId}/${streamName}`;
     if (kind === 'Feeds') {
       this.emit({ type: 'feeds', event: 'started', timestamp: at, data: { feedId: randomUUID(), accountId, name: streamName, streamId, started: at, active: true } });

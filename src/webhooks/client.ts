@@ -109,8 +109,11 @@ export class WebhookClient {
     });
   }
 
-  /** POSTs `body` as is. Never throws and never logs: every outcome is in the result. */
-  async post(url: string, body: Buffer, headers: Record<string, string>): Promise<DeliveryResult> {
+  /**
+   * POSTs `body` as is. Never throws and never logs: every outcome is in the result. `signal`
+   * cuts the attempt short (shutdown); the result then says `aborted`.
+   */
+  async post(url: string, body: Buffer, headers: Record<string, string>, signal?: AbortSignal): Promise<DeliveryResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     // The shape rules are re-checked because a stored URL may predate them; addresses are
@@ -118,8 +121,11 @@ export class WebhookClient {
     const shape = urlProblem(url, true);
     if (shape !== null) return { error: `invalid url: ${shape}`, durationMs: elapsed() };
 
+    if (signal?.aborted) return { error: 'aborted', durationMs: elapsed() };
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), this.timeoutMs);
+    const stop = () => abort.abort();
+    signal?.addEventListener('abort', stop, { once: true });
     try {
       const res = await request(url, {
         dispatcher: this.agent,
@@ -135,10 +141,12 @@ export class WebhookClient {
       }
       return { statusCode: res.statusCode, durationMs: elapsed() };
     } catch (err) {
+      if (signal?.aborted) return { error: 'aborted', durationMs: elapsed() };
       if (abort.signal.aborted) return { error: `timeout after ${this.timeoutMs} ms`, durationMs: elapsed() };
       return { error: describeError(err), durationMs: elapsed() };
     } finally {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', stop);
     }
   }
 

@@ -1,5 +1,6 @@
 // Delivers lifecycle events to the account's webhooks: off the decision path, bounded (queue size
-// and concurrency), optionally retried with backoff, every attempt in the deliveries log and metrics.
+// and concurrency, overall and per account), accounts served in turn, optionally retried with
+// backoff, every attempt in the deliveries log and metrics, and a bounded stop on shutdown.
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
@@ -10,9 +11,11 @@ import type { PublicEvent } from '../lifecycle/events.js';
 import { compileStreamPattern } from '../domain/matchers.js';
 import { signedHeaders } from './signing.js';
 import type { DeliveryResult } from './client.js';
+import { FairQueue, type Refusal } from './fair-queue.js';
 
 export interface Poster {
-  post(url: string, body: Buffer, headers: Record<string, string>): Promise<DeliveryResult>;
+  /** `signal` aborts the request (shutdown); the result then says so instead of throwing. */
+  post(url: string, body: Buffer, headers: Record<string, string>, signal?: AbortSignal): Promise<DeliveryResult>;
 }
 
 interface Job {
@@ -26,14 +29,34 @@ interface Job {
 
 type Kind = 'isFeedHooks' | 'isRecordingHooks' | 'isThumbnailHooks';
 
+const DROP_REASON: Record<Refusal, string> = {
+  'key-full': 'dropped: account delivery queue full',
+  'queue-full': 'dropped: delivery queue full',
+};
+
+/** A flooding account drops deliveries by the thousand: its warning is written at most this often. */
+const DROP_LOG_INTERVAL_MS = 10_000;
+
+/** After the shutdown deadline, how long aborted attempts get to write their deliveries log entry. */
+const ABORT_SETTLE_MS = 1000;
+
+export const ABORTED_BY_SHUTDOWN = 'aborted: shutting down';
+
 export class WebhookDispatcher {
-  private readonly queue: Job[] = [];
+  private readonly queue: FairQueue<Job>;
   private active = 0;
   /** Events whose webhooks are still being looked up. */
   private fanning = 0;
   private readonly filters = new LRUCache<string, (name: string) => boolean>({ max: 1000 });
   private idleWaiters: Array<() => void> = [];
-  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  private readonly retryTimers = new Map<NodeJS.Timeout, Job>();
+  private readonly dropLog = new Map<string, { at: number; suppressed: number }>();
+  /** Shutdown has begun: no retries are scheduled; what is queued is still delivered until the deadline. */
+  private closing = false;
+  /** The deadline has passed: nothing starts, in-flight attempts are aborted. */
+  private stopped = false;
+  private readonly abort = new AbortController();
+  private stoppedCounts = { aborted: 0, dropped: 0 };
 
   constructor(
     private readonly store: Store,
@@ -43,7 +66,9 @@ export class WebhookDispatcher {
     private readonly logger: Logger,
     private readonly userAgent: string,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.queue = new FairQueue<Job>({ total: cfg.queueSize, perKey: cfg.accountQueueSize, perKeyActive: cfg.accountConcurrency });
+  }
 
   /** Lifecycle subscriber: finds the webhooks an event goes to and queues one delivery each. */
   onEvent = async (e: PublicEvent): Promise<void> => {
@@ -76,12 +101,24 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Resolves when nothing is queued or in flight (tests), or after `deadlineMs` (shutdown). */
+  /** Resolves when nothing is queued or in flight (tests), or after `deadlineMs`. */
   idle(deadlineMs?: number): Promise<void> {
     if (this.isIdle()) return Promise.resolve();
     return new Promise((resolve) => {
       this.idleWaiters.push(resolve);
       if (deadlineMs !== undefined) setTimeout(resolve, deadlineMs).unref();
+    });
+  }
+
+  /** Like idle(), with a timer that keeps the process alive: shutdown must reach its summary line. */
+  private settle(ms: number): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
     });
   }
 
@@ -119,24 +156,47 @@ export class WebhookDispatcher {
   }
 
   private enqueue(job: Job): void {
-    if (this.queue.length >= this.cfg.queueSize) {
+    if (this.stopped) {
+      // Never attempted: part of the shutdown summary, not one log entry each.
+      this.stoppedCounts.dropped++;
       this.metrics.webhookDeliveries.inc({ result: 'dropped' });
-      void this.log(job, { error: 'dropped: delivery queue full', durationMs: 0 });
-      this.logger.warn({ webhookId: job.webhook.id, event: job.event }, 'webhook delivery dropped: queue full');
       return;
     }
-    this.queue.push(job);
-    this.metrics.webhookQueue.set(this.queue.length);
+    const r = this.queue.push(job.webhook.accountId, job);
+    if (!r.accepted) this.drop(job, DROP_REASON[r.reason]);
+    else if (r.evicted) this.drop(r.evicted.item, DROP_REASON['queue-full']);
+    this.metrics.webhookQueue.set(this.queue.size);
     this.pump();
   }
 
+  /** A delivery that did not fit: counted, in its webhook's deliveries log, and (throttled) in the log. */
+  private drop(job: Job, reason: string): void {
+    this.metrics.webhookDeliveries.inc({ result: 'dropped' });
+    void this.log(job, { error: reason, durationMs: 0 });
+    const accountId = job.webhook.accountId;
+    const now = this.now();
+    const seen = this.dropLog.get(accountId);
+    if (seen && now - seen.at < DROP_LOG_INTERVAL_MS) {
+      seen.suppressed++;
+      return;
+    }
+    this.dropLog.set(accountId, { at: now, suppressed: 0 });
+    if (this.dropLog.size > 10_000) this.dropLog.delete(this.dropLog.keys().next().value!);
+    this.logger.warn(
+      { accountId, webhookId: job.webhook.id, event: job.event, reason, droppedSinceLastWarning: (seen?.suppressed ?? 0) + 1 },
+      'webhook delivery dropped',
+    );
+  }
+
   private pump(): void {
-    while (this.active < this.cfg.concurrency && this.queue.length > 0) {
-      const job = this.queue.shift()!;
-      this.metrics.webhookQueue.set(this.queue.length);
+    while (!this.stopped && this.active < this.cfg.concurrency) {
+      const next = this.queue.take();
+      if (!next) break;
+      this.metrics.webhookQueue.set(this.queue.size);
       this.active++;
-      void this.deliver(job).finally(() => {
+      void this.deliver(next.item).finally(() => {
         this.active--;
+        this.queue.done(next.key);
         this.pump();
         this.checkIdle();
       });
@@ -144,7 +204,7 @@ export class WebhookDispatcher {
   }
 
   private isIdle(): boolean {
-    return this.queue.length === 0 && this.active === 0 && this.retryTimers.size === 0 && this.fanning === 0;
+    return this.queue.size === 0 && this.active === 0 && this.retryTimers.size === 0 && this.fanning === 0;
   }
 
   private checkIdle(): void {
@@ -160,18 +220,29 @@ export class WebhookDispatcher {
       ...signedHeaders(job.deliveryId, ts, job.body, job.webhook.secret),
       'user-agent': this.userAgent,
     };
-    const r = await this.client.post(job.webhook.url, job.body, headers);
+    const r = await this.client.post(job.webhook.url, job.body, headers, this.abort.signal);
+    if (this.abort.signal.aborted && r.statusCode === undefined) {
+      // Cut by the shutdown deadline: recorded in the deliveries log (the receiver may have seen
+      // it), counted in the one shutdown summary line rather than logged each.
+      this.stoppedCounts.aborted++;
+      this.metrics.webhookDeliveries.inc({ result: 'failure' });
+      await this.log(job, { ...r, error: ABORTED_BY_SHUTDOWN });
+      return;
+    }
     const ok = r.statusCode !== undefined && r.statusCode >= 200 && r.statusCode < 300;
     const result = ok ? 'success' : r.error?.startsWith('timeout') ? 'timeout' : r.error?.includes('refused') ? 'refused' : 'failure';
     this.metrics.webhookDeliveries.inc({ result });
     await this.log(job, r);
     if (!ok) {
       this.logger.info({ webhookId: job.webhook.id, event: job.event, attempt: job.attempt, statusCode: r.statusCode, error: r.error }, 'webhook delivery failed');
-      if (job.attempt <= this.cfg.retries) this.retry(job);
+      if (job.attempt <= this.cfg.retries && !this.closing) this.retry(job);
     }
   }
 
-  /** Exponential backoff with full jitter: 0..(500 ms × 2^(attempt-1)), at most 30 s. */
+  /**
+   * Exponential backoff with full jitter: 0..(500 ms × 2^(attempt-1)), at most 30 s. The wait is
+   * a timer, not a held delivery slot: a failing receiver costs its account no slot while it waits.
+   */
   private retry(job: Job): void {
     const cap = Math.min(30_000, 500 * 2 ** (job.attempt - 1));
     const timer = setTimeout(() => {
@@ -179,7 +250,7 @@ export class WebhookDispatcher {
       this.enqueue({ ...job, attempt: job.attempt + 1 });
       this.checkIdle();
     }, Math.random() * cap);
-    this.retryTimers.add(timer);
+    this.retryTimers.set(timer, job);
   }
 
   private async log(job: Job, r: DeliveryResult): Promise<void> {
@@ -198,10 +269,34 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Shutdown: stop retry timers (their attempts are abandoned, and logged as such by the last try). */
-  stop(): void {
-    for (const t of this.retryTimers) clearTimeout(t);
+  /**
+   * Shutdown. Retries waiting for their backoff are abandoned and no new one is scheduled; what is
+   * queued is still delivered, accounts in turn, until `deadline` (epoch ms). Then nothing more starts,
+   * attempts in flight are aborted (each recorded in its deliveries log), and what never started
+   * is dropped: counted in metrics and in one summary line, with no deliveries log entry each
+   * (thousands of "not attempted" entries would only push real attempts out of the log).
+   */
+  async shutdown(deadline: number): Promise<void> {
+    this.closing = true;
+    const waitingRetries = this.retryTimers.size;
+    for (const t of this.retryTimers.keys()) clearTimeout(t);
     this.retryTimers.clear();
+    this.stoppedCounts.dropped += waitingRetries;
+    this.metrics.webhookDeliveries.inc({ result: 'dropped' }, waitingRetries);
     this.checkIdle();
+    await this.settle(Math.max(0, deadline - this.now()));
+
+    this.stopped = true;
+    const never = this.queue.clear().length;
+    this.stoppedCounts.dropped += never;
+    this.metrics.webhookDeliveries.inc({ result: 'dropped' }, never);
+    this.metrics.webhookQueue.set(0);
+    this.abort.abort();
+    await this.settle(ABORT_SETTLE_MS);
+
+    const { aborted, dropped } = this.stoppedCounts;
+    if (aborted + dropped > 0) {
+      this.logger.warn({ aborted, dropped }, 'webhooks: shutdown deadline reached; in-flight deliveries aborted, queued ones dropped');
+    }
   }
 }

@@ -72,7 +72,8 @@ describe('fault: a webhook receiver that resets connections', () => {
       overrides: {
         adminKey: ADMIN_KEY,
         log: { level: 'info' },
-        webhooks: { allowPrivateTargets: true, caFile: tls.cert, timeoutMs: 3000, retries: 0, concurrency: 4, queueSize: 1000 },
+        // Every mode sends its events as test sends, more than the default per-minute allowance.
+        webhooks: { allowPrivateTargets: true, caFile: tls.cert, timeoutMs: 3000, retries: 0, concurrency: 4, queueSize: 1000, testSendsPerMinute: 1000 },
       },
     });
     const sink = new Writable({

@@ -224,6 +224,27 @@ describe('WebhookClient', () => {
     }
   });
 
+  it('stops an attempt at once when its signal aborts (shutdown), reporting aborted rather than a timeout', async () => {
+    const server = await startServer(() => {
+      /* never answers */
+    });
+    try {
+      const stop = new AbortController();
+      setTimeout(() => stop.abort(), 150);
+      const t0 = Date.now();
+      const result = await withClient({ caFile, timeoutMs: 5000 }, (c) => c.post(server.url(), BODY, HEADERS, stop.signal));
+      const wall = Date.now() - t0;
+      assert.deepEqual([result.statusCode, result.error], [undefined, 'aborted']);
+      assert.ok(wall < 1000, `wall ${wall} ms (the timeout is 5000 ms)`);
+      assert.equal(server.received.length, 1);
+      const again = await withClient({ caFile }, (c) => c.post(server.url(), BODY, HEADERS, stop.signal));
+      assert.deepEqual([again.statusCode, again.error], [undefined, 'aborted']);
+      assert.equal(server.received.length, 1, 'an already aborted signal sends nothing');
+    } finally {
+      await server.close();
+    }
+  });
+
   it('(e) without caFile a self-signed receiver fails with a TLS error', async () => {
     const server = await startServer((_r, res) => res.writeHead(200).end());
     try {

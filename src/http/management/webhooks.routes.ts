@@ -83,7 +83,7 @@ export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle:
     route({
       method: 'post',
       path: '/api/webhooks',
-      summary: 'Add a webhook (the answer carries its signing secret)',
+      summary: 'Add a webhook (the answer carries its signing secret); an account holds at most webhooks.maxPerAccount',
       tag,
       auth: 'apiSecret',
       body: createWebhookSchema,
@@ -105,13 +105,20 @@ export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle:
     route({
       method: 'post',
       path: '/api/webhooks/test/:kind',
-      summary: 'Send a sample event of a kind (Feeds, Recordings, Thumbnail) to the matching webhooks now',
+      summary: 'Send a sample event of a kind (Feeds, Recordings, Thumbnail) to the matching webhooks now (429 with Retry-After beyond webhooks.testSendsPerMinute)',
       tag,
       auth: 'apiSecret',
       params: z.object({ kind: z.enum(['Feeds', 'Recordings', 'Thumbnail']) }),
       body: z.strictObject({ streamName: text(1, MAX_NAME) }),
       response: z.literal(true),
-      handler: async ({ account, params, body }) => webhooks.test(account.id, params.kind, body.streamName),
+      handler: async ({ account, params, body, res }) => {
+        try {
+          return webhooks.test(account.id, params.kind, body.streamName);
+        } catch (e) {
+          if (e instanceof ApiError && e.status === 429) res.set('retry-after', String(e.details.retryAfterSeconds));
+          throw e;
+        }
+      },
     }),
     route({
       method: 'get',
