@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import ipaddr from 'ipaddr.js';
 import RE2 from 're2';
+import { mediamtxPathProblem } from '../domain/paths.js';
 
 const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port');
 const addressOrCidr = z.string().refine((s) => {
@@ -108,7 +109,11 @@ export const configSchema = z.strictObject({
       }),
     ),
     jwtTtlSeconds: z.number().int().min(1).max(86400),
-    mediamtxPathPrefix: z.string().max(128),
+    // Starts every MediaMTX permission path the director signs: it must keep that path exact.
+    mediamtxPathPrefix: z
+      .string()
+      .max(128)
+      .refine((p) => p === '' || mediamtxPathProblem(`${p}x`) === null, "letters, digits and _ . - / only, not starting with '/' or '~', no '.', '..' or empty segment (e.g. live/)"),
   }),
   geo: z.strictObject({ databasePath: z.string(), trustedHeader: z.string() }),
   webhooks: z.strictObject({

@@ -13,15 +13,24 @@ import { issuesToFieldErrors } from './validation.js';
 import type { DecisionResult } from '../enforce/enforcer.js';
 import { LRUCache } from 'lru-cache';
 import { sendJson } from './answer.js';
+import { mediamtxPathProblem } from '../domain/paths.js';
+
+// The name ends the path of the JWT's MediaMTX permission: it must be one exact path MediaMTX accepts,
+// never a pattern ('~…' is a regular expression there) whatever the token's stream rules match.
+const grantableName = () =>
+  text(1, MAX_NAME).superRefine((name, ctx) => {
+    const problem = mediamtxPathProblem(name);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 export const directorPublishSchema = z.strictObject({
-  streamName: text(1, MAX_NAME),
+  streamName: grantableName(),
   streamType: z.string().regex(/^(webrtc|rtmp)$/i, 'expected WebRtc or Rtmp').optional(),
   streamAccountId: text(0, 64).nullable().optional(),
 });
 
 export const directorSubscribeSchema = z.strictObject({
-  streamName: text(1, MAX_NAME),
+  streamName: grantableName(),
   streamAccountId: text(0, 64).nullable().optional(),
 });
 
@@ -91,6 +100,13 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
     };
     if (d.trackingId !== undefined) streaming.trackingId = d.trackingId;
     if (action === 'publish') streaming.record = d.record ?? false;
+    // The MediaMTX path names the account when the hooks read it from paths, so one tenant's JWT
+    // never opens another tenant's stream of the same name.
+    const permissionPath = `${cfg.mediamtxPathPrefix}${accountInPath ? `${accountId}/` : ''}${d.streamName}`;
+    const pathProblem = mediamtxPathProblem(permissionPath);
+    // The name was checked before deciding; only a prefix or an account id outside MediaMTX's path
+    // characters gets here, and a JWT must never carry a path MediaMTX could read as a pattern.
+    if (pathProblem) throw new Error(`director: the MediaMTX permission path is not exact: ${pathProblem}`);
     const grant = JSON.stringify([s.keys.kid, streaming]);
     const now = Date.now();
     const cached = jwts.get(grant);
@@ -100,11 +116,7 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
         {
           sub: `${accountId}/${d.streamName}`,
           streaming,
-          // The MediaMTX path names the account when the hooks read it from paths, so one tenant's
-          // JWT never opens another tenant's stream of the same name.
-          mediamtx_permissions: [
-            { action: action === 'publish' ? 'publish' : 'read', path: `${cfg.mediamtxPathPrefix}${accountInPath ? `${accountId}/` : ''}${d.streamName}` },
-          ],
+          mediamtx_permissions: [{ action: action === 'publish' ? 'publish' : 'read', path: permissionPath }],
         },
         cfg.jwtTtlSeconds,
       );
