@@ -2,6 +2,7 @@
 // origins with *.wildcards, ISO country codes. Each parse function returns a problem text or null.
 import RE2 from 're2';
 import ipaddr from 'ipaddr.js';
+import { MAX_PATTERN_COST, patternCost } from './pattern-cost.js';
 
 export const MAX_NAME = 128;
 
@@ -18,95 +19,12 @@ export function compileStreamPattern(pattern: string): RE2 {
   return new RE2(`^(?:${pattern})$`, 'u');
 }
 
-/**
- * The most a pattern may cost to compile, in the units of patternCost (about a microsecond of
- * RE2 compile time each): a 100-entry stream list then compiles in well under a second.
- */
-export const MAX_PATTERN_COST = 2000;
-/** A Unicode class (\pL, \P{Greek}, [^\pL]) compiles to hundreds of UTF-8 byte ranges. */
-const UNICODE_CLASS_COST = 500;
-
-/**
- * An upper estimate of the RE2 program a pattern compiles to, from its syntax alone (RE2's own
- * compile is synchronous and, at its size limit, takes a quarter of a second per pattern; a
- * repetition such as `\pL{400}` copies the class's program 400 times). Counted repetitions
- * multiply what they repeat; Unicode classes weigh 500, `.`, escapes and negated classes 3,
- * everything else 1 per character.
- */
-export function patternCost(p: string): number {
-  const stack = [{ total: 0, last: 0 }];
-  let top = stack[0];
-  const atom = (cost: number) => {
-    top.total += cost;
-    top.last = cost;
-  };
-  /** Index after a \p / \P class name (\pL or \p{Greek}). */
-  const afterUnicode = (j: number) => (p[j] === '{' ? (p.indexOf('}', j) < 0 ? p.length : p.indexOf('}', j) + 1) : j + 1);
-  let i = 0;
-  while (i < p.length) {
-    const ch = p[i];
-    if (ch === '\\') {
-      const n = p[i + 1] ?? '';
-      if (n === 'p' || n === 'P') {
-        i = afterUnicode(i + 2);
-        atom(UNICODE_CLASS_COST);
-      } else if (n === 'Q') {
-        const end = p.indexOf('\\E', i + 2);
-        for (let k = i + 2; k < (end < 0 ? p.length : end); k++) atom(1);
-        i = end < 0 ? p.length : end + 2;
-      } else {
-        i = n === 'x' && p[i + 2] === '{' ? p.indexOf('}', i) + 1 || p.length : i + 2;
-        atom(3);
-      }
-    } else if (ch === '[') {
-      let j = i + 1;
-      let cost = p[j] === '^' ? 4 : 1;
-      if (p[j] === '^') j++;
-      if (p[j] === ']') (j++, cost++);
-      while (j < p.length && p[j] !== ']') {
-        if (p[j] === '\\' && (p[j + 1] === 'p' || p[j + 1] === 'P')) (j = afterUnicode(j + 2)), (cost += UNICODE_CLASS_COST);
-        else if (p[j] === '\\') (j = p[j + 1] === 'x' && p[j + 2] === '{' ? p.indexOf('}', j) + 1 || p.length : j + 2), (cost += 3);
-        else if (p.startsWith('[:', j)) (j = p.indexOf(':]', j) < 0 ? p.length : p.indexOf(':]', j) + 2), (cost += 3);
-        else (j++, cost++);
-      }
-      i = j + 1;
-      atom(cost);
-    } else if (ch === '(') {
-      i++;
-      if (p[i] === '?') {
-        while (i < p.length && !':)>'.includes(p[i])) i++;
-        if (p[i] === ')') {
-          i++; // flags only, e.g. (?i): no group
-          continue;
-        }
-        i++;
-      }
-      stack.push((top = { total: 0, last: 0 }));
-    } else if (ch === ')') {
-      i++;
-      if (stack.length > 1) {
-        const inner = stack.pop()!.total;
-        top = stack[stack.length - 1];
-        atom(inner);
-      }
-    } else if (ch === '{' && /^\{\d+(,\d*)?\}/.test(p.slice(i, i + 16))) {
-      const m = /^\{(\d+)(,(\d*))?\}/.exec(p.slice(i, i + 16))!;
-      const copies = Math.max(Number(m[1]), m[3] ? Number(m[3]) : m[2] ? Number(m[1]) + 1 : 0, 1);
-      top.total += top.last * (copies - 1);
-      top.last *= copies;
-      i += m[0].length;
-    } else {
-      i++;
-      if (!'*+?|'.includes(ch)) atom(ch === '.' ? 3 : 1);
-    }
-  }
-  return stack.reduce((sum, f) => sum + f.total, 0);
-}
+export { MAX_PATTERN_COST, patternCost } from './pattern-cost.js';
 
 export function streamPatternProblem(pattern: string): string | null {
   const cost = patternCost(pattern);
   if (cost > MAX_PATTERN_COST) {
-    return `too large for the RE2 engine: repeating Unicode classes (\\pL{400}) or long counted repetitions compile into a program too big to build on every request (cost ${cost}, at most ${MAX_PATTERN_COST}); use + or * or fewer repetitions`;
+    return `too large for the RE2 engine: Unicode classes (\\pL), case-insensitive classes and counted repetitions ({400}) compile into a program too big to build on every change (cost ${cost} instructions, at most ${MAX_PATTERN_COST}); use + or *, fewer repetitions or an ASCII class such as [a-z]`;
   }
   try {
     compileStreamPattern(pattern);

@@ -4,7 +4,8 @@
 import { LRUCache } from 'lru-cache';
 import type { TokenRecord } from '../domain/tokens.js';
 import type { Store } from '../store/store.js';
-import { compileRules, compileStreams, type CompiledRules } from '../policy/rules.js';
+import { compileStreams, parseCidrs, type CompiledRules } from '../policy/rules.js';
+import { SecuringPatterns } from './securing-patterns.js';
 
 export class StoreUnavailable extends Error {
   constructor(cause: unknown) {
@@ -23,8 +24,25 @@ interface AccountEntry {
   ver: number;
   exists: boolean;
   secureViewer: boolean;
-  /** Any of the securing tokens' streams matches the name: one Set lookup and one RE2 test. */
-  securing: (name: string) => boolean;
+  /** The securing tokens' exact stream names. */
+  exact: Set<string>;
+  /** Their patterns, compiled in the background; shared by the account's successive versions. */
+  patterns: SecuringPatterns;
+  /** The generation of `patterns` that answers for this version. */
+  gen: number;
+  /** Answers already computed for this version, by stream name (cleared when full). */
+  answers: Map<string, boolean>;
+}
+
+/** Stream names whose answer an account version remembers. */
+const ANSWERS_PER_ACCOUNT = 256;
+
+/** A token's compiled rules, kept per token id: a new revision replaces the old one. */
+interface CompiledEntry {
+  rev: number;
+  /** The stream rules the matcher was built from: a revision that keeps them keeps the matcher. */
+  streamsKey: string;
+  rules: CompiledRules;
 }
 
 export interface LookupOptions {
@@ -42,7 +60,7 @@ export class TokenLookup {
   private readonly byHash: LRUCache<string, TokenEntry>;
   private readonly byId: LRUCache<number, TokenEntry>;
   private readonly accounts: LRUCache<string, AccountEntry>;
-  private readonly compiled: LRUCache<string, CompiledRules>;
+  private readonly compiled: LRUCache<number, CompiledEntry>;
   readonly stats: LookupStats = { hits: 0, misses: 0 };
   private readonly inFlight = new Map<string, Promise<TokenEntry | null>>();
 
@@ -53,7 +71,15 @@ export class TokenLookup {
     const common = { max: opts.cacheMaxEntries, ttl: opts.cacheTtlMs || undefined };
     this.byHash = new LRUCache(common);
     this.byId = new LRUCache(common);
-    this.accounts = new LRUCache({ max: Math.max(1000, Math.ceil(opts.cacheMaxEntries / 10)), ttl: common.ttl });
+    // Weighed by patterns held: compiled programs live in native memory the JS heap does not see,
+    // so the cache bounds them (at most ACCOUNT_PATTERN_BUDGET patterns compiled at once).
+    const maxAccounts = Math.max(1000, Math.ceil(opts.cacheMaxEntries / 10));
+    this.accounts = new LRUCache({
+      max: maxAccounts,
+      ttl: common.ttl,
+      maxSize: maxAccounts + ACCOUNT_PATTERN_BUDGET,
+      sizeCalculation: (e) => 1 + e.patterns.size,
+    });
     this.compiled = new LRUCache({ max: opts.cacheMaxEntries });
   }
 
@@ -155,7 +181,7 @@ export class TokenLookup {
     this.byId.delete(t.id);
   }
 
-  /** Whether viewing `streamName` of the account needs a subscribe token (CONTRACT 5.3). */
+  /** Whether viewing `streamName` of the account needs a subscribe token. */
   async secured(accountId: string, streamName: string): Promise<boolean> {
     let e = this.accounts.get(accountId);
     const ver = await this.timed(this.store.accountVersion(accountId));
@@ -182,13 +208,20 @@ export class TokenLookup {
       this.timed(this.store.getAccount(accountId)),
       this.timed(this.store.securingTokens(accountId)),
     ]);
+    const exact = new Set<string>();
+    const patterns = new Set<string>();
+    for (const t of securing) for (const s of t.streams) (s.isRegex ? patterns : exact).add(s.streamName);
+    // The account's matcher outlives its versions: a write recompiles only the patterns it changed,
+    // in the background; until they are compiled the account's token-less viewers are refused.
+    const compiled = this.accounts.get(accountId)?.patterns ?? new SecuringPatterns();
     const e: AccountEntry = {
       ver,
       exists: account !== null,
       secureViewer: account?.secureViewer ?? false,
-      // All securing tokens' streams as one matcher: a token-less decision costs the same with
-      // 5 or 5,000 securing tokens (the benchmark showed one matcher per token scaling linearly).
-      securing: compileStreams(securing.flatMap((t) => t.streams)),
+      exact,
+      patterns: compiled,
+      gen: compiled.want(patterns),
+      answers: new Map(),
     };
     this.accounts.set(accountId, e);
     return e;
@@ -201,17 +234,33 @@ export class TokenLookup {
   }
 
   rulesOf = (t: TokenRecord): CompiledRules => {
-    const key = `${t.id}:${t.rev}`;
-    let r = this.compiled.get(key);
-    if (!r) {
-      r = compileRules(t);
-      this.compiled.set(key, r);
-    }
-    return r;
+    const had = this.compiled.get(t.id);
+    if (had?.rev === t.rev) return had.rules;
+    // One entry per token: an older revision's matcher is dropped, not kept beside the new one,
+    // and a revision that did not touch the streams (a label, an expiry) reuses the matcher.
+    const streamsKey = JSON.stringify(t.streams);
+    const streams = had?.streamsKey === streamsKey ? had.rules.streams : compileStreams(t.streams);
+    const rules: CompiledRules = { streams, ips: parseCidrs(t.allowedIpAddresses), origins: t.allowedOrigins };
+    this.compiled.set(t.id, { rev: t.rev, streamsKey, rules });
+    return rules;
   };
 }
 
-/** An unknown account has no open streams: fail closed. */
+/** How many securing patterns the account cache keeps compiled across all accounts. */
+const ACCOUNT_PATTERN_BUDGET = 20_000;
+
+/**
+ * An unknown account has no open streams, and an account whose patterns are still compiling has
+ * none yet: fail closed. Otherwise one Set lookup, then at most one RE2 test per chunk.
+ */
 function securedBy(e: AccountEntry, streamName: string): boolean {
-  return !e.exists || e.secureViewer || e.securing(streamName);
+  if (!e.exists || e.secureViewer || e.exact.has(streamName)) return true;
+  if (!e.patterns.isReady(e.gen)) return true;
+  let answer = e.answers.get(streamName);
+  if (answer === undefined) {
+    answer = e.patterns.matches(streamName);
+    if (e.answers.size >= ANSWERS_PER_ACCOUNT) e.answers.clear();
+    e.answers.set(streamName, answer);
+  }
+  return answer;
 }
