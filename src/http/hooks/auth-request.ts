@@ -10,16 +10,23 @@ import { clientAddress, requestOrigin, trustedCountry, type TrustedProxies } fro
 import { tokenFromQuery } from './common.js';
 import { MAX_NAME } from '../../domain/matchers.js';
 import { sendJson } from '../answer.js';
+import { originalPath } from '../../domain/paths.js';
 
 const PREFIX = '/hooks/auth-request';
 
-/** The original path and query, from the forwarding headers or the path suffix. */
-export function originalUri(req: Request): string | undefined {
-  const header = req.get('x-original-uri') ?? req.get('x-forwarded-uri');
-  if (header) return header;
+/**
+ * The original path and query, from the forwarding headers or the path suffix. Every source that
+ * is present must say the same: a client can add an X-Original-URI that Traefik copies through
+ * beside its own X-Forwarded-Uri, or one that an Envoy forwarding every header passes beside the
+ * real path; deciding on the client's copy would judge a path the proxy does not serve.
+ */
+export function originalUri(req: Request): string | undefined | { conflict: true } {
   const url = req.originalUrl;
-  if (url.startsWith(`${PREFIX}/`)) return url.slice(PREFIX.length);
-  return undefined;
+  const sources = [req.get('x-original-uri'), req.get('x-forwarded-uri'), url.startsWith(`${PREFIX}/`) ? url.slice(PREFIX.length) : undefined].filter(
+    (v): v is string => v !== undefined && v !== '',
+  );
+  if (sources.some((v) => v !== sources[0])) return { conflict: true };
+  return sources[0];
 }
 
 /** No stream can be named from the original URI: nothing can be allowed (a denial, never a 404 or 5xx). */
@@ -38,16 +45,14 @@ export function mountAuthRequest(app: DecisionRoutes, s: Services, trusted: Trus
 
   const handler = async (req: Request, res: Response) => {
     const uri = originalUri(req) ?? '';
-    const q = uri.indexOf('?');
-    let path: string;
-    try {
-      path = decodeURIComponent(q >= 0 ? uri.slice(0, q) : uri);
-    } catch {
-      // A path that is not valid percent-encoding names no stream, whether it came in a header
-      // or as the suffix: a denial, never a decision about its raw spelling.
+    // Refused, never resolved: a path a proxy or server could normalise into another stream's.
+    const original = typeof uri === 'string' ? originalPath(uri) : { problem: 'the forwarding headers name different paths' };
+    if ('problem' in original) {
+      s.logger.debug({ problem: original.problem }, 'auth-request: original URI refused');
       noStream(res);
       return;
     }
+    const { path, query } = original;
     let streamName: string | undefined;
     let accountId: string | undefined;
     for (const re of patterns) {
@@ -66,7 +71,7 @@ export function mountAuthRequest(app: DecisionRoutes, s: Services, trusted: Trus
     const d = await s.enforcer.decide(
       {
         action,
-        token: tokenFromQuery(q >= 0 ? uri.slice(q) : undefined) ?? bearer(req),
+        token: tokenFromQuery(query || undefined) ?? bearer(req),
         streamName,
         accountId,
         clientIp: clientAddress(req, trusted),
@@ -87,8 +92,8 @@ export function mountAuthRequest(app: DecisionRoutes, s: Services, trusted: Trus
     }
     sendJson(res, d.status, { allowed: false, reason: d.reason, message: d.message });
   };
-  // A suffixed path is taken raw: the handler decodes it and a bad percent-encoding names no
-  // stream (a 403 denial; proxies take anything but 200/401/403 as an error).
+  // A suffixed path is taken raw: the handler checks and decodes it, and a path it refuses names
+  // no stream (a 403 denial; proxies take anything but 200/401/403 as an error).
   app.all(PREFIX, handler);
   app.allUnder(PREFIX, handler);
 }

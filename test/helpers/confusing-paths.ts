@@ -1,0 +1,70 @@
+// Request paths that a proxy or server could serve as another file than the one they seem to name:
+// dot segments and separators in every spelling seen in path-confusion attacks. Shared by the
+// unit table, the recorded-header tests and the real-nginx test; '/open' is the stream they start from.
+/** Every spelling of "leave this directory" or "another separator" seen in path-confusion attacks. */
+export const CONFUSING_PATHS: string[] = [
+  // the probe's spellings
+  '/hls/open/../premium/index.m3u8',
+  '/hls/open%2F..%2Fpremium/index.m3u8',
+  '/hls/open/%2e%2e/premium/index.m3u8',
+  '/hls/open/..%2Fpremium/seg-1.ts',
+  '/hls/open/./../premium/index.m3u8',
+  '/hls/open//../premium/index.m3u8',
+  '/hls/open/x/y/../../../premium/index.m3u8',
+  '/hls/open/..;/premium/index.m3u8',
+  '/hls/open/%252e%252e/premium/index.m3u8',
+  '/hls/open/..%5cpremium/index.m3u8',
+  // case and mixed encodings
+  '/hls/open/%2E%2E/premium/index.m3u8',
+  '/hls/open/.%2e/premium/index.m3u8',
+  '/hls/open/%2e./premium/index.m3u8',
+  '/hls/open%2f..%2fpremium/index.m3u8',
+  '/hls/open%5C..%5Cpremium/index.m3u8',
+  '/hls/open/%2e/premium/index.m3u8',
+  '/hls/open/./premium/index.m3u8',
+  '/hls/open/.../premium/index.m3u8',
+  // double and broken encodings
+  '/hls/open/%25%32%65%25%32%65/premium/index.m3u8',
+  '/hls/open/%%32e%%32e/premium/index.m3u8',
+  '/hls/open/%u002e%u002e/premium/index.m3u8',
+  '/hls/open/%C0%AE%C0%AE/premium/index.m3u8',
+  '/hls/open/%E0%80%AE%E0%80%AE/premium/index.m3u8',
+  '/hls/open/%2/premium/index.m3u8',
+  // Unicode that folds (NFKC) to dots or separators
+  '/hls/open/%EF%BC%8E%EF%BC%8E/premium/index.m3u8',
+  '/hls/open/%E2%80%A5/premium/index.m3u8',
+  '/hls/open%EF%BC%8F..%EF%BC%8Fpremium/index.m3u8',
+  '/hls/open%EF%BC%BC..%EF%BC%BCpremium/index.m3u8',
+  // trailing and path-parameter tricks
+  '/hls/premium/index.m3u8/..',
+  '/hls/open/..',
+  '/hls/open/..;x=1/premium/index.m3u8',
+  '/hls/open/.;/premium/index.m3u8',
+  '/hls/premium;/index.m3u8',
+  '/hls/premium%3B/index.m3u8',
+  '/hls/premium./index.m3u8',
+  '/hls/premium%20/index.m3u8',
+  '/hls/premium%2e/index.m3u8',
+  '/hls/open/.%20/premium/index.m3u8',
+  // separators and control characters, raw or encoded
+  '/hls/open/..\\premium/index.m3u8',
+  '/hls/open\\..\\premium/index.m3u8',
+  '/hls/premium%00/index.m3u8',
+  '/hls/premium/index.m3u8%00.ts',
+  '/hls/open/..\t/premium/index.m3u8',
+  '/hls/open/%09../premium/index.m3u8',
+  '/hls/open/..%0a/premium/index.m3u8',
+  '/hls/open/\n../premium/index.m3u8',
+  '/hls/open/%C2%85/premium/index.m3u8',
+  '/hls/premium%3F/index.m3u8',
+  '/hls/premium%23/index.m3u8',
+  '/hls/premium#/../open/index.m3u8',
+  '/hls/pre mium/index.m3u8',
+  // not origin-form
+  'http://evil.example/hls/premium/index.m3u8',
+  '//evil.example/hls/premium/index.m3u8',
+  'hls/premium/index.m3u8',
+  '*',
+  '',
+  '\\hls\\premium\\index.m3u8',
+];
