@@ -133,7 +133,7 @@ export async function createServices(
     logger,
     store,
     accounts: new AccountService(store, now),
-    tokens: new TokenService(store, now),
+    tokens: new TokenService(store, now, config.limits),
     metrics,
     geo,
     enforcer,

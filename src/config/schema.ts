@@ -83,6 +83,10 @@ export const configSchema = z.strictObject({
     cacheMaxEntries: z.number().int().min(1),
     cacheTtlMs: z.number().int().min(0),
   }),
+  limits: z.strictObject({
+    tokensPerAccount: z.number().int().min(1),
+    regexStreamsPerAccount: z.number().int().min(0),
+  }),
   hooks: z.strictObject({
     secret: optionalSecret,
     allowUnauthenticated: z.boolean(),

@@ -5,6 +5,7 @@ import {
   applyTokenUpdate,
   kindName,
   newTokenRecord,
+  securesViewing,
   tokenView,
   type CreateTokenInput,
   type TokenKind,
@@ -14,11 +15,55 @@ import {
 import { newSecret } from '../domain/secrets.js';
 import type { ListQuery, Store } from '../store/store.js';
 
+/** What one account may hold (config `limits`). */
+export interface AccountLimits {
+  /** Tokens of each kind. */
+  tokensPerAccount: number;
+  /** Regex stream rules across the account's securing publish tokens together. */
+  regexStreamsPerAccount: number;
+}
+
+export const DEFAULT_LIMITS: AccountLimits = { tokensPerAccount: 100_000, regexStreamsPerAccount: 2000 };
+
+const regexCount = (t: Pick<TokenRecord, 'streams'>): number => t.streams.filter((s) => s.isRegex).length;
+/** The patterns a token adds to its account's token-less decisions: only a securing token's count. */
+const securingRegexes = (t: Pick<TokenRecord, 'kind' | 'isActive' | 'subscribeRequiresAuth' | 'streams'>): number =>
+  securesViewing(t) ? regexCount(t) : 0;
+
 export class TokenService {
+  /** Per account, the tail of its limit-checked writes: a count and the write it admits are one step. */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
   constructor(
     private readonly store: Store,
     private readonly now: () => number = Date.now,
+    private readonly limits: AccountLimits = DEFAULT_LIMITS,
   ) {}
+
+  /** Runs limit-checked writes of one account one at a time (in this process). */
+  private serial<T>(accountId: string, fn: () => Promise<T>): Promise<T> {
+    const run = (this.queues.get(accountId) ?? Promise.resolve()).then(fn, fn);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.queues.set(accountId, tail);
+    void tail.then(() => {
+      if (this.queues.get(accountId) === tail) this.queues.delete(accountId);
+    });
+    return run;
+  }
+
+  /** Regex rules the account's securing tokens hold, the token `except` left out. */
+  private async securingRegexesBut(accountId: string, except?: number): Promise<number> {
+    const securing = await this.store.securingTokens(accountId);
+    return securing.reduce((n, t) => (t.id === except ? n : n + securingRegexes(t)), 0);
+  }
+
+  private regexLimitProblem(others: number, adding: number): string {
+    const max = this.limits.regexStreamsPerAccount;
+    return `an account's securing publish tokens (active, subscribeRequiresAuth) hold at most ${max} regex stream rules together (limits.regexStreamsPerAccount); the others hold ${others}, this token would hold ${adding}: use exact stream names, fewer patterns, or a pattern that covers several names`;
+  }
 
   private notFound(kind: TokenKind, id: number): ApiError {
     return ApiError.notFound(kindName(kind), id);
@@ -31,7 +76,22 @@ export class TokenService {
 
   async create(accountId: string, kind: TokenKind, input: CreateTokenInput): Promise<Record<string, unknown>> {
     const rec = newTokenRecord(kind, accountId, input, newSecret(), this.now());
-    return this.view(await this.store.createToken(rec));
+    const created = await this.serial(accountId, async () => {
+      const max = this.limits.tokensPerAccount;
+      // The max-th token by age exists: the account is full (an index seek, not a count of all).
+      const full = await this.store.listTokens(accountId, kind, { sortBy: 'AddedOn', page: max, itemsOnPage: 1, descending: false });
+      if (full.length > 0) {
+        const msg = `an account holds at most ${max} ${kindName(kind)}s (limits.tokensPerAccount): delete unused ones first`;
+        throw new ApiError(400, msg, { limit: 'tokensPerAccount', max });
+      }
+      const adding = securingRegexes(rec);
+      if (adding > 0) {
+        const others = await this.securingRegexesBut(accountId);
+        if (others + adding > this.limits.regexStreamsPerAccount) throw ApiError.field('streams', this.regexLimitProblem(others, adding));
+      }
+      return this.store.createToken(rec);
+    });
+    return this.view(created);
   }
 
   /** The stored record (for the check endpoint); 404 when not the account's. */
@@ -58,7 +118,22 @@ export class TokenService {
     // One token value per update, even if the store retries the change on a newer version.
     let fresh: string | undefined;
     const newValue = () => (fresh ??= newSecret());
-    const t = await this.store.updateToken(accountId, kind, id, (cur) => applyTokenUpdate(cur, input, this.now(), newValue));
+    const change = (others?: number) => (cur: TokenRecord) => {
+      const out = applyTokenUpdate(cur, input, this.now(), newValue);
+      const adding = securingRegexes(out.next);
+      // Only a change that brings more patterns is refused: a label edit stays possible on an
+      // account already over a limit lowered since.
+      if (others !== undefined && adding > securingRegexes(cur) && others + adding > this.limits.regexStreamsPerAccount) {
+        const field = input.addTokenStreams ? 'addTokenStreams' : input.subscribeRequiresAuth ? 'subscribeRequiresAuth' : 'isActive';
+        throw ApiError.field(field, this.regexLimitProblem(others, adding));
+      }
+      return out;
+    };
+    const mayAddPatterns =
+      kind === 'publish' && (input.addTokenStreams?.some((s) => s.isRegex) || input.subscribeRequiresAuth === true || input.isActive === true);
+    const t = mayAddPatterns
+      ? await this.serial(accountId, async () => this.store.updateToken(accountId, kind, id, change(await this.securingRegexesBut(accountId, id))))
+      : await this.store.updateToken(accountId, kind, id, change());
     if (!t) throw this.notFound(kind, id);
     return this.view(t);
   }
