@@ -111,6 +111,63 @@ export function webhooksSuite(factory: StoreFactory): void {
       });
     });
 
+    describe('limits', () => {
+      const ids = async (secret = acct.secret) =>
+        (await api(secret).get('/api/webhooks/list?itemCount=100')).body.data.map((w: { id: number }) => w.id) as number[];
+      const tooMany = { status: 'fail', data: { message: 'Webhook limit reached: an account may hold at most 3 webhooks; delete one first', limit: 3 } };
+
+      it('an account holds at most webhooks.maxPerAccount: one more is a 400 naming the limit and stores nothing', async () => {
+        await fresh({ maxPerAccount: 3 });
+        const held = [(await hook({})).id, (await hook({})).id, (await hook({})).id];
+        const r = await api().post('/api/webhooks', { url: `${rx.url}/hook`, isFeedHooks: true });
+        assert.deepEqual([r.status, r.body], [400, tooMany]);
+        assert.deepEqual(await ids(), held);
+        const other = await t.account('other');
+        assert.equal((await api(other.secret).post('/api/webhooks', { url: `${rx.url}/hook`, isFeedHooks: true })).status, 201, 'another account has its own allowance');
+        await api().del(`/api/webhooks/${held[0]}`);
+        assert.equal((await api().post('/api/webhooks', { url: `${rx.url}/hook`, isFeedHooks: true })).status, 201, 'deleting one makes room');
+      });
+
+      it('creates racing past the limit: exactly the allowance is kept, the rest get the 400', async () => {
+        await fresh({ maxPerAccount: 3 });
+        const answers = await Promise.all(Array.from({ length: 8 }, () => api().post('/api/webhooks', { url: `${rx.url}/hook`, isFeedHooks: true })));
+        const kept = answers.filter((a) => a.status === 201).map((a) => a.body.data.id as number);
+        assert.equal(kept.length, 3, JSON.stringify(answers.map((a) => a.status)));
+        for (const a of answers.filter((x) => x.status !== 201)) assert.deepEqual([a.status, a.body], [400, tooMany]);
+        assert.deepEqual(await ids(), kept.sort((a, b) => a - b));
+      });
+
+      it('test sends beyond webhooks.testSendsPerMinute get 429 with Retry-After, queue nothing, and free up as the minute slides', async () => {
+        let clock = Date.now();
+        t = await testApp(await factory.make(), {
+          webhooks: { allowPrivateTargets: true, caFile: rx.caFile, timeoutMs: 2000, retries: 0, testSendsPerMinute: 2 },
+        }, { now: () => clock });
+        acct = await t.account();
+        const other = await t.account('other');
+        await hook({});
+        rx.received.length = 0;
+        const send = (secret = acct.secret) => api(secret).post('/api/webhooks/test/Feeds', { streamName: 'cam1' });
+        assert.deepEqual((await send()).body, { status: 'success', data: true });
+        clock += 10_000;
+        assert.deepEqual((await send()).body, { status: 'success', data: true });
+        clock += 20_000;
+        const refused = await send();
+        assert.deepEqual(
+          [refused.status, refused.headers['retry-after'], refused.body],
+          [429, '30', { status: 'fail', data: { message: 'Too many test sends: at most 2 per minute per account; retry in 30 s', limit: 2, retryAfterSeconds: 30 } }],
+        );
+        assert.equal((await send(other.secret)).status, 200, 'another account has its own allowance');
+        await settle();
+        assert.equal(rx.received.length, 2, 'the refused send queued nothing');
+        clock += 29_500;
+        assert.deepEqual([(await send()).status, (await send()).headers['retry-after']], [429, '1']);
+        clock += 600; // the first send is now more than a minute old
+        assert.equal((await send()).status, 200);
+        await settle();
+        assert.equal(rx.received.length, 3);
+      });
+    });
+
     describe('SSRF guard', () => {
       before(() => fresh({ allowPrivateTargets: false }));
       const refused = ['http://example.com/h', 'https://127.0.0.1/h', 'https://10.0.0.5/h', 'https://169.254.169.254/latest', 'https://[::ffff:10.0.0.5]/h', 'https://[::1]/h', 'https://localhost/h', `https://x.example/${'a'.repeat(2100)}`];
