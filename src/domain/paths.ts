@@ -9,7 +9,7 @@ const RAW_PATH = /^[A-Za-z0-9\-._~!$&'()*+,=:@/%]*$/;
 const PERCENT_TRIPLET = /%(?![0-9A-Fa-f]{2})/;
 /** %25 (an encoded '%': a second decoding pass changes the path), %2F and %5C (encoded separators). */
 const ENCODED_META = /%(?:25|2f|5c)/i;
-/** Characters no segment may hold once decoded (also after Unicode compatibility folding). */
+/** Characters no segment may hold once decoded. */
 const SEGMENT_META = /[/\\?#;%\p{Cc}]/u;
 /** '.', '..', '...', '. .': dot segments, also as Windows (which drops trailing dots and spaces) reads them. */
 const DOTS_ONLY = /^[.\s]*\.[.\s]*$/u;
@@ -22,7 +22,7 @@ export type SafePath = { path: string } | { problem: string };
  * Decodes the path part of an original request URI (no query) when every proxy serves it as
  * itself, else says why it might not. A proxy may decode %2F before resolving dot segments
  * (nginx), forward the path untouched (Envoy's default), cut segments at ';' (servlet
- * containers), fold full-width characters (NFKC) or drop trailing dots (Windows): a path whose
+ * containers), fold full-width characters (NFKC, best-fit) or drop trailing dots (Windows): a path whose
  * meaning depends on which of these happens is refused, never resolved.
  */
 export function safeRequestPath(raw: string): SafePath {
@@ -47,11 +47,12 @@ export function safeRequestPath(raw: string): SafePath {
     } catch {
       return { problem: 'percent-encoding that is not UTF-8' };
     }
-    for (const form of [seg, seg.normalize('NFKC')]) {
-      if (DOTS_ONLY.test(form)) return { problem: 'a dot segment' };
-      if (SEGMENT_META.test(form)) return { problem: 'an encoded separator, ?, #, ;, % or control character' };
-      if (TRAILING_DOT_OR_SPACE.test(form)) return { problem: 'a segment ending in a dot or a space' };
-    }
+    if (DOTS_ONLY.test(seg)) return { problem: 'a dot segment' };
+    if (SEGMENT_META.test(seg)) return { problem: 'an encoded separator, ?, #, ;, % or control character' };
+    if (TRAILING_DOT_OR_SPACE.test(seg)) return { problem: 'a segment ending in a dot or a space' };
+    // Full-width '．．', '／' or 'ｐremium' become '..', '/' or 'premium' wherever text is folded
+    // (NFKC, Windows best-fit code pages): only a segment folding leaves as it is names one file.
+    if (seg.normalize('NFKC') !== seg) return { problem: 'a segment that Unicode compatibility folding (NFKC) changes' };
     decoded.push(seg);
   }
   return { path: `/${decoded.join('/')}` };

@@ -35,6 +35,8 @@ export const CONFUSING_PATHS: string[] = [
   '/hls/open/%E2%80%A5/premium/index.m3u8',
   '/hls/open%EF%BC%8F..%EF%BC%8Fpremium/index.m3u8',
   '/hls/open%EF%BC%BC..%EF%BC%BCpremium/index.m3u8',
+  '/hls/%EF%BD%90remium/index.m3u8',
+  '/hls/%EF%BD%90%EF%BD%92%EF%BD%85%EF%BD%8D%EF%BD%89%EF%BD%95%EF%BD%8D/index.m3u8',
   // trailing and path-parameter tricks
   '/hls/premium/index.m3u8/..',
   '/hls/open/..',

@@ -105,6 +105,8 @@ describe('auth-request: a path a proxy could serve as another stream is refused,
     assert.deepEqual(await nginx('/hls/premium/index.m3u8', { 'X-Forwarded-Uri': '/hls/open/index.m3u8' }), { status: 403, body: REFUSED });
     // Envoy forwarding every header: the real path is the suffix
     assert.deepEqual(await envoy('/hls/premium/index.m3u8', { 'x-original-uri': '/hls/open/index.m3u8' }), { status: 403, body: REFUSED });
+    // two copies of one header arrive joined by ', ': never a path
+    assert.deepEqual(await raw(port, '/hooks/auth-request', { 'X-Original-URI': '/hls/open/index.m3u8', 'x-original-uri': '/hls/premium/index.m3u8' }), { status: 403, body: REFUSED });
     // the same value twice is no disagreement
     assert.deepEqual(await traefik('/hls/open/index.m3u8', { 'X-Original-URI': '/hls/open/index.m3u8' }), { status: 200, body: { allowed: true } });
   });

@@ -42,6 +42,8 @@ describe('safeRequestPath: what an original request path is decided on', () => {
     assert.deepEqual(safeRequestPath('/hls/a;b/x.ts'), { problem: 'a character that must be percent-encoded, or ;' });
     assert.deepEqual(safeRequestPath('http://h/hls/x.ts'), { problem: 'not an origin-form path (does not start with /)' });
     assert.deepEqual(safeRequestPath('/hls/%C0%AE/x.ts'), { problem: 'percent-encoding that is not UTF-8' });
+    assert.deepEqual(safeRequestPath('/hls/%EF%BD%90remium/x.ts'), { problem: 'a segment that Unicode compatibility folding (NFKC) changes' });
+    assert.deepEqual(safeRequestPath('/hls/open/%EF%BC%8E%EF%BC%8E/x.ts'), { problem: 'a segment that Unicode compatibility folding (NFKC) changes' });
   });
 
   it('originalPath splits the query off untouched, so ?token= values are never judged as paths', () => {
