@@ -38,18 +38,6 @@ function complement(rs: Ranges): Ranges {
   return out;
 }
 
-function contains(rs: Ranges, cp: number): boolean {
-  let lo = 0;
-  let hi = rs.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (cp < rs[mid][0]) hi = mid - 1;
-    else if (cp > rs[mid][1]) lo = mid + 1;
-    else return true;
-  }
-  return false;
-}
-
 /** Number of RE2 byte-range instructions for a set: the UTF-8 byte sequences covering it. */
 export function utf8Instructions(rs: Ranges): number {
   let n = 0;
@@ -136,7 +124,17 @@ function caseOrbits(): Map<number, number[]> {
 function fold(rs: Ranges): Ranges {
   const table = caseOrbits();
   const added: Ranges = [];
-  for (const cp of cased) if (contains(rs, cp)) for (const o of table.get(cp)!) added.push([o, o]);
+  for (const [a, b] of rs) {
+    // the first cased code point at or after a, then every one up to b
+    let lo = 0;
+    let hi = cased.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cased[mid] < a) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let k = lo; k < cased.length && cased[k] <= b; k++) for (const o of table.get(cased[k])!) added.push([o, o]);
+  }
   return added.length === 0 ? rs : normalise([...rs, ...added]);
 }
 
@@ -204,6 +202,9 @@ const POSIX: Record<string, Ranges> = {
 };
 const ESCAPED: Record<string, number> = { a: 7, f: 12, t: 9, n: 10, r: 13, v: 11 };
 
+/** Costs of the classes seen lately: folding a large class is the slow part of costing. */
+const classCosts = new Map<string, number>();
+
 interface Flags {
   i: boolean;
   s: boolean;
@@ -221,9 +222,16 @@ export function patternCost(p: string): number {
 
   /** A class's cost: its byte ranges plus the alternation joining them. */
   const classCost = (rs: Ranges, f: Flags): number => {
-    const set = f.i ? fold(rs) : rs;
-    const n = utf8Instructions(set);
-    return n === 0 ? 1 : n + Math.max(0, normalise(set).length - 1) + 1;
+    const key = `${f.i ? 'i' : ''}${rs.join(';')}`;
+    let cost = classCosts.get(key);
+    if (cost === undefined) {
+      const set = f.i ? fold(rs) : rs;
+      const n = utf8Instructions(set);
+      cost = n === 0 ? 1 : n + Math.max(0, normalise(set).length - 1) + 1;
+      if (classCosts.size >= 1000) classCosts.clear();
+      classCosts.set(key, cost);
+    }
+    return cost;
   };
 
   /** \x{...}, \xHH, \123, \n, \. … at i (after the backslash): the code point, or a set. */

@@ -11,6 +11,8 @@ import { compileStreamPattern, patternCost } from '../domain/matchers.js';
 export const CHUNK_COST = 20_000;
 /** The most new patterns a change may bring to be compiled on the spot (a token's list). */
 const SMALL_CHANGE = 100;
+/** How long one turn of background work may run before letting other requests in. */
+const SLICE_MS = 4;
 
 interface Chunk {
   members: string[];
@@ -47,6 +49,8 @@ export class SecuringPatterns {
   private chunks: Chunk[] = [];
   private running = false;
   private readonly costs = new Map<string, number>();
+  /** Chunks compiled so far (what a change cost). */
+  compiles = 0;
 
   /** Sum of the compiled chunks' costs (what the cache weighs the account by). */
   get compiledCost(): number {
@@ -119,6 +123,7 @@ export class SecuringPatterns {
     if (pool.length > SMALL_CHANGE) return false;
     let cost = 0;
     for (const p of pool) if ((cost += this.cost(p)) > CHUNK_COST) return false;
+    if (pool.length > 0) this.compiles++;
     this.finish(gen, kept, pool.length > 0 ? [{ members: pool, cost, test: compileChunk(pool) }] : []);
     return true;
   }
@@ -133,11 +138,13 @@ export class SecuringPatterns {
     const { kept, pool } = this.plan(this.wanted);
     const groups: Array<{ members: string[]; cost: number }> = [];
     let open = { members: [] as string[], cost: 0 };
-    for (const [k, p] of pool.entries()) {
-      // Costing a pattern is a parse: a few hundred at a time between other requests.
-      if (k % 200 === 199) {
+    let slice = performance.now();
+    for (const p of pool) {
+      // Costing a pattern is a parse: a few milliseconds of them at a time between other requests.
+      if (performance.now() - slice > SLICE_MS) {
         await yieldTurn();
         if (this.gen !== gen) return;
+        slice = performance.now();
       }
       const c = this.cost(p);
       if (open.members.length > 0 && open.cost + c > CHUNK_COST) {
@@ -152,6 +159,7 @@ export class SecuringPatterns {
     for (const g of groups) {
       await yieldTurn();
       if (this.gen !== gen) return; // superseded: the newer set rebuilds from the last finished one
+      this.compiles++;
       fresh.push({ ...g, test: compileChunk(g.members) });
     }
     await yieldTurn();

@@ -1,0 +1,67 @@
+// The stream-pattern cost model counts what RE2 builds (UTF-8 byte ranges, case variants,
+// repetition copies), so the cap refuses what takes long to compile and accepts what does not.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import RE2 from 're2';
+import { MAX_PATTERN_COST, patternCost, utf8Instructions } from '../../src/domain/pattern-cost.js';
+import { streamPatternProblem } from '../../src/domain/matchers.js';
+
+const medianCompileMs = (p: string): number => {
+  const xs: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    const t0 = process.hrtime.bigint();
+    new RE2(`^(?:${p})$`, 'u');
+    xs.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  return xs.sort((a, b) => a - b)[3];
+};
+
+describe('pattern cost model', () => {
+  it('counts UTF-8 byte-range instructions of a code point set', () => {
+    assert.equal(utf8Instructions([[0x41, 0x5a]]), 1); // A-Z: one byte range
+    assert.equal(utf8Instructions([[0xe9, 0xe9]]), 2); // é: two bytes
+    assert.equal(utf8Instructions([[0x370, 0x3ff]]), 4); // [CD][B0-BF] and [CE-CF][80-BF]
+    assert.equal(utf8Instructions([[0, 0x10ffff]]), 21); // every code point: seven sequences
+  });
+
+  const table: Array<[string, number]> = [
+    ['cam1', 4],
+    ['cam-[0-9]+', 7],
+    ['[a-c]|x', 4],
+    ['\\Qa)|(.*\\E', 6],
+    ['(?i)k', 8], // k, K and U+212A KELVIN SIGN (three bytes), joined by two alternations
+    ['a{10}', 20],
+    ['x{2,5}', 10],
+    ['((a{10}){10}){10}', 2220],
+    ['(?i:[Ͱ-Ͽ])', 20],
+  ];
+  for (const [p, cost] of table) it(`${p} costs ${cost}`, () => assert.equal(patternCost(p), cost));
+
+  it("refuses the probe's pattern and \\pL{400}, naming the cost and the cap", () => {
+    assert.equal(patternCost('s0_0(?i:[Ͱ-Ͽ]){497}'), 10441);
+    for (const p of ['s0_0(?i:[Ͱ-Ͽ]){497}', '\\pL{400}', '(?i)\\pL{10}', '[^\\pL]{300}', '((?i:[Ͱ-Ͽ]){10}){10}']) {
+      const problem = streamPatternProblem(p);
+      assert.match(problem ?? '', new RegExp(`^too large for the RE2 engine: .*\\(cost ${patternCost(p)} instructions, at most ${MAX_PATTERN_COST}\\)`), p);
+    }
+  });
+
+  it('a counted repetition costs its copies: one more copy always costs more', () => {
+    for (const atom of ['a', '[a-z]', '(?i:[Ͱ-Ͽ])', '\\p{Greek}', '.']) {
+      let last = 0;
+      for (let n = 1; n <= 50; n++) {
+        const c = patternCost(`${atom}{${n}}`);
+        assert.ok(c > last, `${atom}{${n}}: ${c} after ${last}`);
+        last = c;
+      }
+    }
+  });
+
+  it('the costliest accepted patterns compile in a few milliseconds at most (calibrated at ~0.65 ms by bench/pattern-cost.ts)', () => {
+    const heaviest = ['(?i:[Ͱ-Ͽ]){95}', '((?i:[Ͱ-Ͽ]){10}){9}', 'a{999}', '[a-z]{660}', '\\p{Greek}{13}', '(?i)k{222}'];
+    for (const p of heaviest) {
+      assert.ok(patternCost(p) <= MAX_PATTERN_COST && patternCost(p) > MAX_PATTERN_COST * 0.6, `${p}: ${patternCost(p)}`);
+      const ms = medianCompileMs(p);
+      assert.ok(ms < 5, `${p} compiled in ${ms.toFixed(2)} ms`);
+    }
+  });
+});
