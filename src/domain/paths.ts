@@ -13,6 +13,8 @@ const ENCODED_META = /%(?:25|2f|5c)/i;
 const SEGMENT_META = /[/\\?#;%\p{Cc}]/u;
 /** '.', '..', '...', '. .': dot segments, also as Windows (which drops trailing dots and spaces) reads them. */
 const DOTS_ONLY = /^[.\s]*\.[.\s]*$/u;
+/** ASCII is left as it is by NFKC: the common case skips the normalisation. */
+const ASCII = /^[\x00-\x7f]*$/;
 /** Windows serves `premium.` and `premium ` as `premium`. */
 const TRAILING_DOT_OR_SPACE = /[.\s]$/u;
 
@@ -52,7 +54,7 @@ export function safeRequestPath(raw: string): SafePath {
     if (TRAILING_DOT_OR_SPACE.test(seg)) return { problem: 'a segment ending in a dot or a space' };
     // Full-width '．．', '／' or 'ｐremium' become '..', '/' or 'premium' wherever text is folded
     // (NFKC, Windows best-fit code pages): only a segment folding leaves as it is names one file.
-    if (seg.normalize('NFKC') !== seg) return { problem: 'a segment that Unicode compatibility folding (NFKC) changes' };
+    if (!ASCII.test(seg) && seg.normalize('NFKC') !== seg) return { problem: 'a segment that Unicode compatibility folding (NFKC) changes' };
     decoded.push(seg);
   }
   return { path: `/${decoded.join('/')}` };
