@@ -68,7 +68,10 @@ export function originalPath(uri: string): { path: string; query: string } | { p
   return { path: checked.path, query: q >= 0 ? uri.slice(q) : '' };
 }
 
-/** MediaMTX's own rule for a path name (internal/conf/path.go), which every permission path must meet. */
+/**
+ * The path names MediaMTX itself accepts (its releases since March 2026 refuse '~', ':' and dot
+ * segments); every permission path must be one.
+ */
 const MEDIAMTX_PATH = /^[A-Za-z0-9_.\-/]+$/;
 
 /**
