@@ -150,10 +150,13 @@ export class WebhookClient {
     }
   }
 
-  /** Lets in-flight deliveries finish, then closes the pooled connections. */
+  /**
+   * Closes every connection at once. Called once the dispatcher has stopped, so nothing in flight
+   * is still wanted; a graceful close would wait on receivers that never finish their side.
+   */
   async close(): Promise<void> {
     try {
-      await this.agent.close();
+      await this.agent.destroy();
     } catch {
       // Closing twice, or while a connection is failing, leaves nothing to clean up.
     }
