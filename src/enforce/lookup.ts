@@ -77,6 +77,9 @@ export class TokenLookup {
     this.accounts = new LRUCache({
       max: maxAccounts,
       ttl: common.ttl,
+      // A version check makes an entry current; its age only matters with the store away
+      // (securedCached). Kept past its ttl, an entry still hands its compiled patterns on.
+      noDeleteOnStaleGet: true,
       maxSize: maxAccounts + ACCOUNT_PATTERN_BUDGET,
       sizeCalculation: (e) => 1 + e.patterns.size,
     });
@@ -183,8 +186,9 @@ export class TokenLookup {
 
   /** Whether viewing `streamName` of the account needs a subscribe token. */
   async secured(accountId: string, streamName: string): Promise<boolean> {
-    let e = this.accounts.get(accountId);
+    let e = this.accounts.get(accountId, { allowStale: true });
     const ver = await this.timed(this.store.accountVersion(accountId));
+    if (e && e.ver === ver && this.accounts.getRemainingTTL(accountId) <= 0) this.accounts.set(accountId, e);
     if (!e || e.ver !== ver) {
       // Single flight per account version: a burst of token-less decisions on a cold cache loads
       // the securing tokens once. Without it, at 1M tokens (2,500 securing ones) 32 concurrent
@@ -213,7 +217,7 @@ export class TokenLookup {
     for (const t of securing) for (const s of t.streams) (s.isRegex ? patterns : exact).add(s.streamName);
     // The account's matcher outlives its versions: a write recompiles only the patterns it changed,
     // in the background; until they are compiled the account's token-less viewers are refused.
-    const compiled = this.accounts.get(accountId)?.patterns ?? new SecuringPatterns();
+    const compiled = this.accounts.get(accountId, { allowStale: true })?.patterns ?? new SecuringPatterns();
     const e: AccountEntry = {
       ver,
       exists: account !== null,
