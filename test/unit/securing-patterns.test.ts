@@ -35,7 +35,7 @@ describe('securing patterns', () => {
     assert.equal(sp.isReady(gen), false, 'not ready: decisions fail closed meanwhile');
     await settle(sp, gen);
     loop.disable();
-    assert.ok(loop.max / 1e6 < 60, `event loop held ${(loop.max / 1e6).toFixed(1)} ms`);
+    assert.ok(loop.max / 1e6 < 100, `event loop held ${(loop.max / 1e6).toFixed(1)} ms`);
     const perChunk = Math.floor(CHUNK_COST / patternCost(all[0]));
     assert.equal(sp.chunkCount, Math.ceil(all.length / perChunk));
     const one = new RE2(`^(?:${heavy(3, 7)})$`, 'u');
