@@ -119,8 +119,8 @@ describe('nginx auth_request + curl end to end', () => {
     return { status: Number(out.subarray(nl + 1).toString()), body: out.subarray(0, nl) };
   };
   const premiumBytes = (body: Buffer) => body.includes('#PREMIUM-ONLY') || body.includes(PREMIUM_SEGMENT.subarray(0, 64));
-  /** The probe's spellings, starting from a directory the viewer may open. */
-  const probeSpellings = (from: string) => [
+  /** Traversal spellings that lead from a directory the viewer may open to the premium one. */
+  const traversals = (from: string) => [
     `/hls/${from}/../premium/index.m3u8`,
     `/hls/${from}%2F..%2Fpremium/index.m3u8`,
     `/hls/${from}/%2e%2e/premium/index.m3u8`,
@@ -133,7 +133,7 @@ describe('nginx auth_request + curl end to end', () => {
     `/hls/${from}/..%5cpremium/index.m3u8`,
   ];
 
-  it('path confusion: the probe spellings get auth_request 403 and never premium bytes; the plain paths still serve', async () => {
+  it('path confusion: traversal spellings get auth_request 403 and never premium bytes; the plain paths still serve', async () => {
     await api('/api/publish_token', { label: 'premium', streams: [{ streamName: 'premium' }], subscribeRequiresAuth: true });
     const viewer = await api('/api/subscribe_token', { label: 'premium viewer', streams: [{ streamName: 'premium' }] });
     const cam1 = await api('/api/subscribe_token', { label: 'cam1 viewer', streams: [{ streamName: 'cam1' }] });
@@ -147,14 +147,14 @@ describe('nginx auth_request + curl end to end', () => {
     assert.equal(seg.status, 200);
     assert.ok(seg.body.equals(PREMIUM_SEGMENT));
 
-    for (const p of probeSpellings('open')) {
+    for (const p of traversals('open')) {
       const r = get(p);
       assert.equal(r.status, 403, p);
       assert.ok(!premiumBytes(r.body), `premium bytes served for ${p}`);
     }
     // a valid token for cam1 opens cam1 only
     assert.equal(get(`/hls/cam1/index.m3u8?token=${cam1.token}`).status, 200);
-    for (const p of probeSpellings('cam1')) {
+    for (const p of traversals('cam1')) {
       const r = get(`${p}?token=${cam1.token}`);
       assert.equal(r.status, 403, p);
       assert.ok(!premiumBytes(r.body), `premium bytes served for ${p}`);
@@ -194,7 +194,7 @@ describe('nginx auth_request + curl end to end', () => {
     const theirs = ((await r.json()) as { data: { token: string } }).data;
     assert.equal(get('/hls/open/index.m3u8').status, 401, 'secureViewer: the open stream needs a token now');
     assert.equal(get(`/hls/cam1/index.m3u8?token=${theirs.token}`).status, 200);
-    for (const p of probeSpellings('cam1')) {
+    for (const p of traversals('cam1')) {
       const a = get(`${p}?token=${theirs.token}`);
       assert.equal(a.status, 403, p);
       assert.ok(!premiumBytes(a.body), `premium bytes served for ${p}`);

@@ -3,7 +3,7 @@
 // unit table, the recorded-header tests and the real-nginx test; '/open' is the stream they start from.
 /** Every spelling of "leave this directory" or "another separator" seen in path-confusion attacks. */
 export const CONFUSING_PATHS: string[] = [
-  // the probe's spellings
+  // the classic traversal spellings against nginx's own config
   '/hls/open/../premium/index.m3u8',
   '/hls/open%2F..%2Fpremium/index.m3u8',
   '/hls/open/%2e%2e/premium/index.m3u8',
