@@ -36,9 +36,9 @@ export function managementRoutes(s: Services): RouteSpec[] {
   return [
     ...adminRoutes(s.accounts),
     ...accountRoutes(s.accounts),
-    ...tokenRoutes('publish', s.tokens, s.enforcer),
-    ...tokenRoutes('subscribe', s.tokens, s.enforcer),
-    ...webhookRoutes(s.webhooks, s.store, s.lifecycle),
+    ...tokenRoutes('publish', s.tokens, s.enforcer, s.patterns),
+    ...tokenRoutes('subscribe', s.tokens, s.enforcer, s.patterns),
+    ...webhookRoutes(s.webhooks, s.store, s.lifecycle, s.patterns),
     ...analyticsRoutes(s.usage),
   ];
 }

@@ -19,6 +19,7 @@ import { WebhookDispatcher, type Poster } from './webhooks/dispatcher.js';
 import { WebhookService } from './management/webhooks.js';
 import { UsageService } from './analytics/usage.js';
 import { MediamtxPoller } from './analytics/mediamtx-poller.js';
+import { PatternChecks } from './patterns/pattern-checks.js';
 import { readFileSync } from 'node:fs';
 
 export interface Services {
@@ -35,6 +36,8 @@ export interface Services {
   webhooks: WebhookService;
   dispatcher: WebhookDispatcher;
   usage: UsageService;
+  /** Validates the stream patterns of API writes: cost on the event loop, RE2 compiles on worker threads. */
+  patterns: PatternChecks;
   /** Reads MediaMTX's byte counters when analytics.mediamtx.apiUrl is set. */
   poller?: MediamtxPoller;
   /** Set on SIGTERM: readiness fails and responses close their connections. */
@@ -124,6 +127,7 @@ export async function createServices(
   const dispatcher = new WebhookDispatcher(store, opts.poster ?? client, config.webhooks, metrics, logger, `Streamgate-Webhooks/${VERSION}`, now);
   lifecycle.subscribe(dispatcher.onEvent);
   const webhooks = new WebhookService(store, config.webhooks, (e) => void dispatcher.onEvent(e), now);
+  const patterns = new PatternChecks({ workers: config.limits.patternWorkers, queue: config.limits.patternQueue }, logger);
   const reload = setInterval(() => {
     keys.reload().catch((e: Error) => logger.warn({ err: e.message }, 'signing keys: reload failed'));
   }, KEY_RELOAD_MS);
@@ -142,10 +146,13 @@ export async function createServices(
     webhooks,
     dispatcher,
     usage,
+    patterns,
     poller,
     draining: false,
     close: async (deadline?: number) => {
       clearInterval(reload);
+      // The HTTP server has stopped: no write is left to validate.
+      await patterns.close();
       await poller?.stop();
       await lifecycle.idle();
       // Queued webhooks get until the shutdown deadline; the HTTP client closes only once nothing

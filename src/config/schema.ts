@@ -86,6 +86,8 @@ export const configSchema = z.strictObject({
   limits: z.strictObject({
     tokensPerAccount: z.number().int().min(1),
     regexStreamsPerAccount: z.number().int().min(0),
+    patternWorkers: z.number().int().min(1).max(16),
+    patternQueue: z.number().int().min(1),
   }),
   hooks: z.strictObject({
     secret: optionalSecret,

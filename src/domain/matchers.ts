@@ -21,11 +21,20 @@ export function compileStreamPattern(pattern: string): RE2 {
 
 export { MAX_PATTERN_COST, patternCost } from './pattern-cost.js';
 
-export function streamPatternProblem(pattern: string): string | null {
+/**
+ * The cost half of a stream pattern's check: counted from the syntax, cheap and deterministic, so it
+ * runs first and a pattern over the cap is never compiled.
+ */
+export function patternCostProblem(pattern: string): string | null {
   const cost = patternCost(pattern);
   if (cost > MAX_PATTERN_COST) {
     return `too large for the RE2 engine: Unicode classes (\\pL), case-insensitive classes and counted repetitions ({400}) compile into a program too big to build on every change (cost ${cost} instructions, at most ${MAX_PATTERN_COST}); use + or *, fewer repetitions or an ASCII class such as [a-z]`;
   }
+  return null;
+}
+
+/** The compile half: whether RE2 builds the pattern, alone and wrapped. Costs up to ~1 ms at the cap. */
+export function patternCompileProblem(pattern: string): string | null {
   try {
     compileStreamPattern(pattern);
     return null;
@@ -33,6 +42,11 @@ export function streamPatternProblem(pattern: string): string | null {
     const why = (e as Error).message;
     return `not a valid regular expression for the RE2 engine (no backreferences or look-around): ${why}`;
   }
+}
+
+/** Both halves, synchronously (the HTTP API runs the compile half on worker threads instead). */
+export function streamPatternProblem(pattern: string): string | null {
+  return patternCostProblem(pattern) ?? patternCompileProblem(pattern);
 }
 
 /** IPv4 address or IPv4 CIDR block with no host bits beyond the prefix. */

@@ -3,7 +3,9 @@
 import type { Express, Request, Response } from 'express';
 import type { z } from 'zod';
 import type { Account } from '../store/store.js';
-import { parseOr400 } from './validation.js';
+import { ApiError } from '../errors.js';
+import { parseOr400Async } from './validation.js';
+import { Turns } from './turns.js';
 
 export type Auth = 'apiSecret' | 'admin' | 'none';
 
@@ -37,11 +39,23 @@ export interface RouteSpec<P = any, Q = any, B = any> {
 export const route = <P, Q, B>(spec: RouteSpec<P, Q, B>): RouteSpec<P, Q, B> => spec;
 
 export function mountRoutes(router: Express, routes: RouteSpec[]): void {
+  const turns = new Turns();
   for (const r of routes) {
     router[r.method](r.path, async (req: Request, res: Response) => {
-      const params = r.params ? parseOr400(r.params, req.params, 'path') : req.params;
-      const query = r.query ? parseOr400(r.query, req.query, 'query') : req.query;
-      const body = r.body ? parseOr400(r.body, req.body ?? {}, 'body') : req.body;
+      let params, query, body;
+      try {
+        // Asynchronous: a body's stream patterns are compiled off the event loop, and bodies take
+        // turns for their synchronous checks (100 pattern costs are ~5-15 ms; eight writes at once
+        // must not hold one turn for their sum).
+        params = r.params ? await parseOr400Async(r.params, req.params, 'path') : req.params;
+        query = r.query ? await parseOr400Async(r.query, req.query, 'query') : req.query;
+        if (r.body) await turns.wait();
+        body = r.body ? await parseOr400Async(r.body, req.body ?? {}, 'body') : req.body;
+      } catch (e) {
+        const retry = e instanceof ApiError ? e.details.retryAfterSeconds : undefined;
+        if (typeof retry === 'number') res.set('retry-after', String(retry));
+        throw e;
+      }
       const data = await r.handler({ params, query, body, account: res.locals.account as Account, req, res });
       res.status(r.status ?? 200).json({ status: 'success', data });
     });

@@ -36,3 +36,13 @@ export function parseOr400<T extends z.ZodType>(schema: T, value: unknown, root:
   if (!r.success) throw ApiError.validation(issuesToFieldErrors(r.error.issues, root));
   return r.data;
 }
+
+/**
+ * `parseOr400` for schemas whose checks may run asynchronously (stream patterns compiled on worker
+ * threads). A check that cannot run (an ApiError such as a 503) is thrown as it is.
+ */
+export async function parseOr400Async<T extends z.ZodType>(schema: T, value: unknown, root: string): Promise<z.output<T>> {
+  const r = await schema.safeParseAsync(value);
+  if (!r.success) throw ApiError.validation(issuesToFieldErrors(r.error.issues, root));
+  return r.data;
+}

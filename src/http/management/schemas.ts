@@ -7,7 +7,6 @@ import {
   countryProblem,
   ipRuleProblem,
   originRuleProblem,
-  streamPatternProblem,
 } from '../../domain/matchers.js';
 import { normaliseIp } from '../../policy/rules.js';
 import { MAX_LIST, type TokenKind, type CreateTokenInput, type UpdateTokenInput } from '../../domain/tokens.js';
@@ -24,81 +23,91 @@ const list = <T extends z.ZodType>(item: T) => z.array(item).max(MAX_LIST);
 /** Lists accept null as "not given" (the hosted clients send null for unset lists). */
 const optList = <T extends z.ZodType>(item: T) => list(item).nullable().optional();
 
-const streamEntry = z
-  .strictObject({
-    streamName: text(1, MAX_NAME).meta({ description: 'exact name, or an RE2 pattern when isRegex' }),
-    isRegex: z.boolean().optional().meta({ description: 'default false; a regex must match the whole name' }),
-  })
-  .superRefine((s, ctx) => {
-    if (s.isRegex && typeof s.streamName === 'string') {
-      const p = streamPatternProblem(s.streamName);
-      if (p) ctx.addIssue({ code: 'custom', path: ['streamName'], message: p });
-    }
-  });
+/**
+ * Where a stream pattern is checked: the service passes its worker pool (a promise when a compile is
+ * due); `{ problem: streamPatternProblem }` checks synchronously.
+ */
+export interface PatternCheck {
+  problem(pattern: string): string | null | Promise<string | null>;
+}
+
+/** Adds a pattern's problem as an issue; asynchronous only when the pattern had to be compiled. */
+export function patternIssue(check: PatternCheck, pattern: string, ctx: z.RefinementCtx, path?: PropertyKey[]): void | Promise<void> {
+  const add = (p: string | null) => {
+    if (p) ctx.addIssue({ code: 'custom', message: p, ...(path ? { path } : {}) });
+  };
+  const p = check.problem(pattern);
+  if (p instanceof Promise) return p.then(add);
+  add(p);
+}
+
+const streamEntry = (check: PatternCheck) =>
+  z
+    .strictObject({
+      streamName: text(1, MAX_NAME).meta({ description: 'exact name, or an RE2 pattern when isRegex' }),
+      isRegex: z.boolean().optional().meta({ description: 'default false; a regex must match the whole name' }),
+    })
+    .superRefine((s, ctx) => {
+      if (s.isRegex && typeof s.streamName === 'string') return patternIssue(check, s.streamName, ctx, ['streamName']);
+    });
 
 const origins = optList(checked(originRuleProblem)).meta({ description: 'host names or *.wildcards; empty = any' });
 const ips = optList(checked(ipRuleProblem)).meta({ description: 'IPv4 addresses or CIDR blocks; empty = any' });
 const countries = optList(checked(countryProblem)).meta({ description: 'ISO 3166-1 alpha-2 codes' });
 const tracking = z.strictObject({ trackingId: text(1, MAX_NAME) });
 
-const commonCreate = {
-  label,
-  streams: z.array(streamEntry).min(1).max(MAX_LIST),
-  expires: z.number().int().min(1).max(2147483647).nullable().optional().meta({ description: 'seconds until expiry; absent = never' }),
-  allowedOrigins: origins,
-  allowedIpAddresses: ips,
-  bindIpsOnUsage: count.nullable().optional().meta({ description: 'bind to the first N client addresses' }),
-  allowedCountries: countries,
-  deniedCountries: countries,
-};
-
-export const createPublishTokenSchema = z.strictObject({
-  ...commonCreate,
-  subscribeRequiresAuth: z.boolean().optional(),
-  record: z.boolean().optional(),
-  enableThumbnails: z.boolean().optional(),
-});
-
-export const createSubscribeTokenSchema = z.strictObject({
-  ...commonCreate,
-  tracking: tracking.nullable().optional(),
-});
-
-const commonUpdate = {
-  label: label.optional(),
-  isActive: z.boolean().optional(),
-  refreshToken: z.boolean().optional().meta({ description: 'true: a new token value; the old one stops working' }),
-  addTokenStreams: list(streamEntry).optional(),
-  removeTokenStreams: list(z.union([text(1, MAX_NAME), streamEntry])).optional(),
-  updateAllowedOrigins: origins,
-  updateAllowedIpAddresses: ips,
-  updateBindIpsOnUsage: count.nullable().optional(),
-  updateAllowedCountries: countries,
-  updateDeniedCountries: countries,
-  allowedOrigins: origins.meta({ description: 'alias of updateAllowedOrigins' }),
-  allowedIpAddresses: ips.meta({ description: 'alias of updateAllowedIpAddresses' }),
-  bindIpsOnUsage: count.nullable().optional().meta({ description: 'alias of updateBindIpsOnUsage' }),
-  allowedCountries: countries.meta({ description: 'alias of updateAllowedCountries' }),
-  deniedCountries: countries.meta({ description: 'alias of updateDeniedCountries' }),
-  expires: z.number().int().min(1).max(2147483647).nullable().optional().meta({ description: 'seconds from now; null = never expires' }),
-};
-
-export const updatePublishTokenSchema = z.strictObject({
-  ...commonUpdate,
-  subscribeRequiresAuth: z.boolean().optional(),
-  record: z.boolean().optional(),
-  enableThumbnails: z.boolean().optional(),
-});
-
-export const updateSubscribeTokenSchema = z.strictObject({
-  ...commonUpdate,
-  tracking: tracking.nullable().optional().meta({ description: 'null removes the tracking id' }),
-});
-
-export const createTokenSchema = (kind: TokenKind) =>
-  kind === 'publish' ? createPublishTokenSchema : createSubscribeTokenSchema;
-export const updateTokenSchema = (kind: TokenKind) =>
-  kind === 'publish' ? updatePublishTokenSchema : updateSubscribeTokenSchema;
+/** The token schemas whose stream patterns `check` validates. */
+export function tokenSchemas(check: PatternCheck) {
+  const entry = streamEntry(check);
+  const commonCreate = {
+    label,
+    streams: z.array(entry).min(1).max(MAX_LIST),
+    expires: z.number().int().min(1).max(2147483647).nullable().optional().meta({ description: 'seconds until expiry; absent = never' }),
+    allowedOrigins: origins,
+    allowedIpAddresses: ips,
+    bindIpsOnUsage: count.nullable().optional().meta({ description: 'bind to the first N client addresses' }),
+    allowedCountries: countries,
+    deniedCountries: countries,
+  };
+  const commonUpdate = {
+    label: label.optional(),
+    isActive: z.boolean().optional(),
+    refreshToken: z.boolean().optional().meta({ description: 'true: a new token value; the old one stops working' }),
+    addTokenStreams: list(entry).optional(),
+    removeTokenStreams: list(z.union([text(1, MAX_NAME), entry])).optional(),
+    updateAllowedOrigins: origins,
+    updateAllowedIpAddresses: ips,
+    updateBindIpsOnUsage: count.nullable().optional(),
+    updateAllowedCountries: countries,
+    updateDeniedCountries: countries,
+    allowedOrigins: origins.meta({ description: 'alias of updateAllowedOrigins' }),
+    allowedIpAddresses: ips.meta({ description: 'alias of updateAllowedIpAddresses' }),
+    bindIpsOnUsage: count.nullable().optional().meta({ description: 'alias of updateBindIpsOnUsage' }),
+    allowedCountries: countries.meta({ description: 'alias of updateAllowedCountries' }),
+    deniedCountries: countries.meta({ description: 'alias of updateDeniedCountries' }),
+    expires: z.number().int().min(1).max(2147483647).nullable().optional().meta({ description: 'seconds from now; null = never expires' }),
+  };
+  const publishFlags = {
+    subscribeRequiresAuth: z.boolean().optional(),
+    record: z.boolean().optional(),
+    enableThumbnails: z.boolean().optional(),
+  };
+  const create = {
+    publish: z.strictObject({ ...commonCreate, ...publishFlags }),
+    subscribe: z.strictObject({ ...commonCreate, tracking: tracking.nullable().optional() }),
+  };
+  const update = {
+    publish: z.strictObject({ ...commonUpdate, ...publishFlags }),
+    subscribe: z.strictObject({
+      ...commonUpdate,
+      tracking: tracking.nullable().optional().meta({ description: 'null removes the tracking id' }),
+    }),
+  };
+  return {
+    create: (kind: TokenKind) => create[kind],
+    update: (kind: TokenKind) => update[kind],
+  };
+}
 
 const ALIASES = [
   ['allowedOrigins', 'updateAllowedOrigins'],

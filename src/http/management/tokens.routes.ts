@@ -10,13 +10,13 @@ import {
   activeQuerySchema,
   checkBodySchema,
   checkOut,
-  createTokenSchema,
   disableSchema,
   idParamsSchema,
   listQuerySchema,
   normalizeUpdate,
   tokenOut,
-  updateTokenSchema,
+  tokenSchemas,
+  type PatternCheck,
 } from './schemas.js';
 
 const disableOut = z.object({
@@ -25,7 +25,8 @@ const disableOut = z.object({
 });
 const activeOut = z.object({ tokenIds: z.array(z.number().int()) });
 
-export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enforcer): RouteSpec[] {
+export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enforcer, patterns: PatternCheck): RouteSpec[] {
+  const schemas = tokenSchemas(patterns);
   const base = `/api/${kind}_token`;
   const tag = kind === 'publish' ? 'Publish tokens' : 'Subscribe tokens';
   const out = tokenOut(kind);
@@ -36,7 +37,7 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enf
     tag,
     auth: 'apiSecret',
     params: idParamsSchema,
-    body: updateTokenSchema(kind),
+    body: schemas.update(kind),
     response: out,
     handler: ({ account, params, body }) => {
       const { input, errors } = normalizeUpdate(body as Record<string, unknown>);
@@ -51,7 +52,7 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enf
       summary: `Create a ${kind} token`,
       tag,
       auth: 'apiSecret',
-      body: createTokenSchema(kind),
+      body: schemas.create(kind),
       response: out,
       status: 201,
       handler: ({ account, body }) => tokens.create(account.id, kind, body as CreateTokenInput),

@@ -3,34 +3,35 @@ import { z } from 'zod';
 import { ApiError } from '../../errors.js';
 import { route, type RouteSpec } from '../route.js';
 import { text } from '../text.js';
-import { MAX_NAME, streamPatternProblem } from '../../domain/matchers.js';
+import { MAX_NAME } from '../../domain/matchers.js';
 import type { WebhookService } from '../../management/webhooks.js';
 import type { Lifecycle } from '../../lifecycle/lifecycle.js';
 import type { Recording, Store } from '../../store/store.js';
-import { idParamsSchema } from './schemas.js';
+import { idParamsSchema, patternIssue, type PatternCheck } from './schemas.js';
 
-const filter = text(1, MAX_NAME).superRefine((s, ctx) => {
-  const p = streamPatternProblem(s);
-  if (p) ctx.addIssue({ code: 'custom', message: p });
-});
 const url = z.string().min(1).max(2048).meta({ description: 'https:// and public addresses only' });
 
-export const createWebhookSchema = z.strictObject({
-  url,
-  isFeedHooks: z.boolean(),
-  isRecordingHooks: z.boolean().optional(),
-  isThumbnailHooks: z.boolean().optional(),
-  filter: filter.nullable().optional().meta({ description: 'RE2 pattern, full match on the stream name' }),
-});
-
-export const updateWebhookSchema = z.strictObject({
-  url: url.optional(),
-  isFeedHooks: z.boolean().optional(),
-  isRecordingHooks: z.boolean().optional(),
-  isThumbnailHooks: z.boolean().optional(),
-  filter: filter.nullable().optional().meta({ description: 'null removes the filter' }),
-  refreshSecret: z.boolean().optional().meta({ description: 'true: a new signing secret; the old one signs nothing more' }),
-});
+/** The webhook schemas whose filter patterns `check` validates. */
+export function webhookSchemas(check: PatternCheck) {
+  const filter = text(1, MAX_NAME).superRefine((s, ctx) => patternIssue(check, s, ctx));
+  return {
+    create: z.strictObject({
+      url,
+      isFeedHooks: z.boolean(),
+      isRecordingHooks: z.boolean().optional(),
+      isThumbnailHooks: z.boolean().optional(),
+      filter: filter.nullable().optional().meta({ description: 'RE2 pattern, full match on the stream name' }),
+    }),
+    update: z.strictObject({
+      url: url.optional(),
+      isFeedHooks: z.boolean().optional(),
+      isRecordingHooks: z.boolean().optional(),
+      isThumbnailHooks: z.boolean().optional(),
+      filter: filter.nullable().optional().meta({ description: 'null removes the filter' }),
+      refreshSecret: z.boolean().optional().meta({ description: 'true: a new signing secret; the old one signs nothing more' }),
+    }),
+  };
+}
 
 const listWebhooksQuery = z.object({
   startingId: z.coerce.number().int().min(1).optional(),
@@ -77,8 +78,9 @@ const recordingView = (r: Recording) => {
   return { ...rest, streamId: `${accountId}/${r.streamName}` };
 };
 
-export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle: Lifecycle): RouteSpec[] {
+export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle: Lifecycle, patterns: PatternCheck): RouteSpec[] {
   const tag = 'Webhooks';
+  const schemas = webhookSchemas(patterns);
   return [
     route({
       method: 'post',
@@ -86,7 +88,7 @@ export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle:
       summary: 'Add a webhook (the answer carries its signing secret); an account holds at most webhooks.maxPerAccount',
       tag,
       auth: 'apiSecret',
-      body: createWebhookSchema,
+      body: schemas.create,
       response: webhookOut,
       status: 201,
       handler: ({ account, body }) => webhooks.create(account.id, body),
@@ -147,7 +149,7 @@ export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle:
       tag,
       auth: 'apiSecret',
       params: idParamsSchema,
-      body: updateWebhookSchema,
+      body: schemas.update,
       response: webhookOut,
       handler: ({ account, params, body }) => webhooks.update(account.id, params.id, body),
     }),
