@@ -9,21 +9,14 @@ import path from 'node:path';
 import { startServer, type RunningServer } from '../helpers/process.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { MAX_PATTERN_COST, patternCost } from '../../src/domain/pattern-cost.js';
+import { heavy, lagMaxSeconds, timed } from '../helpers/pattern-load.js';
 
-/** The probe's pattern shape with as many repetitions as the cap accepts. */
-const heavy = (k: number, i: number) => `s${k}_${i}(?i:[Ͱ-Ͽ]){94}`;
 const PROBE = 's0_0(?i:[Ͱ-Ͽ]){497}';
 const DECISION_MS = 250;
 const LOOP_DELAY_MS = 100;
 const RSS_GROWTH_MB = 200;
 
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-
-async function timed<T>(f: () => Promise<T>): Promise<{ ms: number; value: T }> {
-  const t0 = performance.now();
-  const value = await f();
-  return { ms: performance.now() - t0, value };
-}
 
 function client(base: string, secret: string) {
   const api = async (method: string, p: string, body?: unknown) => {
@@ -46,11 +39,6 @@ function client(base: string, secret: string) {
       return { status: r.status, reason: body.data.reason };
     });
   return { api, view };
-}
-
-async function lagMaxSeconds(base: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  return Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)![1]);
 }
 
 async function scenario(s: RunningServer, secret: string) {
