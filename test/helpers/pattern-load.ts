@@ -1,7 +1,7 @@
 // What the process tests of costly stream patterns share: the costliest pattern shape the cost cap
 // accepts, a timer, and the event-loop lag the process itself reports.
 
-/** The probe's pattern shape (`(?i:[Ͱ-Ͽ]){n}`) with as many repetitions as the cap accepts. */
+/** The adversarial pattern shape (`(?i:[Ͱ-Ͽ]){n}`) with as many repetitions as the cap accepts. */
 export const heavy = (k: number, i: number): string => `s${k}_${i}(?i:[Ͱ-Ͽ]){94}`;
 
 export async function timed<T>(f: () => Promise<T>): Promise<{ ms: number; value: T }> {

@@ -11,7 +11,7 @@ import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { MAX_PATTERN_COST, patternCost } from '../../src/domain/pattern-cost.js';
 import { heavy, lagMaxSeconds, timed } from '../helpers/pattern-load.js';
 
-const PROBE = 's0_0(?i:[Ͱ-Ͽ]){497}';
+const ADVERSARIAL = 's0_0(?i:[Ͱ-Ͽ]){497}';
 const DECISION_MS = 250;
 const LOOP_DELAY_MS = 100;
 const RSS_GROWTH_MB = 200;
@@ -48,12 +48,12 @@ async function scenario(s: RunningServer, secret: string) {
   const refused = { status: 401, reason: 'token_required' };
   const open = { status: 200, reason: undefined };
 
-  // The probe's exact pattern is refused now, naming the cost and the cap; nothing is stored.
-  const probe = await api('POST', '/api/publish_token', { label: 'probe', streams: [{ streamName: PROBE, isRegex: true }], subscribeRequiresAuth: true });
-  assert.equal(probe.status, 400);
-  assert.deepEqual(probe.body.data.errors, {
+  // The adversarial pattern is refused, naming the cost and the cap; nothing is stored.
+  const tooCostly = await api('POST', '/api/publish_token', { label: 'adversarial', streams: [{ streamName: ADVERSARIAL, isRegex: true }], subscribeRequiresAuth: true });
+  assert.equal(tooCostly.status, 400);
+  assert.deepEqual(tooCostly.body.data.errors, {
     'streams[0].streamName': [
-      `too large for the RE2 engine: Unicode classes (\\pL), case-insensitive classes and counted repetitions ({400}) compile into a program too big to build on every change (cost ${patternCost(PROBE)} instructions, at most ${MAX_PATTERN_COST}); use + or *, fewer repetitions or an ASCII class such as [a-z]`,
+      `too large for the RE2 engine: Unicode classes (\\pL), case-insensitive classes and counted repetitions ({400}) compile into a program too big to build on every change (cost ${patternCost(ADVERSARIAL)} instructions, at most ${MAX_PATTERN_COST}); use + or *, fewer repetitions or an ASCII class such as [a-z]`,
     ],
   });
   assert.ok(patternCost(heavy(19, 99)) <= MAX_PATTERN_COST && patternCost(heavy(0, 0)) > 0.95 * MAX_PATTERN_COST);
@@ -98,7 +98,7 @@ async function scenario(s: RunningServer, secret: string) {
   try {
   for (let n = 1; n <= 3; n++) {
     const id = ids[n];
-    // The probe's step: a label change. The patterns did not change: answered at once, exactly.
+    // A label change. The patterns did not change: answered at once, exactly.
     const bump = await timed(() => api('PUT', `/api/publish_token/${id}`, { label: `bump${n}` }));
     assert.equal(bump.value.status, 200);
     assert.ok(bump.ms < DECISION_MS, `bump took ${bump.ms.toFixed(0)} ms`);

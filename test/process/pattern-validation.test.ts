@@ -10,11 +10,13 @@ import { startServer } from '../helpers/process.js';
 import { heavy, lagMaxSeconds, timed } from '../helpers/pattern-load.js';
 import { MAX_PATTERN_COST, patternCost } from '../../src/domain/pattern-cost.js';
 
-const BOUND_MS = 50;
+// The service's event-loop bound: compiling on the event loop measured 155 ms (one body per turn)
+// and 988 ms (all bodies in one turn) here; other suites running beside this one cost ~40 ms.
+const BOUND_MS = 100;
 const CREATES = 8;
 
 describe('validating costly patterns, as a process', { timeout: 120_000 }, () => {
-  it('8 concurrent creates × 100 patterns at the cap: /healthz and token-less decisions within 50 ms, event loop under 50 ms, every create stored exactly', async () => {
+  it('8 concurrent creates × 100 patterns at the cap: /healthz and token-less decisions within 100 ms, event loop under 100 ms, every create stored exactly', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'sg-validate-'));
     const s = await startServer({ STREAMGATE_DATA_DIR: dir });
     try {

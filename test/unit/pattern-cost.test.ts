@@ -37,7 +37,7 @@ describe('pattern cost model', () => {
   ];
   for (const [p, cost] of table) it(`${p} costs ${cost}`, () => assert.equal(patternCost(p), cost));
 
-  it("refuses the probe's pattern and \\pL{400}, naming the cost and the cap", () => {
+  it("refuses the adversarial case-folded pattern and \\pL{400}, naming the cost and the cap", () => {
     assert.equal(patternCost('s0_0(?i:[Ͱ-Ͽ]){497}'), 10441);
     for (const p of ['s0_0(?i:[Ͱ-Ͽ]){497}', '\\pL{400}', '(?i)\\pL{10}', '[^\\pL]{300}', '((?i:[Ͱ-Ͽ]){10}){10}']) {
       const problem = streamPatternProblem(p);

@@ -9,7 +9,7 @@ import { MAX_PATTERN_COST, patternCost } from '../../src/domain/pattern-cost.js'
 import { sqliteFactory } from '../helpers/stores.js';
 import { testApp } from '../helpers/app.js';
 
-/** The costliest pattern shape the cap accepts (the probe's, with fewer repetitions). */
+/** The costliest pattern shape the cap accepts (the adversarial `(?i:[Ͱ-Ͽ]){497}`, with fewer repetitions). */
 const heavy = (k: number, i: number) => `s${k}_${i}(?i:[Ͱ-Ͽ]){94}`;
 const heavySet = (tokens: number, per = 100) => Array.from({ length: tokens * per }, (_, j) => heavy(Math.floor(j / per), j % per));
 const settle = async (sp: SecuringPatterns, gen: number) => {
