@@ -1,7 +1,7 @@
 // Calibrates the stream-pattern cost model: compiles a corpus (adversarial repetitions of Unicode
 // and case-folded classes, nested repeats, big alternations) the way the service does and prints
 // the median compile time against patternCost, the worst µs per cost unit, and what the cap allows.
-//   npx tsx bench/pattern-cost.ts            (BENCH_RUNS=9 to take more samples per pattern)
+//   npm run bench:patterns                   (BENCH_RUNS=9 to take more samples per pattern)
 import os from 'node:os';
 import RE2 from 're2';
 import { MAX_PATTERN_COST, patternCost } from '../src/domain/pattern-cost.js';
