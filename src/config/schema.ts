@@ -93,7 +93,14 @@ export const configSchema = z.strictObject({
     secret: optionalSecret,
     allowUnauthenticated: z.boolean(),
     trustedProxies: z.array(addressOrCidr),
-    realIpHeader: z.string().regex(/^$|^[A-Za-z0-9-]+$/, 'expected a header name (e.g. X-Real-IP) or empty'),
+    realIpHeader: z
+      .string()
+      .regex(/^$|^[A-Za-z0-9-]+$/, 'expected a header name (e.g. X-Real-IP) or empty')
+      // Read as one address, a list a client can add entries to is unreadable and the client passes as the proxy.
+      .refine(
+        (h) => !['x-forwarded-for', 'forwarded'].includes(h.toLowerCase()),
+        'X-Forwarded-For and Forwarded are lists, already read by the right-most rule; name a single-address header such as X-Real-IP, or leave it empty',
+      ),
     omeSecret: z.string(),
     accountInPath: z.boolean(),
     mediamtx: z.strictObject({ allowApiFrom: z.array(addressOrCidr), pathPrefix: z.string().max(128) }),
