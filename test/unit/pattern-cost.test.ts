@@ -2,19 +2,8 @@
 // repetition copies), so the cap refuses what takes long to compile and accepts what does not.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import RE2 from 're2';
 import { MAX_PATTERN_COST, patternCost, utf8Instructions } from '../../src/domain/pattern-cost.js';
 import { streamPatternProblem } from '../../src/domain/matchers.js';
-
-const medianCompileMs = (p: string): number => {
-  const xs: number[] = [];
-  for (let i = 0; i < 7; i++) {
-    const t0 = process.hrtime.bigint();
-    new RE2(`^(?:${p})$`, 'u');
-    xs.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
-  return xs.sort((a, b) => a - b)[3];
-};
 
 describe('pattern cost model', () => {
   it('counts UTF-8 byte-range instructions of a code point set', () => {
@@ -56,12 +45,13 @@ describe('pattern cost model', () => {
     }
   });
 
-  it('the costliest accepted patterns compile in a few milliseconds at most (calibrated at ~0.65 ms by bench/pattern-cost.ts)', () => {
+  // How long they take to compile is the benchmark's to measure (npm run bench:patterns: ~0.4–0.65 ms
+  // at the cap on the CI machine); here only that the shapes it calibrates with sit just under the cap.
+  it('the shapes the benchmark calibrates the cap with are accepted, near the cap', () => {
     const heaviest = ['(?i:[Ͱ-Ͽ]){95}', '((?i:[Ͱ-Ͽ]){10}){9}', 'a{999}', '[a-z]{660}', '\\p{Greek}{13}', '(?i)k{222}'];
     for (const p of heaviest) {
       assert.ok(patternCost(p) <= MAX_PATTERN_COST && patternCost(p) > MAX_PATTERN_COST * 0.6, `${p}: ${patternCost(p)}`);
-      const ms = medianCompileMs(p);
-      assert.ok(ms < 5, `${p} compiled in ${ms.toFixed(2)} ms`);
+      assert.equal(streamPatternProblem(p), null, p);
     }
   });
 });

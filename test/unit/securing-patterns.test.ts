@@ -2,7 +2,6 @@
 // a newer set superseding an older one; token-less decisions fail closed until the set is ready.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import RE2 from 're2';
 import { CHUNK_COST, SecuringPatterns } from '../../src/enforce/securing-patterns.js';
 import { MAX_PATTERN_COST, patternCost } from '../../src/domain/pattern-cost.js';
@@ -23,19 +22,26 @@ describe('securing patterns', () => {
     assert.ok(c <= MAX_PATTERN_COST && c > MAX_PATTERN_COST * 0.95, String(c));
   });
 
-  it('a token-sized change compiles at once; a large set compiles in the background in chunks, without holding the event loop', async () => {
+  it('a token-sized change compiles at once; a large set compiles in the background, one chunk per event-loop turn', async () => {
     const sp = new SecuringPatterns();
     const small = sp.want(['cam-[0-9]+', 'ev-.*']);
     assert.ok(sp.isReady(small));
     assert.deepEqual([sp.matches('cam-7'), sp.matches('ev-x'), sp.matches('open')], [true, true, false]);
-    const loop = monitorEventLoopDelay({ resolution: 5 });
-    loop.enable();
     const all = heavySet(10);
     const gen = sp.want(all);
     assert.equal(sp.isReady(gen), false, 'not ready: decisions fail closed meanwhile');
-    await settle(sp, gen);
-    loop.disable();
-    assert.ok(loop.max / 1e6 < 100, `event loop held ${(loop.max / 1e6).toFixed(1)} ms`);
+    // Structure, not time (a chunk's compile time is calibrated by the benchmark): between two
+    // turns of the event loop the rebuild compiles at most one chunk, so other requests run
+    // between chunks.
+    let turns = 0;
+    let last = sp.compiles;
+    for (; turns < 2000 && !sp.isReady(gen); turns++) {
+      await new Promise((r) => setImmediate(r));
+      assert.ok(sp.compiles - last <= 1, `${sp.compiles - last} chunks compiled in one turn`);
+      last = sp.compiles;
+    }
+    assert.ok(sp.isReady(gen), 'rebuild finished');
+    assert.ok(turns > sp.chunkCount, `${turns} turns for ${sp.chunkCount} chunks`);
     const perChunk = Math.floor(CHUNK_COST / patternCost(all[0]));
     assert.equal(sp.chunkCount, Math.ceil(all.length / perChunk));
     const one = new RE2(`^(?:${heavy(3, 7)})$`, 'u');
@@ -86,9 +92,8 @@ describe('token-less decisions while an account recompiles', () => {
       await t.services.tokens.create(id, 'publish', { label: `t${k}`, streams, subscribeRequiresAuth: true });
     }
     const lookup = t.services.enforcer.lookup;
-    const started = performance.now();
+    // A decision that waited for the compile would answer exactly (open: false); it fails closed instead.
     assert.equal(await lookup.secured(id, 'open'), true, 'fail closed while compiling');
-    assert.ok(performance.now() - started < 250, 'the decision did not wait for the compile');
     assert.equal(await lookup.secured(id, `s19_99${'α'.repeat(94)}`), true);
     let open = true;
     for (const deadline = performance.now() + 15_000; open && performance.now() < deadline; ) {
