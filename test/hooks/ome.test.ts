@@ -59,7 +59,7 @@ describe('OvenMediaEngine adapter', () => {
   });
 
   it('refuses a request.url that is not valid percent-encoding, or hides a separator, with 200 allowed:false', async () => {
-    const reason = 'request.url path has a dot segment, an encoded separator or bad percent-encoding';
+    const reason = 'request.url path has a dot segment, a separator or ; ? # inside a segment, or bad percent-encoding';
     for (const url of [
       `rtmp://host:1935/app/stream%E0%A4%A?token=${pub.token}`,
       `rtmp://host:1935/app/%ZZstream?token=${pub.token}`,
@@ -69,6 +69,11 @@ describe('OvenMediaEngine adapter', () => {
       `rtmp://host:1935/app/other/../stream?token=${pub.token}`,
       `rtmp://host:1935/app/other/%2E%2E/stream/x?token=${pub.token}`,
       `rtmp://host:1935/app/stream%5Cx?token=${pub.token}`,
+      `ws://host:3333/app/stream;x?token=${pub.token}`,
+      `ws://host:3333/app/stream%3B?token=${pub.token}`,
+      `ws://host:3333/app/stream%3F/x?token=${pub.token}`,
+      `ws://host:3333/app/stream%23?token=${pub.token}`,
+      `ws://host:3333/app/stream%00?token=${pub.token}`,
     ]) {
       const r = await send(body('incoming', 'opening', url));
       assert.deepEqual([r.status, r.body], [200, { allowed: false, reason }], url);

@@ -22,7 +22,10 @@ function signatureOk(raw: Buffer, presented: string | undefined, secret: string)
   return got.length === expected.length && timingSafeEqual(got, expected);
 }
 
-/** The decoded path segments, or undefined when one is not valid percent-encoding or decodes to a separator or dot segment. */
+/** What no decoded segment may hold: separators, and what a parser could cut a segment at (; ? #) or drop. */
+const SEGMENT_META = /[/\\;?#\p{Cc}]/u;
+
+/** The decoded path segments, or undefined when one is not valid percent-encoding or decodes to a separator, ; ? # or a control character, or is a dot segment. */
 export function omeSegments(pathname: string): string[] | undefined {
   const out: string[] = [];
   for (const raw of pathname.split('/')) {
@@ -33,7 +36,7 @@ export function omeSegments(pathname: string): string[] | undefined {
     } catch {
       return undefined;
     }
-    if (seg.includes('/') || seg.includes('\\') || seg === '.' || seg === '..') return undefined;
+    if (SEGMENT_META.test(seg) || seg === '.' || seg === '..') return undefined;
     out.push(seg);
   }
   return out;
@@ -78,7 +81,7 @@ export function mountOme(app: DecisionRoutes, s: Services): void {
       // segment, or one that cannot be decoded, names no stream. OME gets its 200 with allowed:false.
       // The raw path, not URL's pathname: the URL parser resolves dot segments that OME may not.
       const segments = omeSegments(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*([^?#]*)/i.exec(url)?.[1] ?? parsed.pathname);
-      if (segments === undefined) return deny('request.url path has a dot segment, an encoded separator or bad percent-encoding');
+      if (segments === undefined) return deny('request.url path has a dot segment, a separator or ; ? # inside a segment, or bad percent-encoding');
       const path = accountInPath ? segments.slice(1, 3).join('/') : segments[1] ?? '';
       const id = streamIdentity(path, '', accountInPath);
       const action = direction === 'incoming' ? 'publish' : 'subscribe';
