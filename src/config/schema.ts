@@ -32,7 +32,10 @@ export const MIN_SECRET_LENGTH = 32;
 /** A shared secret that is either unset ("") or long enough not to be guessed (32+ characters). */
 const optionalSecret = z
   .string()
-  .refine((s) => s === '' || s.length >= MIN_SECRET_LENGTH, `must be empty (off) or at least ${MIN_SECRET_LENGTH} characters`);
+  .refine((s) => s === '' || s.length >= MIN_SECRET_LENGTH, `must be empty (off) or at least ${MIN_SECRET_LENGTH} characters`)
+  // An HTTP header value loses surrounding white space and cannot carry control characters: such a
+  // secret could never be presented as configured (and 32 spaces are no secret).
+  .refine((s) => !/^\s|\s$|[\x00-\x1f\x7f]/.test(s), 'must not start or end with white space or hold control characters');
 
 /** Whether a listen address accepts connections from this machine only. */
 export function isLoopbackHost(host: string): boolean {

@@ -44,12 +44,24 @@ export function clientAddress(req: Request, trusted: TrustedProxies): string | u
     return normaliseIp(typeof h === 'string' ? h : undefined) ?? peer;
   }
   const xff = (req.get('x-forwarded-for') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  // Several X-Forwarded-For lines arrive joined by node with ', ': one list.
   for (let i = xff.length - 1; i >= 0; i--) {
-    const ip = normaliseIp(xff[i]);
+    const ip = normaliseIp(withoutPort(xff[i]));
     if (!ip) return peer; // a garbled chain is not believed
     if (!trusted.has(ip)) return ip;
   }
   return peer;
+}
+
+/**
+ * Some load balancers append the client as `a.b.c.d:port` or `[v6]:port`: the address without the
+ * port. Any other spelling is left for normaliseIp to accept or refuse.
+ */
+function withoutPort(entry: string): string {
+  const v4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/.exec(entry);
+  if (v4) return v4[1];
+  const v6 = /^\[([0-9A-Fa-f:.]+)\](?::\d{1,5})?$/.exec(entry);
+  return v6 ? v6[1] : entry;
 }
 
 /** The host of the Origin header, else of the Referer. */

@@ -80,7 +80,8 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
         action,
         token: bearer(req),
         streamName: body.streamName,
-        accountId: body.streamAccountId ?? undefined,
+        // An empty streamAccountId names no account, as an absent one (SDKs send '' for "none").
+        accountId: body.streamAccountId || undefined,
         clientIp: clientAddress(req, trusted),
         origin: requestOrigin(req),
         country: trustedCountry(req, trusted, s.config.geo.trustedHeader),

@@ -366,6 +366,15 @@ export function enforcementSuite(factory: StoreFactory): void {
         assert.deepEqual([noToken.status, noToken.body.data.reason], [401, 'token_required']);
       });
 
+      it('an empty streamAccountId is the same as none', async () => {
+        clock = Date.now();
+        const p = await mk('publish', {});
+        for (const body of [{ streamName: 'cam1' }, { streamName: 'cam1', streamAccountId: '' }, { streamName: 'cam1', streamAccountId: null }]) {
+          const r = await director('publish', p.token, body);
+          assert.deepEqual([r.status, r.body.data.streamAccountId], [200, acct.id], JSON.stringify(body));
+        }
+      });
+
       it('answers CORS preflight and reflects the Origin', async () => {
         const pre = await request(t.app).options('/api/director/subscribe').set('origin', 'https://app.customer.com').set('access-control-request-method', 'POST');
         assert.equal(pre.status, 204);

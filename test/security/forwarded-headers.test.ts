@@ -94,6 +94,10 @@ describe('security: forwarding headers from a trusted proxy', () => {
       { 'x-forwarded-for': `198.51.100.1, ${CLIENT}` },
       { 'x-forwarded-for': `${CLIENT}, 127.0.0.1` },
       { 'x-forwarded-for': `::ffff:${CLIENT}` },
+      // load balancers that append the client with its port
+      { 'x-forwarded-for': `198.51.100.1, ${CLIENT}:54321` },
+      { 'x-forwarded-for': `[::ffff:${CLIENT}]:443` },
+      { 'x-forwarded-for': `[::ffff:${CLIENT}]` },
     ];
     for (const h of honoured) {
       assert.equal((await viaAuthRequest(d, d.pinned.token, h)).status, 200, `auth-request ${JSON.stringify(h)}`);

@@ -68,6 +68,8 @@ describe('configuration', () => {
     [{ STREAMGATE_NO_SUCH_THING: '1' }, /STREAMGATE_NO_SUCH_THING: no such setting/],
     [{ STREAMGATE_ADMIN_KEY: 'a'.repeat(31) }, /adminKey: must be empty \(off\) or at least 32 characters/],
     [{ STREAMGATE_HOOK_SECRET: 'short' }, /hooks\.secret: must be empty \(off\) or at least 32 characters/],
+    [{ STREAMGATE_HOOK_SECRET: ' '.repeat(40) }, /hooks\.secret: must not start or end with white space or hold control characters/],
+    [{ STREAMGATE_ADMIN_KEY: `${'a'.repeat(40)}\n` }, /adminKey: must not start or end with white space or hold control characters/],
     [{ HOST: '0.0.0.0' }, /hooks\.secret: required when listening on 0\.0\.0\.0 \(reachable from other machines\)/],
     [{ HOST: '::' }, /hooks\.secret: required when listening on ::/],
     [{ HOST: '10.1.2.3' }, /hooks\.secret: required when listening on 10\.1\.2\.3/],
