@@ -55,6 +55,7 @@ export const configSchema = z.strictObject({
     trustProxy: z.boolean(),
     shutdownDelayMs: z.number().int().min(0).max(600000),
     shutdownGraceMs: z.number().int().min(0),
+    tls: z.strictObject({ certFile: z.string(), keyFile: z.string() }),
   }),
   dataDir: z.string().min(1),
   adminKey: optionalSecret,
@@ -143,6 +144,7 @@ export const configSchema = z.strictObject({
     accountConcurrency: z.number().int().min(1),
     // Deliveries look an event's webhooks up 100 at a time, so more could never all be served.
     maxPerAccount: z.number().int().min(1).max(100),
+    headerNames: z.array(z.enum(['service', 'millicast'])).min(1, 'name at least one of service, millicast'),
     testSendsPerMinute: z.number().int().min(1),
   }),
   analytics: z.strictObject({
@@ -150,6 +152,11 @@ export const configSchema = z.strictObject({
   }),
   dashboard: z.strictObject({ enabled: z.boolean() }),
 }).superRefine((c, ctx) => {
+  if ((c.server.tls.certFile === '') !== (c.server.tls.keyFile === '')) {
+    const missing = c.server.tls.certFile === '' ? 'certFile' : 'keyFile';
+    const given = missing === 'certFile' ? 'keyFile' : 'certFile';
+    ctx.addIssue({ code: 'custom', path: ['server', 'tls', missing], message: `required when server.tls.${given} is set (both, or neither for plain HTTP)` });
+  }
   if (c.redis.sentinels.length > 0 && c.redis.sentinelName === '') {
     ctx.addIssue({ code: 'custom', path: ['redis', 'sentinelName'], message: 'required when redis.sentinels is set' });
   }

@@ -9,7 +9,7 @@ import type { Config } from '../config/schema.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { PublicEvent } from '../lifecycle/events.js';
 import { compileStreamPattern } from '../domain/matchers.js';
-import { signedHeaders } from './signing.js';
+import { signedHeaders, withHeaderNames } from './signing.js';
 import type { DeliveryResult } from './client.js';
 import { FairQueue, type Refusal } from './fair-queue.js';
 
@@ -216,8 +216,7 @@ export class WebhookDispatcher {
   private async deliver(job: Job): Promise<void> {
     const ts = Math.floor(this.now() / 1000);
     const headers = {
-      ...job.headers,
-      ...signedHeaders(job.deliveryId, ts, job.body, job.webhook.secret),
+      ...withHeaderNames({ ...job.headers, ...signedHeaders(job.deliveryId, ts, job.body, job.webhook.secret) }, this.cfg.headerNames),
       'user-agent': this.userAgent,
     };
     const r = await this.client.post(job.webhook.url, job.body, headers, this.abort.signal);

@@ -1,5 +1,6 @@
-// Webhook signatures: the hosted platform's x-service-signature (sha1=hex HMAC-SHA1 of the exact
-// body bytes, keyed with the base64-decoded secret) and Standard Webhooks' v1 HMAC-SHA256 headers.
+// Webhook signatures: the hosted platform's signature (sha1=hex HMAC-SHA1 of the exact body bytes,
+// keyed with the base64-decoded secret) under its own name X-Millicast-Signature and/or the
+// neutral x-service-signature, and Standard Webhooks' v1 HMAC-SHA256 headers.
 import { createHmac, randomBytes } from 'node:crypto';
 
 /** base64 of 32 random bytes, shown to the account holder once per create/refresh. */
@@ -15,6 +16,26 @@ export function serviceSignature(body: Buffer, secret: string): string {
 export function standardSignature(id: string, timestampS: number, body: Buffer, secret: string): string {
   const mac = createHmac('sha256', key(secret)).update(`${id}.${timestampS}.`).update(body).digest('base64');
   return `v1,${mac}`;
+}
+
+/** Which spellings of the hosted headers a delivery carries (webhooks.headerNames). */
+export type HeaderNames = ReadonlyArray<'service' | 'millicast'>;
+
+/**
+ * The hosted platform's headers (`x-service-<name>`, as rendered) under the spellings asked for:
+ * receivers written from the hosted docs read `x-millicast-<name>`.
+ */
+export function withHeaderNames(headers: Record<string, string>, names: HeaderNames): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) {
+    if (!k.startsWith('x-service-')) {
+      out[k] = v;
+      continue;
+    }
+    if (names.includes('service')) out[k] = v;
+    if (names.includes('millicast')) out[`x-millicast-${k.slice('x-service-'.length)}`] = v;
+  }
+  return out;
 }
 
 export function signedHeaders(id: string, timestampS: number, body: Buffer, secret: string): Record<string, string> {

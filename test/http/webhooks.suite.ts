@@ -14,6 +14,15 @@ function verifyServiceSignature(r: Received, secret: string): boolean {
   return r.headers['x-service-signature'] === expected;
 }
 
+/**
+ * A receiver written from the hosted platform's docs: X-Millicast-Signature is
+ * 'sha1=' + hex(HMAC-SHA1(rawBody, base64decode(secret))).
+ */
+function verifyHostedSignature(r: Received, secret: string): boolean {
+  const expected = 'sha1=' + createHmac('sha1', Buffer.from(secret, 'base64')).update(r.body).digest('hex');
+  return r.headers['x-millicast-signature'] === expected;
+}
+
 /** Standard Webhooks v1: base64 HMAC-SHA256 of "<id>.<timestamp>.<body>". */
 function verifyStandard(r: Received, secret: string): boolean {
   const id = String(r.headers['webhook-id']);
@@ -187,6 +196,22 @@ export function webhooksSuite(factory: StoreFactory): void {
       });
     });
 
+    describe('header names', () => {
+      before(() => fresh({ headerNames: ['millicast'] }));
+
+      it('webhooks.headerNames [millicast]: only the hosted names, no x-service-*', async () => {
+        const w = await hook({});
+        assert.equal((await api().post('/api/webhooks/test/Feeds', { streamName: 'cam1' })).status, 200);
+        await settle();
+        assert.equal(rx.received.length, 1);
+        const got = rx.received[0];
+        assert.ok(verifyHostedSignature(got, w.secret), 'x-millicast-signature');
+        assert.ok(verifyStandard(got, w.secret), 'webhook-signature');
+        assert.deepEqual(Object.keys(got.headers).filter((h) => h.startsWith('x-service-')), []);
+        await api().del(`/api/webhooks/${w.id}`);
+      });
+    });
+
     describe('delivery', () => {
       before(() => fresh());
 
@@ -200,6 +225,7 @@ export function webhooksSuite(factory: StoreFactory): void {
         const [a, b] = rx.received.map((r) => JSON.parse(r.body.toString()));
         for (const r of rx.received) {
           assert.ok(verifyServiceSignature(r, w.secret), 'x-service-signature');
+          assert.ok(verifyHostedSignature(r, w.secret), 'x-millicast-signature');
           assert.ok(verifyStandard(r, w.secret), 'webhook-signature');
           assert.equal(r.headers['content-type'], 'application/json');
           assert.equal(r.path, '/hook');
@@ -253,6 +279,11 @@ export function webhooksSuite(factory: StoreFactory): void {
         assert.equal(got.headers['x-service-token-id'], String(on.id));
         assert.match(String(got.headers['x-service-feed-id']), /^[0-9a-f-]{36}$/);
         assert.match(String(got.headers['x-service-timestamp']), /^\d{13}$/);
+        // the same values under the hosted platform's names, for receivers written from its docs
+        for (const name of ['stream-id', 'token-id', 'feed-id', 'timestamp']) {
+          assert.equal(got.headers[`x-millicast-${name}`], got.headers[`x-service-${name}`], name);
+        }
+        assert.ok(verifyHostedSignature(got, w.secret));
         assert.ok(verifyServiceSignature(got, w.secret));
         assert.ok(verifyStandard(got, w.secret));
         await api().del(`/api/webhooks/${w.id}`);

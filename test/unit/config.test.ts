@@ -74,6 +74,8 @@ describe('configuration', () => {
     [{ HOST: '::' }, /hooks\.secret: required when listening on ::/],
     [{ HOST: '10.1.2.3' }, /hooks\.secret: required when listening on 10\.1\.2\.3/],
     [{ HOST: 'streamgate.internal' }, /hooks\.secret: required when listening on streamgate\.internal/],
+    [{ STREAMGATE_WEBHOOKS_HEADERNAMES: '' }, /webhooks\.headerNames: name at least one of service, millicast/],
+    [{ STREAMGATE_WEBHOOKS_HEADERNAMES: 'service,dolby' }, /webhooks\.headerNames\.1: Invalid option/],
     [{ STREAMGATE_HOOKS_REALIPHEADER: 'X Real IP' }, /hooks\.realIpHeader: expected a header name/],
     [{ STREAMGATE_REDIS_WAITREPLICAS: '1', STREAMGATE_REDIS_WAITTIMEOUTMS: '5000' }, /redis\.waitTimeoutMs: must be below redis\.commandTimeoutMs/],
   ];
