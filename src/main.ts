@@ -3,6 +3,7 @@ import { loadConfig, ConfigError } from './config/load.js';
 import { createServices } from './services.js';
 import { createApp } from './app.js';
 import { createHttpServer } from './http/server.js';
+import { loadTls } from './http/tls.js';
 import { configWarnings } from './observability/warnings.js';
 
 function configFileArg(argv: string[]): string | undefined {
@@ -14,8 +15,10 @@ function configFileArg(argv: string[]): string | undefined {
 
 export async function main(argv = process.argv.slice(2)): Promise<void> {
   let config;
+  let tls;
   try {
     config = loadConfig({ file: configFileArg(argv) });
+    tls = loadTls(config.server.tls);
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`streamgate: ${e.message}\n`);
@@ -35,12 +38,26 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   }
   for (const warning of await configWarnings(config, services.accounts)) logger.warn(warning);
   const app = createApp(services);
-  const server = createHttpServer(app);
+  const server = createHttpServer(app, tls);
   server.listen(config.server.port, config.server.host, () => {
     const addr = server.address();
     const port = typeof addr === 'object' && addr ? addr.port : config.server.port;
-    logger.info({ host: config.server.host, port, store: services.store.kind }, 'listening');
+    logger.info({ host: config.server.host, port, store: services.store.kind, tls: tls !== null }, 'listening');
   });
+  if (tls && 'setSecureContext' in server) {
+    // A renewed certificate is taken up without a restart: new connections get it, open ones keep
+    // theirs. A bad pair is refused and the one in use stays.
+    const https = server;
+    process.on('SIGHUP', () => {
+      try {
+        const next = loadTls(config.server.tls)!;
+        https.setSecureContext({ cert: next.cert, key: next.key });
+        logger.info('TLS certificate reloaded');
+      } catch (e) {
+        logger.error({ reason: (e as Error).message }, 'TLS certificate not reloaded; the previous one stays in use');
+      }
+    });
+  }
 
   let stopping = false;
   const stop = (signal: string) => {

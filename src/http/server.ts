@@ -12,8 +12,13 @@
 // changes nothing, so every request still behaves exactly as express defines it.
 // (Subclasses, not a function returning Reflect.construct(..., newTarget): that form cost ~30 µs
 // per construction in V8 12, forty times a plain `new`.)
+//
+// With server.tls set, node's https server takes the same IncomingMessage/ServerResponse options
+// (it runs http's request handling over TLS sockets), so the optimisation holds for HTTPS too.
 import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Express } from 'express';
+import type { TlsMaterial } from './tls.js';
 
 /** `proto` takes the place of the app's prototype `appProto`: the same methods and own properties. */
 function adopt(proto: object, appProto: object): void {
@@ -22,12 +27,15 @@ function adopt(proto: object, appProto: object): void {
   for (const [key, d] of Object.entries(Object.getOwnPropertyDescriptors(appProto))) if (key !== 'constructor') Object.defineProperty(proto, key, d);
 }
 
-export function createHttpServer(app: Express): Server {
+export function createHttpServer(app: Express): Server;
+export function createHttpServer(app: Express, tls: TlsMaterial | null): Server | HttpsServer;
+export function createHttpServer(app: Express, tls: TlsMaterial | null = null): Server | HttpsServer {
   class AppRequest extends IncomingMessage {}
   class AppResponse extends ServerResponse {}
   adopt(AppRequest.prototype, app.request);
   adopt(AppResponse.prototype, app.response);
   app.request = AppRequest.prototype as unknown as typeof app.request;
   app.response = AppResponse.prototype as unknown as typeof app.response;
-  return createServer({ IncomingMessage: AppRequest, ServerResponse: AppResponse }, app);
+  const classes = { IncomingMessage: AppRequest, ServerResponse: AppResponse };
+  return tls ? createHttpsServer({ ...classes, cert: tls.cert, key: tls.key }, app) : createServer(classes, app);
 }
