@@ -4,7 +4,7 @@
 import { LRUCache } from 'lru-cache';
 import type { TokenRecord } from '../domain/tokens.js';
 import type { Store } from '../store/store.js';
-import { compileStreams, parseCidrs, type CompiledRules } from '../policy/rules.js';
+import { compileRules, type CompiledRules } from '../policy/rules.js';
 import { SecuringPatterns } from './securing-patterns.js';
 
 export class StoreUnavailable extends Error {
@@ -243,8 +243,7 @@ export class TokenLookup {
     // One entry per token: an older revision's matcher is dropped, not kept beside the new one,
     // and a revision that did not touch the streams (a label, an expiry) reuses the matcher.
     const streamsKey = JSON.stringify(t.streams);
-    const streams = had?.streamsKey === streamsKey ? had.rules.streams : compileStreams(t.streams);
-    const rules: CompiledRules = { streams, ips: parseCidrs(t.allowedIpAddresses), origins: t.allowedOrigins };
+    const rules = compileRules(t, had?.streamsKey === streamsKey ? had.rules.streams : undefined);
     this.compiled.set(t.id, { rev: t.rev, streamsKey, rules });
     return rules;
   };

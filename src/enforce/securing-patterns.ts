@@ -52,11 +52,6 @@ export class SecuringPatterns {
   /** Chunks compiled so far (what a change cost). */
   compiles = 0;
 
-  /** Sum of the compiled chunks' costs (what the cache weighs the account by). */
-  get compiledCost(): number {
-    return this.chunks.reduce((s, c) => s + c.cost, 0);
-  }
-
   /** How many patterns are wanted (what the cache weighs the account by). */
   get size(): number {
     return this.wanted.size;

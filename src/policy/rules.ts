@@ -72,8 +72,12 @@ function combinePatterns(patterns: string[]): RE2[] {
   return patterns.map(compileStreamPattern);
 }
 
-export function compileRules(t: Pick<TokenRecord, 'streams' | 'allowedIpAddresses' | 'allowedOrigins'>): CompiledRules {
-  return { streams: compileStreams(t.streams), ips: parseCidrs(t.allowedIpAddresses), origins: t.allowedOrigins };
+/** A token's rules; `streams` may be a matcher already compiled from the same stream rules. */
+export function compileRules(
+  t: Pick<TokenRecord, 'streams' | 'allowedIpAddresses' | 'allowedOrigins'>,
+  streams: CompiledRules['streams'] = compileStreams(t.streams),
+): CompiledRules {
+  return { streams, ips: parseCidrs(t.allowedIpAddresses), origins: t.allowedOrigins };
 }
 
 /**

@@ -54,7 +54,7 @@ describe('Helm chart', () => {
 
   // Helm itself is not installable on the CI machine (no Debian package, no registry binary), so the
   // generated-secret path is checked on the template's text and against Streamgate's validator.
-  it('generates a hook secret of 48 random characters when none is given, and keeps the live one on upgrade', () => {
+  it('the Secret template renders the given hook secret, else the live one, else randAlphaNum 48 (read from the template text)', () => {
     const tpl = readFileSync(`${CHART}/templates/secret.yaml`, 'utf8');
     assert.match(tpl, /\$hookSecret := \.Values\.secrets\.hookSecret/);
     assert.match(tpl, /lookup "v1" "Secret" \.Release\.Namespace \(include "streamgate\.fullname" \.\)/);
