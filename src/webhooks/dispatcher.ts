@@ -101,20 +101,15 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Resolves when nothing is queued or in flight (tests), or after `deadlineMs`. */
-  idle(deadlineMs?: number): Promise<void> {
+  /**
+   * Resolves when nothing is queued or in flight (tests), or after `deadlineMs`. With `keepAlive`
+   * the deadline's timer holds the process open: shutdown must reach its summary line.
+   */
+  idle(deadlineMs?: number, keepAlive = false): Promise<void> {
     if (this.isIdle()) return Promise.resolve();
     return new Promise((resolve) => {
-      this.idleWaiters.push(resolve);
-      if (deadlineMs !== undefined) setTimeout(resolve, deadlineMs).unref();
-    });
-  }
-
-  /** Like idle(), with a timer that keeps the process alive: shutdown must reach its summary line. */
-  private settle(ms: number): Promise<void> {
-    if (this.isIdle()) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
+      const timer = deadlineMs === undefined ? undefined : setTimeout(resolve, deadlineMs);
+      if (!keepAlive) timer?.unref();
       this.idleWaiters.push(() => {
         clearTimeout(timer);
         resolve();
@@ -283,7 +278,7 @@ export class WebhookDispatcher {
     this.stoppedCounts.dropped += waitingRetries;
     this.metrics.webhookDeliveries.inc({ result: 'dropped' }, waitingRetries);
     this.checkIdle();
-    await this.settle(Math.max(0, deadline - this.now()));
+    await this.idle(Math.max(0, deadline - this.now()), true);
 
     this.stopped = true;
     const never = this.queue.clear().length;
@@ -291,7 +286,7 @@ export class WebhookDispatcher {
     this.metrics.webhookDeliveries.inc({ result: 'dropped' }, never);
     this.metrics.webhookQueue.set(0);
     this.abort.abort();
-    await this.settle(ABORT_SETTLE_MS);
+    await this.idle(ABORT_SETTLE_MS, true);
 
     const { aborted, dropped } = this.stoppedCounts;
     if (aborted + dropped > 0) {
