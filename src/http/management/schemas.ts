@@ -139,9 +139,10 @@ export function normalizeUpdate(body: Record<string, unknown>): { input: UpdateT
 }
 
 
-const boolString = z
-  .union([z.boolean(), z.string().regex(/^(true|false)$/i, 'expected true or false')])
-  .transform((v) => (typeof v === 'boolean' ? v : v.toLowerCase() === 'true'));
+/** A query boolean as the hosted clients spell it: true/false in any case (Python sends True/False), 1/0. */
+export const queryBool = z
+  .union([z.boolean(), z.string().regex(/^(true|false|1|0)$/i, 'expected true or false (also True/False, 1/0)')])
+  .transform((v) => (typeof v === 'boolean' ? v : v === '1' || v.toLowerCase() === 'true'));
 
 export const listQuerySchema = z.object({
   sortBy: z
@@ -151,7 +152,7 @@ export const listQuerySchema = z.object({
     .default('Name'),
   page: z.coerce.number().int().min(1).max(2147483647).default(1),
   itemsOnPage: z.coerce.number().int().min(1).max(100).default(25),
-  isDescending: boolString.default(false),
+  isDescending: queryBool.default(false),
 });
 
 export const idParamsSchema = z.object({
