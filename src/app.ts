@@ -107,7 +107,7 @@ export function createApp(s: Services): express.Express {
   // Authentication and body parsing by prefix, then every route with its full path.
   app.use('/admin', requireAdminKey(s.config.adminKey), ...jsonBody(limit));
   app.use('/api', requireApiSecret(s.accounts), ...jsonBody(limit));
-  mountRoutes(app, routes);
+  mountRoutes(app, routes, { unknownFields: s.config.api.unknownFields, logger: s.logger });
 
   app.use(notFound());
   app.use(errorHandler(s.logger));

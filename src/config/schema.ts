@@ -59,6 +59,9 @@ export const configSchema = z.strictObject({
   }),
   dataDir: z.string().min(1),
   adminKey: optionalSecret,
+  api: z.strictObject({
+    unknownFields: z.enum(['ignore', 'reject']),
+  }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   }),

@@ -34,10 +34,49 @@ export interface TokenRecord {
   subscribeRequiresAuth?: boolean;
   record?: boolean;
   enableThumbnails?: boolean;
+  /** Stored and returned as the hosted API does; Streamgate does not act on them (docs/compatibility.md). */
+  originCluster?: string;
+  /** publish tokens only, stored and returned, not acted on */
+  clip?: boolean;
+  multisource?: boolean;
+  lowLatencyRtmp?: boolean;
+  displaySrtPassphrase?: boolean;
+  drm?: boolean;
+  priority?: number;
+  geoCascade?: GeoCascade;
+  restream?: RestreamTarget[];
   /** subscribe tokens only */
   tracking?: { trackingId: string };
   rev: number;
 }
+
+export interface GeoCascade {
+  isEnabled: boolean;
+  clusters: string[];
+}
+
+export interface RestreamTarget {
+  url?: string;
+  key: string;
+  label?: string;
+}
+
+/** Publish-token settings the hosted API has, with its defaults (multisource and lowLatencyRtmp are on). */
+export const PUBLISH_SETTING_DEFAULTS = {
+  subscribeRequiresAuth: false,
+  record: false,
+  enableThumbnails: false,
+  clip: false,
+  multisource: true,
+  lowLatencyRtmp: true,
+  displaySrtPassphrase: false,
+  drm: false,
+} as const;
+type PublishFlag = keyof typeof PUBLISH_SETTING_DEFAULTS;
+const PUBLISH_FLAGS = Object.keys(PUBLISH_SETTING_DEFAULTS) as PublishFlag[];
+
+type GeoCascadeInput = { isEnabled?: boolean | null; clusters?: string[] | null } | null;
+type RestreamInput = Array<{ url?: string | null; key: string; label?: string | null }> | null;
 
 export type NewTokenRecord = Omit<TokenRecord, 'id' | 'rev'>;
 
@@ -54,15 +93,26 @@ export interface CreateTokenInput {
   label: string;
   streams: Array<{ streamName: string; isRegex?: boolean }>;
   expires?: number | null;
+  /** ISO 8601 date-time, instead of expires */
+  expiresOn?: string | null;
   allowedOrigins?: string[] | null;
   allowedIpAddresses?: string[] | null;
   bindIpsOnUsage?: number | null;
   allowedCountries?: string[] | null;
   deniedCountries?: string[] | null;
-  subscribeRequiresAuth?: boolean;
-  record?: boolean;
-  enableThumbnails?: boolean;
-  tracking?: { trackingId: string } | null;
+  originCluster?: string | null;
+  subscribeRequiresAuth?: boolean | null;
+  record?: boolean | null;
+  enableThumbnails?: boolean | null;
+  clip?: boolean | null;
+  multisource?: boolean | null;
+  lowLatencyRtmp?: boolean | null;
+  displaySrtPassphrase?: boolean | null;
+  drm?: boolean | null;
+  priority?: number | null;
+  geoCascade?: GeoCascadeInput;
+  restream?: RestreamInput;
+  tracking?: { trackingId?: string | null } | null;
 }
 
 /** Validated update body, aliases already folded into the update* names. */
@@ -77,11 +127,21 @@ export interface UpdateTokenInput {
   updateBindIpsOnUsage?: number;
   updateAllowedCountries?: string[];
   updateDeniedCountries?: string[];
+  updateOriginCluster?: string;
   subscribeRequiresAuth?: boolean;
   record?: boolean;
   enableThumbnails?: boolean;
+  clip?: boolean;
+  multisource?: boolean;
+  lowLatencyRtmp?: boolean;
+  displaySrtPassphrase?: boolean;
+  drm?: boolean;
+  priority?: number;
+  updateGeoCascade?: GeoCascadeInput;
+  updateRestream?: RestreamInput;
   expires?: number | null;
-  tracking?: { trackingId: string } | null;
+  expiresOn?: string;
+  tracking?: { trackingId?: string | null } | null;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -94,6 +154,40 @@ const normStreams = (xs: Array<{ streamName: string; isRegex?: boolean }>): Stre
   unique(xs.map((s) => ({ streamName: s.streamName, isRegex: s.isRegex ?? false })), streamKey);
 const normOrigins = (xs: string[]): string[] => unique(xs.map(canonicalOrigin));
 const normCountries = (xs: string[]): string[] => unique(xs.map((c) => c.toUpperCase()));
+const normGeoCascade = (g: NonNullable<GeoCascadeInput>): GeoCascade => ({ isEnabled: g.isEnabled ?? false, clusters: unique(g.clusters ?? []) });
+const normRestream = (xs: NonNullable<RestreamInput>): RestreamTarget[] =>
+  xs.map((r) => {
+    const out: RestreamTarget = { key: r.key };
+    if (r.url != null) out.url = r.url;
+    if (r.label != null) out.label = r.label;
+    return out;
+  });
+
+/** An expiry from `expires` (seconds) or `expiresOn` (ISO date-time); the field to blame on a problem. */
+function expiryOf(
+  input: { expires?: number | null; expiresOn?: string | null },
+  nowMs: number,
+  errs: FieldErrorList,
+): string | null | undefined {
+  if (input.expires != null && input.expiresOn != null) {
+    errs.add('expiresOn', 'give expires or expiresOn, not both');
+    return undefined;
+  }
+  if (input.expires != null) return iso(nowMs + input.expires * 1000);
+  if (input.expiresOn == null) return input.expires === null ? null : undefined;
+  const ms = parseExpiresOn(input.expiresOn);
+  if (Number.isNaN(ms)) errs.add('expiresOn', 'not a valid date-time');
+  else if (ms <= nowMs) errs.add('expiresOn', 'must be in the future');
+  else return iso(ms);
+  return undefined;
+}
+
+/** ISO 8601 date-time as epoch ms; without a zone it is UTC. NaN when it is not one. */
+export function parseExpiresOn(v: string): number {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i.test(v)) return NaN;
+  const zoned = /(Z|[+-]\d{2}:?\d{2})$/i.test(v) ? v : `${v}Z`;
+  return Date.parse(zoned.replace(/([+-]\d{2})(\d{2})$/, '$1:$2'));
+}
 
 /** The rules that look at the whole token; `names` says which request field to blame. */
 function checkWhole(
@@ -132,16 +226,19 @@ export function newTokenRecord(
     allowedCountries: normCountries(input.allowedCountries ?? []),
     deniedCountries: normCountries(input.deniedCountries ?? []),
   };
-  if (input.expires != null) rec.expiresOn = iso(nowMs + input.expires * 1000);
+  const errs = new FieldErrorList();
+  const expiresOn = expiryOf(input, nowMs, errs);
+  if (expiresOn) rec.expiresOn = expiresOn;
   if (input.bindIpsOnUsage != null && input.bindIpsOnUsage > 0) rec.bindIpsOnUsage = input.bindIpsOnUsage;
+  if (input.originCluster) rec.originCluster = input.originCluster;
   if (kind === 'publish') {
-    rec.subscribeRequiresAuth = input.subscribeRequiresAuth ?? false;
-    rec.record = input.record ?? false;
-    rec.enableThumbnails = input.enableThumbnails ?? false;
-  } else if (input.tracking) {
+    for (const f of PUBLISH_FLAGS) rec[f] = input[f] ?? PUBLISH_SETTING_DEFAULTS[f];
+    if (input.priority != null) rec.priority = input.priority;
+    if (input.geoCascade) rec.geoCascade = normGeoCascade(input.geoCascade);
+    if (input.restream && input.restream.length > 0) rec.restream = normRestream(input.restream);
+  } else if (input.tracking?.trackingId) {
     rec.tracking = { trackingId: input.tracking.trackingId };
   }
-  const errs = new FieldErrorList();
   checkWhole(rec, errs, { streams: 'streams', bind: 'bindIpsOnUsage', countries: 'deniedCountries' });
   errs.throwIfAny();
   return rec;
@@ -194,20 +291,27 @@ export function applyTokenUpdate(
   }
   if (input.updateAllowedCountries) t.allowedCountries = normCountries(input.updateAllowedCountries);
   if (input.updateDeniedCountries) t.deniedCountries = normCountries(input.updateDeniedCountries);
+  if (input.updateOriginCluster !== undefined) {
+    if (input.updateOriginCluster) t.originCluster = input.updateOriginCluster;
+    else delete t.originCluster;
+  }
   if (t.kind === 'publish') {
-    if (input.subscribeRequiresAuth !== undefined) t.subscribeRequiresAuth = input.subscribeRequiresAuth;
-    if (input.record !== undefined) t.record = input.record;
-    if (input.enableThumbnails !== undefined) t.enableThumbnails = input.enableThumbnails;
+    for (const f of PUBLISH_FLAGS) if (input[f] !== undefined) t[f] = input[f];
+    if (input.priority !== undefined) t.priority = input.priority;
+    if (input.updateGeoCascade) t.geoCascade = normGeoCascade(input.updateGeoCascade);
+    if (input.updateRestream) {
+      if (input.updateRestream.length > 0) t.restream = normRestream(input.updateRestream);
+      else delete t.restream;
+    }
   } else if (input.tracking !== undefined) {
-    if (input.tracking === null) delete t.tracking;
-    else t.tracking = { trackingId: input.tracking.trackingId };
+    if (input.tracking?.trackingId) t.tracking = { trackingId: input.tracking.trackingId };
+    else delete t.tracking;
   }
-  if (input.expires !== undefined) {
-    if (input.expires === null) delete t.expiresOn;
-    else t.expiresOn = iso(nowMs + input.expires * 1000);
-  }
-  t.updatedOn = iso(nowMs);
   const errs = new FieldErrorList();
+  const expiresOn = expiryOf(input, nowMs, errs);
+  if (expiresOn === null) delete t.expiresOn;
+  else if (expiresOn !== undefined) t.expiresOn = expiresOn;
+  t.updatedOn = iso(nowMs);
   checkWhole(t, errs, {
     streams: input.removeTokenStreams ? 'removeTokenStreams' : 'addTokenStreams',
     bind: input.updateBindIpsOnUsage !== undefined ? 'updateBindIpsOnUsage' : 'updateAllowedIpAddresses',
@@ -217,31 +321,77 @@ export function applyTokenUpdate(
   return { next: t, clearBound };
 }
 
-/** The record as the API shows it (hosted field order; unset fields omitted). */
-export function tokenView(t: TokenRecord, boundIpAddresses: string[]): Record<string, unknown> {
+/** Account-wide viewer country defaults (GET /api/geo/account), for a record's effectiveSettings. */
+export interface AccountGeoDefaults {
+  allowedCountries: string[];
+  deniedCountries: string[];
+}
+
+/**
+ * The record as the API shows it: every field of the hosted PublishTokenResponseV1 /
+ * SubscribeTokenResponseV1 (null where the hosted API sends null), then Streamgate's own
+ * `boundIpAddresses` (when binding) and `updatedOn`. docs/compatibility.md lists each field.
+ */
+export function tokenView(t: TokenRecord, boundIpAddresses: string[], accountGeo?: AccountGeoDefaults): Record<string, unknown> {
+  const ownCountries = t.allowedCountries.length > 0 || t.deniedCountries.length > 0;
+  const effectiveCountries = ownCountries || !accountGeo ? t : accountGeo;
   const v: Record<string, unknown> = {
     id: t.id,
     label: t.label,
+    name: t.label,
     token: t.token,
     addedOn: t.addedOn,
-    expiresOn: t.expiresOn,
+    expiresOn: t.expiresOn ?? null,
     isActive: t.isActive,
     streams: t.streams,
     allowedOrigins: t.allowedOrigins,
     allowedIpAddresses: t.allowedIpAddresses,
-    bindIpsOnUsage: t.bindIpsOnUsage,
-    boundIpAddresses: t.bindIpsOnUsage ? boundIpAddresses : undefined,
+    bindIpsOnUsage: t.bindIpsOnUsage ?? null,
     allowedCountries: t.allowedCountries,
     deniedCountries: t.deniedCountries,
+    originCluster: t.originCluster ?? '',
+  };
+  const effective: Record<string, unknown> = {
+    originCluster: t.originCluster || 'auto',
+    allowedCountries: effectiveCountries.allowedCountries,
+    deniedCountries: effectiveCountries.deniedCountries,
   };
   if (t.kind === 'publish') {
-    v.subscribeRequiresAuth = t.subscribeRequiresAuth ?? false;
-    v.record = t.record ?? false;
-    v.enableThumbnails = t.enableThumbnails ?? false;
+    for (const f of PUBLISH_FLAGS) v[f] = t[f] ?? PUBLISH_SETTING_DEFAULTS[f];
+    v.integrationId = 'None';
+    v.srtPassphrase = null;
+    v.geoCascade = t.geoCascade ?? null;
+    v.restream = t.restream ?? null;
+    v.adminSettings = null;
+    v.priority = t.priority ?? null;
+    effective.geoCascade = t.geoCascade ?? { isEnabled: false, clusters: [] };
   } else {
-    v.tracking = t.tracking;
+    v.tracking = t.tracking ?? null;
+    v.adminSettings = null;
   }
+  v.effectiveSettings = effective;
+  if (t.bindIpsOnUsage) v.boundIpAddresses = boundIpAddresses;
   v.updatedOn = t.updatedOn;
-  for (const k of Object.keys(v)) if (v[k] === undefined) delete v[k];
   return v;
 }
+
+/** list_by_name's filterBy: the hosted ListFilterBy values, plus the Node client's `Token`. */
+export type NameFilter = 'None' | 'TokenName' | 'StreamName' | 'TokenOrStreamName';
+
+/**
+ * Whether a token answers to list_by_name: `name` is found, case-insensitively, in the label
+ * (TokenName) or in one of its exact stream names (StreamName). Stream patterns are not searched (the
+ * hosted API leaves tokens with wildcard stream names out of these answers).
+ */
+export function matchesName(t: Pick<TokenRecord, 'label' | 'streams'>, name: string, filterBy: NameFilter): boolean {
+  if (filterBy === 'None' || name === '') return true;
+  const needle = name.toLowerCase();
+  const inLabel = () => t.label.toLowerCase().includes(needle);
+  const inStreams = () => t.streams.some((s) => !s.isRegex && s.streamName.toLowerCase().includes(needle));
+  if (filterBy === 'TokenName') return inLabel();
+  if (filterBy === 'StreamName') return inStreams();
+  return inLabel() || inStreams();
+}
+
+/** The cluster a token is served from as list_by_cluster sees it: its originCluster, else `auto`. */
+export const effectiveCluster = (t: Pick<TokenRecord, 'originCluster'>): string => t.originCluster || 'auto';

@@ -6,6 +6,8 @@ import type { Account } from '../store/store.js';
 import { ApiError } from '../errors.js';
 import { parseOr400Async } from './validation.js';
 import { Turns } from './turns.js';
+import { ignoredFieldsHeader, prepareBody } from './body-fields.js';
+import type { Logger } from '../observability/logger.js';
 
 export type Auth = 'apiSecret' | 'admin' | 'none';
 
@@ -38,8 +40,15 @@ export interface RouteSpec<P = any, Q = any, B = any> {
 
 export const route = <P, Q, B>(spec: RouteSpec<P, Q, B>): RouteSpec<P, Q, B> => spec;
 
-export function mountRoutes(router: Express, routes: RouteSpec[]): void {
+export interface BodyOptions {
+  /** api.unknownFields: leave out (and name) fields the schema does not know, or refuse them (400). */
+  unknownFields: 'ignore' | 'reject';
+  logger?: Logger;
+}
+
+export function mountRoutes(router: Express, routes: RouteSpec[], opts: BodyOptions = { unknownFields: 'ignore' }): void {
   const turns = new Turns();
+  const dropUnknown = opts.unknownFields === 'ignore';
   for (const r of routes) {
     router[r.method](r.path, async (req: Request, res: Response) => {
       let params, query, body;
@@ -49,8 +58,15 @@ export function mountRoutes(router: Express, routes: RouteSpec[]): void {
         // must not hold one turn for their sum).
         params = r.params ? await parseOr400Async(r.params, req.params, 'path') : req.params;
         query = r.query ? await parseOr400Async(r.query, req.query, 'query') : req.query;
-        if (r.body) await turns.wait();
-        body = r.body ? await parseOr400Async(r.body, req.body ?? {}, 'body') : req.body;
+        if (r.body) {
+          await turns.wait();
+          const prepared = prepareBody(r.body, req.body ?? {}, dropUnknown);
+          if (prepared.ignored.length > 0) {
+            res.set('x-streamgate-ignored-fields', ignoredFieldsHeader(prepared.ignored));
+            opts.logger?.debug({ reqId: res.locals.requestId, route: r.path, ignored: prepared.ignored.slice(0, 20) }, 'ignored unknown body fields');
+          }
+          body = await parseOr400Async(r.body, prepared.value, 'body');
+        } else body = req.body;
       } catch (e) {
         const retry = e instanceof ApiError ? e.details.retryAfterSeconds : undefined;
         if (typeof retry === 'number') res.set('retry-after', String(retry));

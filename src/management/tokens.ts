@@ -110,6 +110,27 @@ export class TokenService {
     return Promise.all(page.map((t) => this.view(t)));
   }
 
+  /**
+   * A page of the tokens that `matches` accepts, in the list order. The store pages by position, so
+   * the account's tokens are read in chunks (in order) until the page is full: a filtered page costs
+   * up to the account's token count in reads (docs/compatibility.md, list_by_name).
+   */
+  async listWhere(accountId: string, kind: TokenKind, q: ListQuery, matches: (t: TokenRecord) => boolean): Promise<Array<Record<string, unknown>>> {
+    const chunk = 500;
+    let skip = (q.page - 1) * q.itemsOnPage;
+    const out: TokenRecord[] = [];
+    for (let page = 1; out.length < q.itemsOnPage; page++) {
+      const got = await this.store.listTokens(accountId, kind, { sortBy: q.sortBy, descending: q.descending, page, itemsOnPage: chunk });
+      for (const t of got) {
+        if (!matches(t)) continue;
+        if (skip > 0) skip--;
+        else if (out.length < q.itemsOnPage) out.push(t);
+      }
+      if (got.length < chunk) break;
+    }
+    return Promise.all(out.map((t) => this.view(t)));
+  }
+
   async update(accountId: string, kind: TokenKind, id: number, input: UpdateTokenInput): Promise<Record<string, unknown>> {
     if (Object.keys(input).length === 0) {
       const msg = 'No properties specified to update.';

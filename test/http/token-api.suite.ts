@@ -35,19 +35,19 @@ export function tokenApiSuite(factory: StoreFactory): void {
     const api = () => as(acct.secret);
     const createPublish = async (body: Record<string, unknown> = {}) => {
       const r = await api().post('/api/publish_token', { label: 'pub', streams: [{ streamName: 'cam1' }], ...body });
-      assert.equal(r.status, 201, JSON.stringify(r.body));
+      assert.equal(r.status, 200, JSON.stringify(r.body));
       return r.body.data;
     };
     const createSubscribe = async (body: Record<string, unknown> = {}) => {
       const r = await api().post('/api/subscribe_token', { label: 'sub', streams: [{ streamName: 'cam1' }], ...body });
-      assert.equal(r.status, 201, JSON.stringify(r.body));
+      assert.equal(r.status, 200, JSON.stringify(r.body));
       return r.body.data;
     };
 
     describe('publish tokens: create, read, list, update, disable, delete', () => {
       before(fresh);
 
-      it('creates a publish token and answers 201 with the full record', async () => {
+      it('creates a publish token and answers 200 (as the hosted API) with the full hosted record', async () => {
         const before = Date.now();
         const r = await api().post('/api/publish_token', {
           label: 'studio',
@@ -57,7 +57,8 @@ export function tokenApiSuite(factory: StoreFactory): void {
           allowedCountries: ['us', 'CA'],
           record: true,
         });
-        assert.equal(r.status, 201);
+        assert.equal(r.status, 200);
+        assert.equal(r.headers['x-streamgate-ignored-fields'], undefined);
         assert.equal(r.body.status, 'success');
         const d = r.body.data;
         assert.match(d.token, HEX64);
@@ -67,6 +68,7 @@ export function tokenApiSuite(factory: StoreFactory): void {
         assert.deepEqual(d, {
           id: d.id,
           label: 'studio',
+          name: 'studio',
           token: d.token,
           addedOn: d.addedOn,
           expiresOn: d.expiresOn,
@@ -77,11 +79,30 @@ export function tokenApiSuite(factory: StoreFactory): void {
           ],
           allowedOrigins: ['example.com', '*.example.org'],
           allowedIpAddresses: [],
+          bindIpsOnUsage: null,
           allowedCountries: ['US', 'CA'],
           deniedCountries: [],
+          originCluster: '',
           subscribeRequiresAuth: false,
           record: true,
           enableThumbnails: false,
+          clip: false,
+          multisource: true,
+          lowLatencyRtmp: true,
+          displaySrtPassphrase: false,
+          drm: false,
+          integrationId: 'None',
+          srtPassphrase: null,
+          geoCascade: null,
+          restream: null,
+          adminSettings: null,
+          priority: null,
+          effectiveSettings: {
+            originCluster: 'auto',
+            allowedCountries: ['US', 'CA'],
+            deniedCountries: [],
+            geoCascade: { isEnabled: false, clusters: [] },
+          },
           updatedOn: d.addedOn,
         });
         const read = await api().get(`/api/publish_token/${d.id}`);
@@ -146,13 +167,13 @@ export function tokenApiSuite(factory: StoreFactory): void {
         assert.equal(w.bindIpsOnUsage, 2);
         assert.deepEqual(w.boundIpAddresses, []);
         assert.equal(w.isActive, false);
-        assert.equal(w.expiresOn, undefined);
+        assert.equal(w.expiresOn, null);
         const read = await api().get(`/api/publish_token/${d.id}`);
         assert.deepEqual(read.body.data, w);
 
         const reset = await api().put(`/api/publish_token/${d.id}`, { bindIpsOnUsage: 0, updateAllowedIpAddresses: [] });
         assert.equal(reset.status, 200);
-        assert.equal(reset.body.data.bindIpsOnUsage, undefined);
+        assert.equal(reset.body.data.bindIpsOnUsage, null);
         assert.equal(reset.body.data.boundIpAddresses, undefined);
       });
 
@@ -257,8 +278,10 @@ export function tokenApiSuite(factory: StoreFactory): void {
         assert.deepEqual(d, {
           id: d.id,
           label: 'sub',
+          name: 'sub',
           token: d.token,
           addedOn: d.addedOn,
+          expiresOn: null,
           isActive: true,
           streams: [{ streamName: 'cam1', isRegex: false }],
           allowedOrigins: [],
@@ -267,14 +290,22 @@ export function tokenApiSuite(factory: StoreFactory): void {
           boundIpAddresses: [],
           allowedCountries: [],
           deniedCountries: [],
+          originCluster: '',
           tracking: { trackingId: 'viewer-group-1' },
+          adminSettings: null,
+          effectiveSettings: { originCluster: 'auto', allowedCountries: [], deniedCountries: [] },
           updatedOn: d.addedOn,
         });
         const u = await api().put(`/api/subscribe_token/${d.id}`, { tracking: { trackingId: 'g2' }, updateBindIpsOnUsage: 5 });
         assert.equal(u.status, 200);
         assert.deepEqual([u.body.data.tracking, u.body.data.bindIpsOnUsage], [{ trackingId: 'g2' }, 5]);
         const cleared = await api().put(`/api/v2/subscribe_token/${d.id}`, { tracking: null });
-        assert.equal(cleared.body.data.tracking, undefined);
+        assert.equal(cleared.body.data.tracking, null);
+        const again = await api().put(`/api/subscribe_token/${d.id}`, { tracking: { trackingId: 'g3' } });
+        assert.deepEqual(again.body.data.tracking, { trackingId: 'g3' });
+        const nullId = await api().put(`/api/subscribe_token/${d.id}`, { tracking: { trackingId: null } });
+        assert.equal(nullId.status, 200, JSON.stringify(nullId.body));
+        assert.equal(nullId.body.data.tracking, null);
         const list = await api().get('/api/subscribe_token/list');
         assert.deepEqual(list.body.data.map((x: { id: number }) => x.id), [d.id]);
         assert.equal((await api().get(`/api/publish_token/${d.id}`)).status, 404, 'a subscribe id is not a publish token');
@@ -285,12 +316,15 @@ export function tokenApiSuite(factory: StoreFactory): void {
         assert.equal(gone.body.data.message, `No subscribe token with id: ${d.id}`);
       });
 
-      it('has no publish-only fields or endpoints', async () => {
+      it('has no publish-only fields or endpoints: they are ignored and named, as any unknown field', async () => {
         const r = await api().post('/api/subscribe_token', { label: 's', streams: [{ streamName: 'x' }], record: true });
-        assert.equal(r.status, 400);
-        assert.deepEqual(r.body.data.errors, { record: ['unknown field'] });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.equal(r.headers['x-streamgate-ignored-fields'], 'record');
+        assert.equal(r.body.data.record, undefined);
         const pub = await api().post('/api/publish_token', { label: 'p', streams: [{ streamName: 'x' }], tracking: { trackingId: 'a' } });
-        assert.deepEqual(pub.body.data.errors, { tracking: ['unknown field'] });
+        assert.equal(pub.status, 200);
+        assert.equal(pub.headers['x-streamgate-ignored-fields'], 'tracking');
+        assert.equal(pub.body.data.tracking, undefined);
         assert.equal((await api().patch('/api/subscribe_token/disable', { tokenIds: [1] })).status, 404);
       });
     });
@@ -322,8 +356,14 @@ export function tokenApiSuite(factory: StoreFactory): void {
         ['no streams', { streams: [] }, 'streams'],
         ['101 origins', { allowedOrigins: Array.from({ length: 101 }, (_, i) => `h${i}.com`) }, 'allowedOrigins'],
         ['wrong type', { label: 42 }, 'label'],
-        ['unknown field', { labell: 'typo' }, 'labell'],
-        ['prototype key', JSON.parse('{"__proto__": {"isActive": false}}'), '__proto__'],
+        ['wrong type of a hosted setting', { multisource: 'yes' }, 'multisource'],
+        ['restream key under 5 characters', { restream: [{ url: 'rtmp://x/app', key: 'abc' }] }, 'restream[0].key'],
+        ['11 restream targets', { restream: Array.from({ length: 11 }, () => ({ url: 'rtmp://x/app', key: 'abcdef' })) }, 'restream'],
+        ['priority beyond int32', { priority: 2 ** 31 }, 'priority'],
+        ['expiresOn not a date', { expiresOn: 'tomorrow' }, 'expiresOn'],
+        ['expiresOn in the past', { expiresOn: '2001-01-01T00:00:00Z' }, 'expiresOn'],
+        ['expires and expiresOn', { expires: 60, expiresOn: '2999-01-01T00:00:00Z' }, 'expiresOn'],
+        ['null label (required)', { label: null }, 'label'],
       ];
       for (const [name, body, field] of cases) {
         it(`rejects ${name} with 400 naming ${field}`, async () => {
@@ -354,7 +394,6 @@ export function tokenApiSuite(factory: StoreFactory): void {
           'allowedCountries[0]',
           'allowedIpAddresses[0]',
           'allowedOrigins[0]',
-          'extra',
           'label',
           'streams[0].streamName',
           'tracking.trackingId',
@@ -369,7 +408,7 @@ export function tokenApiSuite(factory: StoreFactory): void {
           [{ updateAllowedIpAddresses: ['10.0.0.0/33'] }, 'updateAllowedIpAddresses[0]'],
           [{ isActive: 'no' }, 'isActive'],
           [{ tracking: { trackingId: 'x'.repeat(129) } }, 'tracking.trackingId'],
-          [{ refreshToken: true, bogus: 1 }, 'bogus'],
+          [{ refreshToken: 'yes', bogus: 1 }, 'refreshToken'],
         ] as const) {
           const r = await api().put(`/api/subscribe_token/${d.id}`, body);
           assert.equal(r.status, 400, JSON.stringify(body));
@@ -406,6 +445,169 @@ export function tokenApiSuite(factory: StoreFactory): void {
         assert.equal(notObject.status, 400);
         assert.deepEqual(Object.keys(notObject.body.data.errors), ['body']);
         assert.deepEqual((await api().get('/api/publish_token/list')).body.data, []);
+      });
+    });
+
+    describe('hosted API bodies, records and listings', () => {
+      before(fresh);
+
+      it('stores and returns every hosted publish-token setting; null means not given; [] clears', async () => {
+        // The shape the hosted platform's clients send: every field, unset ones as null.
+        const r = await api().post('/api/publish_token', {
+          label: 'hosted',
+          streams: [{ streamName: 'cam1', isRegex: false }],
+          expires: null,
+          expiresOn: '2999-12-31T23:59:59Z',
+          allowedOrigins: null,
+          allowedIpAddresses: null,
+          bindIpsOnUsage: null,
+          allowedCountries: null,
+          deniedCountries: null,
+          originCluster: 'fra-1',
+          subscribeRequiresAuth: null,
+          record: false,
+          clip: true,
+          multisource: false,
+          enableThumbnails: null,
+          displaySrtPassphrase: true,
+          lowLatencyRtmp: false,
+          drm: true,
+          priority: 7,
+          geoCascade: { isEnabled: true, clusters: ['fra-1', 'iad-1'] },
+          restream: [{ url: 'rtmp://a.example/live', key: 'key-12345', label: null }],
+        });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.equal(r.headers['x-streamgate-ignored-fields'], undefined);
+        const d = r.body.data;
+        assert.equal(d.expiresOn, '2999-12-31T23:59:59.000Z');
+        assert.deepEqual(
+          [d.originCluster, d.subscribeRequiresAuth, d.record, d.clip, d.multisource, d.enableThumbnails, d.displaySrtPassphrase, d.lowLatencyRtmp, d.drm, d.priority],
+          ['fra-1', false, false, true, false, false, true, false, true, 7],
+        );
+        assert.deepEqual(d.geoCascade, { isEnabled: true, clusters: ['fra-1', 'iad-1'] });
+        assert.deepEqual(d.restream, [{ url: 'rtmp://a.example/live', key: 'key-12345' }]);
+        assert.deepEqual(d.effectiveSettings, {
+          originCluster: 'fra-1',
+          allowedCountries: [],
+          deniedCountries: [],
+          geoCascade: { isEnabled: true, clusters: ['fra-1', 'iad-1'] },
+        });
+        assert.deepEqual((await api().get(`/api/publish_token/${d.id}`)).body.data, d);
+
+        // v1 names, nulls as "not given"
+        const v1 = await api().put(`/api/publish_token/${d.id}`, {
+          label: null,
+          isActive: null,
+          refreshToken: null,
+          updateOriginCluster: 'iad-1',
+          updateGeoCascade: { isEnabled: false, clusters: null },
+          updateRestream: [{ url: 'rtmp://b.example/live', key: 'other-key', label: 'b' }],
+          updateAllowedCountries: ['de'],
+          multisource: null,
+          priority: null,
+          expiresOn: '2998-01-01T00:00:00+01:00',
+        });
+        assert.equal(v1.status, 200, JSON.stringify(v1.body));
+        const u = v1.body.data;
+        assert.deepEqual([u.label, u.isActive, u.token, u.multisource, u.priority], ['hosted', true, d.token, false, 7]);
+        assert.equal(u.originCluster, 'iad-1');
+        assert.deepEqual(u.geoCascade, { isEnabled: false, clusters: [] });
+        assert.deepEqual(u.restream, [{ url: 'rtmp://b.example/live', key: 'other-key', label: 'b' }]);
+        assert.deepEqual(u.allowedCountries, ['DE']);
+        assert.equal(u.expiresOn, '2997-12-31T23:00:00.000Z');
+
+        // v2 names; [] clears a list
+        const v2 = await api().put(`/api/v2/publish_token/${d.id}`, { originCluster: '', restream: [], allowedCountries: [] });
+        assert.equal(v2.status, 200, JSON.stringify(v2.body));
+        assert.deepEqual([v2.body.data.originCluster, v2.body.data.restream, v2.body.data.allowedCountries], ['', null, []]);
+        assert.equal(v2.body.data.effectiveSettings.originCluster, 'auto');
+        const twice = await api().put(`/api/publish_token/${d.id}`, { restream: [], updateRestream: [] });
+        assert.equal(twice.status, 400);
+        assert.deepEqual(twice.body.data.errors, { restream: ['give either restream or updateRestream, not both'] });
+      });
+
+      it('ignores a field neither the hosted API nor Streamgate knows, names it in x-streamgate-ignored-fields, and stores nothing of it', async () => {
+        const r = await api().post('/api/subscribe_token', {
+          label: 'x',
+          streams: [{ streamName: 'cam1', color: 'red' }],
+          futureSetting: { a: 1 },
+          'naïve,field': 1,
+          tracking: { trackingId: 't1', extra: true },
+        });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.equal(r.headers['x-streamgate-ignored-fields'], 'streams[0].color, futureSetting, na%C3%AFve%2Cfield, tracking.extra');
+        const stored = await t.services.store.getToken(acct.id, 'subscribe', r.body.data.id);
+        assert.deepEqual(stored?.streams, [{ streamName: 'cam1', isRegex: false }]);
+        assert.deepEqual(stored?.tracking, { trackingId: 't1' });
+        assert.equal(JSON.stringify(stored).includes('futureSetting'), false);
+        const u = await api().put(`/api/subscribe_token/${r.body.data.id}`, { label: 'y', updateSomethingNew: [] });
+        assert.equal(u.status, 200);
+        assert.equal(u.headers['x-streamgate-ignored-fields'], 'updateSomethingNew');
+        assert.equal(u.body.data.label, 'y');
+        // only unknown fields: nothing to update
+        const none = await api().put(`/api/subscribe_token/${r.body.data.id}`, { somethingElse: 1 });
+        assert.equal(none.status, 400);
+        assert.equal(none.body.data.message, 'No properties specified to update.');
+      });
+
+      it('with api.unknownFields: reject, an unknown field is a 400 naming it and nothing is stored', async () => {
+        const strict = await testApp(await factory.make(), { api: { unknownFields: 'reject' } });
+        const { secret } = await strict.account('strict');
+        const auth = { authorization: `Bearer ${secret}` };
+        const r = await request(strict.app)
+          .post('/api/publish_token')
+          .set(auth)
+          .send({ label: 'x', streams: [{ streamName: 'a', color: 'red' }], labell: 'typo', multisource: false });
+        assert.equal(r.status, 400);
+        assert.deepEqual(r.body.data.errors, { labell: ['unknown field'], 'streams[0].color': ['unknown field'] });
+        const proto = await request(strict.app)
+          .post('/api/publish_token')
+          .set(auth)
+          .set('content-type', 'application/json')
+          .send('{"label":"x","streams":[{"streamName":"a"}],"__proto__":{"isActive":false}}');
+        assert.equal(proto.status, 400);
+        assert.deepEqual(proto.body.data.errors, JSON.parse('{"__proto__": ["unknown field"]}'));
+        const list = await request(strict.app).get('/api/publish_token/list').set(auth);
+        assert.deepEqual(list.body.data, []);
+      });
+
+      it('a __proto__ key is ignored like any unknown field and sets nothing', async () => {
+        const r = await request(t.app)
+          .post('/api/publish_token')
+          .set({ authorization: `Bearer ${acct.secret}` })
+          .set('content-type', 'application/json')
+          .send('{"label":"p","streams":[{"streamName":"a"}],"__proto__":{"isActive":false}}');
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.equal(r.headers['x-streamgate-ignored-fields'], '__proto__');
+        assert.equal(r.body.data.isActive, true);
+      });
+
+      it('list_by_name finds labels and exact stream names; list_by_cluster by origin cluster; query booleans as the clients spell them', async () => {
+        await fresh();
+        const a = await createPublish({ label: 'Lobby camera', streams: [{ streamName: 'lobby' }] });
+        const b = await createPublish({ label: 'stage', streams: [{ streamName: 'Main-Stage' }, { streamName: 'lobby.*', isRegex: true }], originCluster: 'fra-1' });
+        const c = await createPublish({ label: 'backstage', streams: [{ streamName: 'cam9' }], originCluster: 'FRA-1' });
+        const ids = async (q: string, kind = 'publish') => {
+          const r = await api().get(`/api/${kind}_token/${q}`);
+          assert.equal(r.status, 200, `${q}: ${JSON.stringify(r.body)}`);
+          return r.body.data.map((x: { id: number }) => x.id);
+        };
+        assert.deepEqual(await ids('list_by_name?name=lobby&page=1&itemsOnPage=10'), [a.id]);
+        assert.deepEqual(await ids('list_by_name?name=STAGE&filterBy=TokenName&page=1&itemsOnPage=10'), [c.id, b.id]);
+        assert.deepEqual(await ids('list_by_name?name=stage&filterBy=StreamName&page=1&itemsOnPage=10'), [b.id]);
+        assert.deepEqual(await ids('list_by_name?name=stage&filterBy=Token&page=1&itemsOnPage=10'), [c.id, b.id]);
+        assert.deepEqual(await ids('list_by_name?name=stage&page=2&itemsOnPage=1&isDescending=True'), [c.id]);
+        assert.deepEqual(await ids('list_by_name?name=stage&page=3&itemsOnPage=1'), []);
+        assert.deepEqual(await ids('list_by_name?name=x&filterBy=None&page=1&itemsOnPage=10&sortBy=AddedOn&isDescending=1'), [c.id, b.id, a.id]);
+        assert.deepEqual(await ids('list_by_name?name=lobby&page=1&itemsOnPage=10', 'subscribe'), []);
+        assert.deepEqual(await ids('list_by_cluster?cluster=fra-1&page=1&itemsOnPage=10'), [c.id, b.id]);
+        assert.deepEqual(await ids('list_by_cluster?cluster=auto&page=1&itemsOnPage=10'), [a.id]);
+        assert.deepEqual(await ids('list?isDescending=False'), [c.id, a.id, b.id]);
+        assert.deepEqual(await ids('list?isDescending=0&sortBy=AddedOn'), [a.id, b.id, c.id]);
+        const bad = await api().get('/api/publish_token/list_by_name?filterBy=Label&isDescending=yes');
+        assert.equal(bad.status, 400);
+        assert.deepEqual(Object.keys(bad.body.data.errors).sort(), ['filterBy', 'isDescending', 'name']);
+        assert.equal((await api().get('/api/subscribe_token/list_by_cluster?cluster=x')).status, 400, 'subscribe tokens have no list_by_cluster');
       });
     });
 

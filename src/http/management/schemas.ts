@@ -9,7 +9,7 @@ import {
   originRuleProblem,
 } from '../../domain/matchers.js';
 import { normaliseIp } from '../../policy/rules.js';
-import { MAX_LIST, type TokenKind, type CreateTokenInput, type UpdateTokenInput } from '../../domain/tokens.js';
+import { MAX_LIST, parseExpiresOn, type TokenKind, type CreateTokenInput, type UpdateTokenInput } from '../../domain/tokens.js';
 
 const checked = (problem: (s: string) => string | null) =>
   z.string().superRefine((s, ctx) => {
@@ -54,7 +54,42 @@ const streamEntry = (check: PatternCheck) =>
 const origins = optList(checked(originRuleProblem)).meta({ description: 'host names or *.wildcards; empty = any' });
 const ips = optList(checked(ipRuleProblem)).meta({ description: 'IPv4 addresses or CIDR blocks; empty = any' });
 const countries = optList(checked(countryProblem)).meta({ description: 'ISO 3166-1 alpha-2 codes' });
-const tracking = z.strictObject({ trackingId: text(1, MAX_NAME) });
+const tracking = z.strictObject({ trackingId: text(1, MAX_NAME).nullable().optional().meta({ description: 'null: no tracking id' }) });
+const flag = () => z.boolean().nullable().optional();
+const int32 = z.number().int().min(-2147483648).max(2147483647);
+const cluster = text(0, MAX_NAME);
+const geoCascade = z
+  .strictObject({ isEnabled: z.boolean().nullable().optional(), clusters: optList(text(1, MAX_NAME)) })
+  .nullable()
+  .optional()
+  .meta({ description: 'stored and returned; Streamgate does not cascade (docs/compatibility.md)' });
+const restreamEntry = (urlRequired: boolean) =>
+  z.strictObject({
+    url: urlRequired ? text(1, 2048) : text(1, 2048).nullable().optional(),
+    key: text(5, 512),
+    label: text(0, 2048).nullable().optional(),
+  });
+const restream = (urlRequired: boolean) =>
+  z.array(restreamEntry(urlRequired)).max(10).nullable().optional().meta({ description: 'stored and returned; Streamgate does not restream' });
+
+/** ISO 8601 date-time; without a zone it is read as UTC. */
+export const isoDateTime = z
+  .string()
+  .max(64)
+  .refine((v) => !Number.isNaN(parseExpiresOn(v)), 'expected an ISO 8601 date-time such as 2026-12-31T23:59:59Z');
+
+/** The settings the hosted API stores on publish tokens that Streamgate keeps and returns. */
+const publishSettings = {
+  subscribeRequiresAuth: flag(),
+  record: flag(),
+  enableThumbnails: flag(),
+  clip: flag(),
+  multisource: flag(),
+  lowLatencyRtmp: flag(),
+  displaySrtPassphrase: flag(),
+  drm: flag(),
+  priority: int32.nullable().optional(),
+};
 
 /** The token schemas whose stream patterns `check` validates. */
 export function tokenSchemas(check: PatternCheck) {
@@ -63,11 +98,13 @@ export function tokenSchemas(check: PatternCheck) {
     label,
     streams: z.array(entry).min(1).max(MAX_LIST),
     expires: z.number().int().min(1).max(2147483647).nullable().optional().meta({ description: 'seconds until expiry; absent = never' }),
+    expiresOn: isoDateTime.nullable().optional().meta({ description: 'instead of expires: the expiry as an ISO 8601 date-time' }),
     allowedOrigins: origins,
     allowedIpAddresses: ips,
     bindIpsOnUsage: count.nullable().optional().meta({ description: 'bind to the first N client addresses' }),
     allowedCountries: countries,
     deniedCountries: countries,
+    originCluster: cluster.nullable().optional().meta({ description: 'stored and returned' }),
   };
   const commonUpdate = {
     label: label.optional(),
@@ -80,27 +117,32 @@ export function tokenSchemas(check: PatternCheck) {
     updateBindIpsOnUsage: count.nullable().optional(),
     updateAllowedCountries: countries,
     updateDeniedCountries: countries,
+    updateOriginCluster: cluster.nullable().optional(),
     allowedOrigins: origins.meta({ description: 'alias of updateAllowedOrigins' }),
     allowedIpAddresses: ips.meta({ description: 'alias of updateAllowedIpAddresses' }),
     bindIpsOnUsage: count.nullable().optional().meta({ description: 'alias of updateBindIpsOnUsage' }),
     allowedCountries: countries.meta({ description: 'alias of updateAllowedCountries' }),
     deniedCountries: countries.meta({ description: 'alias of updateDeniedCountries' }),
+    originCluster: cluster.nullable().optional().meta({ description: 'alias of updateOriginCluster' }),
     expires: z.number().int().min(1).max(2147483647).nullable().optional().meta({ description: 'seconds from now; null = never expires' }),
-  };
-  const publishFlags = {
-    subscribeRequiresAuth: z.boolean().optional(),
-    record: z.boolean().optional(),
-    enableThumbnails: z.boolean().optional(),
+    expiresOn: isoDateTime.nullable().optional().meta({ description: 'instead of expires: the new expiry as an ISO 8601 date-time' }),
   };
   const create = {
-    publish: z.strictObject({ ...commonCreate, ...publishFlags }),
+    publish: z.strictObject({ ...commonCreate, ...publishSettings, geoCascade, restream: restream(true) }),
     subscribe: z.strictObject({ ...commonCreate, tracking: tracking.nullable().optional() }),
   };
   const update = {
-    publish: z.strictObject({ ...commonUpdate, ...publishFlags }),
+    publish: z.strictObject({
+      ...commonUpdate,
+      ...publishSettings,
+      updateGeoCascade: geoCascade,
+      updateRestream: restream(false),
+      geoCascade: geoCascade.meta({ description: 'alias of updateGeoCascade' }),
+      restream: restream(false).meta({ description: 'alias of updateRestream; [] removes every entry' }),
+    }),
     subscribe: z.strictObject({
       ...commonUpdate,
-      tracking: tracking.nullable().optional().meta({ description: 'null removes the tracking id' }),
+      tracking: tracking.nullable().optional().meta({ description: 'null (or a null trackingId) removes the tracking id' }),
     }),
   };
   return {
@@ -115,6 +157,9 @@ const ALIASES = [
   ['bindIpsOnUsage', 'updateBindIpsOnUsage'],
   ['allowedCountries', 'updateAllowedCountries'],
   ['deniedCountries', 'updateDeniedCountries'],
+  ['originCluster', 'updateOriginCluster'],
+  ['geoCascade', 'updateGeoCascade'],
+  ['restream', 'updateRestream'],
 ] as const;
 
 /**
@@ -153,6 +198,21 @@ export const listQuerySchema = z.object({
   page: z.coerce.number().int().min(1).max(2147483647).default(1),
   itemsOnPage: z.coerce.number().int().min(1).max(100).default(25),
   isDescending: queryBool.default(false),
+});
+
+const FILTERS = { none: 'None', tokenname: 'TokenName', token: 'TokenName', streamname: 'StreamName', tokenorstreamname: 'TokenOrStreamName' } as const;
+
+export const listByNameQuerySchema = listQuerySchema.extend({
+  name: text(0, MAX_NAME).meta({ description: 'searched case-insensitively in labels and exact stream names' }),
+  filterBy: z
+    .string()
+    .refine((v) => Object.hasOwn(FILTERS, v.toLowerCase()), 'expected None, TokenName (or Token), StreamName or TokenOrStreamName')
+    .transform((v) => FILTERS[v.toLowerCase() as keyof typeof FILTERS])
+    .default('TokenOrStreamName'),
+});
+
+export const listByClusterQuerySchema = listQuerySchema.extend({
+  cluster: text(1, MAX_NAME).meta({ description: 'an origin cluster id; tokens without one are in `auto`' }),
 });
 
 export const idParamsSchema = z.object({
@@ -197,29 +257,54 @@ export const accountIdParamsSchema = z.object({ accountId: z.string().min(1).max
 // ---- response shapes (documentation only) ----
 
 const streamOut = z.object({ streamName: z.string(), isRegex: z.boolean() });
+const countriesOut = z.array(z.string());
+const geoCascadeOut = z.object({ isEnabled: z.boolean(), clusters: z.array(z.string()) });
 const tokenOutCommon = {
   id: z.number().int(),
   label: z.string(),
+  name: z.string().meta({ description: 'the label (the hosted API\'s deprecated name for it)' }),
   token: z.string(),
   addedOn: z.string(),
-  expiresOn: z.string().optional(),
+  expiresOn: z.string().nullable(),
   isActive: z.boolean(),
   streams: z.array(streamOut),
   allowedOrigins: z.array(z.string()),
   allowedIpAddresses: z.array(z.string()),
-  bindIpsOnUsage: z.number().int().optional(),
-  boundIpAddresses: z.array(z.string()).optional(),
-  allowedCountries: z.array(z.string()),
-  deniedCountries: z.array(z.string()),
-  updatedOn: z.string(),
+  bindIpsOnUsage: z.number().int().nullable(),
+  allowedCountries: countriesOut,
+  deniedCountries: countriesOut,
+  originCluster: z.string().meta({ description: 'stored and returned; empty when not set' }),
+  adminSettings: z.null(),
+  boundIpAddresses: z.array(z.string()).optional().meta({ description: 'Streamgate: the addresses bound so far (when bindIpsOnUsage > 0)' }),
+  updatedOn: z.string().meta({ description: 'Streamgate: the last change' }),
+};
+const effectiveOut = {
+  originCluster: z.string(),
+  allowedCountries: countriesOut.meta({ description: "the token's own lists, else the account's defaults" }),
+  deniedCountries: countriesOut,
 };
 export const publishTokenOut = z.object({
   ...tokenOutCommon,
   subscribeRequiresAuth: z.boolean(),
   record: z.boolean(),
   enableThumbnails: z.boolean(),
+  clip: z.boolean(),
+  multisource: z.boolean(),
+  lowLatencyRtmp: z.boolean(),
+  displaySrtPassphrase: z.boolean(),
+  drm: z.boolean(),
+  integrationId: z.literal('None'),
+  srtPassphrase: z.null(),
+  geoCascade: geoCascadeOut.nullable(),
+  restream: z.array(z.object({ url: z.string().optional(), key: z.string(), label: z.string().optional() })).nullable(),
+  priority: z.number().int().nullable(),
+  effectiveSettings: z.object({ ...effectiveOut, geoCascade: geoCascadeOut }),
 });
-export const subscribeTokenOut = z.object({ ...tokenOutCommon, tracking: tracking.optional() });
+export const subscribeTokenOut = z.object({
+  ...tokenOutCommon,
+  tracking: z.object({ trackingId: z.string() }).nullable(),
+  effectiveSettings: z.object(effectiveOut),
+});
 export const tokenOut = (kind: TokenKind) => (kind === 'publish' ? publishTokenOut : subscribeTokenOut);
 export const accountOut = z.object({
   id: z.string(),

@@ -1,7 +1,7 @@
 // /api/publish_token and /api/subscribe_token: one table of routes per token kind.
 import { z } from 'zod';
 import { ApiError } from '../../errors.js';
-import type { TokenKind, CreateTokenInput } from '../../domain/tokens.js';
+import { effectiveCluster, matchesName, type TokenKind, type CreateTokenInput } from '../../domain/tokens.js';
 import type { TokenService } from '../../management/tokens.js';
 import { route, type RouteSpec } from '../route.js';
 import type { Enforcer } from '../../enforce/enforcer.js';
@@ -12,6 +12,8 @@ import {
   checkOut,
   disableSchema,
   idParamsSchema,
+  listByClusterQuerySchema,
+  listByNameQuerySchema,
   listQuerySchema,
   normalizeUpdate,
   tokenOut,
@@ -24,6 +26,13 @@ const disableOut = z.object({
   failedTokens: z.array(z.object({ tokenId: z.number().int(), errorMessage: z.string() })),
 });
 const activeOut = z.object({ tokenIds: z.array(z.number().int()) });
+
+const listQueryOf = (q: z.infer<typeof listQuerySchema>) => ({
+  sortBy: q.sortBy,
+  page: q.page,
+  itemsOnPage: q.itemsOnPage,
+  descending: q.isDescending,
+});
 
 export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enforcer, patterns: PatternCheck): RouteSpec[] {
   const schemas = tokenSchemas(patterns);
@@ -54,7 +63,6 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enf
       auth: 'apiSecret',
       body: schemas.create(kind),
       response: out,
-      status: 201,
       handler: ({ account, body }) => tokens.create(account.id, kind, body as CreateTokenInput),
     }),
     route({
@@ -73,9 +81,31 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enf
           descending: query.isDescending,
         }),
     }),
+    route({
+      method: 'get',
+      path: `${base}/list_by_name`,
+      summary: `List ${kind} tokens whose label or exact stream names contain \`name\` (case-insensitive; filterBy TokenName, StreamName or TokenOrStreamName)`,
+      tag,
+      auth: 'apiSecret',
+      query: listByNameQuerySchema,
+      response: z.array(out),
+      handler: ({ account, query }) =>
+        tokens.listWhere(account.id, kind, listQueryOf(query), (t) => matchesName(t, query.name, query.filterBy)),
+    }),
   ];
   if (kind === 'publish') {
     routes.push(
+      route({
+        method: 'get',
+        path: `${base}/list_by_cluster`,
+        summary: 'List publish tokens whose origin cluster is `cluster` (tokens without one count as `auto`)',
+        tag,
+        auth: 'apiSecret',
+        query: listByClusterQuerySchema,
+        response: z.array(out),
+        handler: ({ account, query }) =>
+          tokens.listWhere(account.id, kind, listQueryOf(query), (t) => effectiveCluster(t).toLowerCase() === query.cluster.toLowerCase()),
+      }),
       route({
         method: 'patch',
         path: `${base}/disable`,

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../../domain/tokens.js';
-import { securesViewing, tokenHash } from '../../domain/tokens.js';
+import { PUBLISH_SETTING_DEFAULTS, securesViewing, tokenHash } from '../../domain/tokens.js';
 import type {
   Account,
   BindResult,
@@ -70,9 +70,7 @@ const DEFAULTS: Record<TokenKind, Record<string, unknown>> = {
     allowedIpAddresses: [],
     allowedCountries: [],
     deniedCountries: [],
-    subscribeRequiresAuth: false,
-    record: false,
-    enableThumbnails: false,
+    ...PUBLISH_SETTING_DEFAULTS,
   },
 };
 
