@@ -1,0 +1,265 @@
+// The hosted platform's official Node REST client, unchanged, against a real Streamgate serving
+// HTTPS itself on 127.0.0.1:443 (the client speaks only https to port 443). A child process runs
+// the client's calls (test/e2e/node-client.calls.ts) trusting the test certificate through
+// NODE_EXTRA_CA_CERTS; each call's answer, as the client hands it to its caller, is asserted here.
+// Needs root (port 443) and a free port 443: without them the suite fails naming what is missing.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startServer, runNode, type RunningServer } from '../helpers/process.js';
+import { selfSignedCert, startReceiver, type Receiver } from '../helpers/receiver.js';
+
+const HOST = '127.0.0.1';
+const ADMIN_KEY = 'node-client-admin-key-0123456789abcdef';
+const HEX64 = /^[0-9a-f]{64}$/;
+const BASE64_32 = /^[A-Za-z0-9+/]{43}=$/;
+const JWT = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+
+type Result = { name: string; ok: true; value: any } | { name: string; ok: false; error: string };
+
+/** Port 443 on 127.0.0.1 is free: resolves, or rejects naming who is in the way. */
+function port443Free(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', (e: NodeJS.ErrnoException) =>
+      reject(new Error(`port 443 on ${HOST} cannot be bound (${e.code}): this suite owns it; stop whatever holds it`)),
+    );
+    s.listen(443, HOST, () => s.close(() => resolve()));
+  });
+}
+
+function httpsJson(ca: Buffer, method: string, p: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: HOST, port: 443, method, path: p, ca, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body ? JSON.stringify(body) : undefined);
+  });
+}
+
+const jwtClaims = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));
+
+describe('the official Node client (@dolbyio/dolbyio-rest-apis-client) against Streamgate over its own TLS on port 443', () => {
+  let server: RunningServer | undefined;
+  let rx: Receiver | undefined;
+  let accountId = '';
+  let webhookUrl = '';
+  const results = new Map<string, Result>();
+
+  before(async () => {
+    if (process.getuid?.() !== 0) throw new Error('this suite must run as root: the client connects to port 443 only');
+    if (spawnSync('openssl', ['version']).error) throw new Error('openssl is needed to make the test certificate: install the Debian package openssl');
+    await port443Free();
+    const cert = selfSignedCert(); // valid for 127.0.0.1 and localhost; it is its own CA
+    rx = await startReceiver();
+    webhookUrl = `${rx.url}/node-client`;
+    server = await startServer({
+      PORT: '443',
+      HOST,
+      STREAMGATE_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'sg-node-client-')),
+      STREAMGATE_ADMIN_KEY: ADMIN_KEY,
+      STREAMGATE_SERVER_TLS_CERTFILE: cert.cert,
+      STREAMGATE_SERVER_TLS_KEYFILE: cert.key,
+      // the webhook receiver is on loopback, with its own certificate
+      STREAMGATE_WEBHOOKS_ALLOWPRIVATETARGETS: 'true',
+      STREAMGATE_WEBHOOKS_CAFILE: rx.caFile,
+    });
+    const ca = readFileSync(cert.cert);
+    const made = await httpsJson(ca, 'POST', '/admin/accounts', { authorization: `Bearer ${ADMIN_KEY}` }, { name: 'node-client' });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    accountId = made.body.data.id;
+    const run = await runNode(['--import', 'tsx', 'test/e2e/node-client.calls.ts'], {
+      NODE_EXTRA_CA_CERTS: cert.cert,
+      SG_HOST: HOST,
+      SG_API_SECRET: made.body.data.apiSecret,
+      SG_ACCOUNT_ID: accountId,
+      SG_WEBHOOK_URL: webhookUrl,
+    });
+    const line = run.stdout.split('\n').find((l) => l.startsWith('RESULTS '));
+    if (run.code !== 0 || !line) throw new Error(`the client script failed (exit ${run.code}):\n${run.stdout}\n${run.stderr}`);
+    for (const r of JSON.parse(line.slice('RESULTS '.length)) as Result[]) results.set(r.name, r);
+  });
+  after(async () => {
+    if (server) {
+      server.proc.kill('SIGTERM');
+      await server.exited;
+    }
+    await rx?.close();
+  });
+
+  /** The value the client resolved with; fails with the client's rejection text otherwise. */
+  const value = (name: string): any => {
+    const r = results.get(name);
+    assert.ok(r, `the client script ran no ${name}`);
+    assert.ok(r.ok, `${name} was rejected: ${r.ok ? '' : r.error}`);
+    return r.value;
+  };
+  const v = (name: string) => results.get(name)?.ok ? (results.get(name) as { value: any }).value : undefined;
+
+  it('publishToken.create (POST /api/publish_token/): the record, expiring in an hour', () => {
+    const d = value('publishToken.create');
+    assert.match(d.token, HEX64);
+    assert.equal(Date.parse(d.expiresOn) - Date.parse(d.addedOn), 3600_000);
+    assert.deepEqual(
+      [d.label, d.isActive, d.streams, d.allowedOrigins, d.allowedIpAddresses, d.allowedCountries, d.deniedCountries, d.subscribeRequiresAuth, d.record],
+      [
+        'node-studio',
+        true,
+        [
+          { streamName: 'cam1', isRegex: false },
+          { streamName: 'cam[0-9]+', isRegex: true },
+        ],
+        [],
+        [],
+        [],
+        [],
+        false,
+        false,
+      ],
+    );
+  });
+
+  it('publishToken.read: the record the create answered', () => {
+    assert.deepEqual(value('publishToken.read'), v('publishToken.create'));
+  });
+
+  it('publishToken.update (removeTokenStreams as objects): label and streams changed, the token value kept', () => {
+    const d = value('publishToken.update');
+    assert.deepEqual(
+      [d.id, d.token, d.label, d.streams],
+      [
+        v('publishToken.create')?.id,
+        v('publishToken.create')?.token,
+        'node-studio-2',
+        [
+          { streamName: 'cam1', isRegex: false },
+          { streamName: 'backup', isRegex: false },
+        ],
+      ],
+    );
+  });
+
+  it('publishToken.list (isDescending=false): the updated record', () => {
+    assert.deepEqual(value('publishToken.list'), [v('publishToken.update')]);
+  });
+
+  it('publishToken.getActivePublishTokenId and getAllActivePublishTokenId: nothing is publishing', () => {
+    assert.deepEqual(value('publishToken.getActivePublishTokenId'), { tokenIds: [] });
+    assert.deepEqual(value('publishToken.getAllActivePublishTokenId'), { tokenIds: [] });
+  });
+
+  it('director.publish: the configured URLs, a connection JWT for the stream, the account', () => {
+    const d = value('director.publish');
+    assert.match(d.jwt, JWT);
+    assert.deepEqual(
+      { ...d, jwt: '' },
+      { urls: [`wss://localhost/ws/pub/${accountId}/cam1`], jwt: '', iceServers: [], streamAccountId: accountId, subscribeRequiresAuth: false },
+    );
+    const c = jwtClaims(d.jwt);
+    assert.deepEqual(
+      [c.sub, c.streaming.tokenId, c.streaming.tokenType, c.streaming.streamName, c.millicast?.streamName, c.millicast?.streamAccountId],
+      [`${accountId}/cam1`, v('publishToken.create')?.id, 'Publish', 'cam1', 'cam1', accountId],
+    );
+  });
+
+  it('subscribeToken.create: the record with its tracking id', () => {
+    const d = value('subscribeToken.create');
+    assert.match(d.token, HEX64);
+    assert.deepEqual(
+      [d.label, d.isActive, d.streams, d.tracking, d.expiresOn ?? null],
+      ['node-viewers', true, [{ streamName: 'cam1', isRegex: false }], { trackingId: 'node-group' }, null],
+    );
+  });
+
+  it('subscribeToken.read: the record the create answered', () => {
+    assert.deepEqual(value('subscribeToken.read'), v('subscribeToken.create'));
+  });
+
+  it('subscribeToken.update: label and streams changed, tracking kept', () => {
+    const d = value('subscribeToken.update');
+    assert.deepEqual(
+      [d.token, d.label, d.streams, d.tracking],
+      [
+        v('subscribeToken.create')?.token,
+        'node-viewers-2',
+        [
+          { streamName: 'cam1', isRegex: false },
+          { streamName: 'cam2', isRegex: false },
+        ],
+        { trackingId: 'node-group' },
+      ],
+    );
+  });
+
+  it('subscribeToken.list (AddedOn, descending): the updated record', () => {
+    assert.deepEqual(value('subscribeToken.list'), [v('subscribeToken.update')]);
+  });
+
+  it('director.subscribe with the subscribe token: the viewer URLs and a JWT carrying the tracking id', () => {
+    const d = value('director.subscribe (subscribe token)');
+    assert.match(d.jwt, JWT);
+    assert.deepEqual({ ...d, jwt: '' }, { urls: [`wss://localhost/ws/sub/${accountId}/cam1`], jwt: '', iceServers: [], streamAccountId: accountId });
+    const c = jwtClaims(d.jwt);
+    assert.deepEqual(
+      [c.streaming.tokenId, c.streaming.tokenType, c.streaming.trackingId],
+      [v('subscribeToken.create')?.id, 'Subscribe', 'node-group'],
+    );
+  });
+
+  it('director.subscribe without a token ("Authorization: NoAuth"): an open stream is viewable', () => {
+    const d = value('director.subscribe (no token)');
+    assert.deepEqual({ ...d, jwt: '' }, { urls: [`wss://localhost/ws/sub/${accountId}/cam1`], jwt: '', iceServers: [], streamAccountId: accountId });
+  });
+
+  it('webhooks.add (POST /api/webhooks/): the record with a signing secret', () => {
+    const d = value('webhooks.add');
+    assert.match(d.secret, BASE64_32);
+    assert.deepEqual([d.url, d.isFeedHooks, d.isRecordingHooks, d.isThumbnailHooks], [webhookUrl, true, false, false]);
+  });
+
+  it('webhooks.read: the record the add answered', () => {
+    assert.deepEqual(value('webhooks.read'), v('webhooks.add'));
+  });
+
+  it('webhooks.update (isThumbnailHooks, refreshSecret): the flag set, a new secret', () => {
+    const d = value('webhooks.update');
+    const added = v('webhooks.add');
+    assert.match(d.secret, BASE64_32);
+    assert.notEqual(d.secret, added?.secret);
+    assert.deepEqual({ ...d, secret: '' }, { ...added, isThumbnailHooks: true, secret: '' });
+  });
+
+  it('webhooks.list (itemCount): the updated webhook', () => {
+    assert.deepEqual(value('webhooks.list'), [v('webhooks.update')]);
+  });
+
+  it('webhooks.remove: the deleted webhook (the client types the answer as a Webhook)', () => {
+    assert.deepEqual(value('webhooks.remove'), v('webhooks.update'));
+  });
+
+  it('account.readGeoRestrictions: no account rules yet', () => {
+    assert.deepEqual(value('account.readGeoRestrictions'), { allowedCountries: [], deniedCountries: [] });
+  });
+
+  it('account.updateGeoRestrictions (updateAllowedCountries): the account rules set', () => {
+    assert.deepEqual(value('account.updateGeoRestrictions'), { allowedCountries: ['US', 'CA'], deniedCountries: [] });
+  });
+
+  it('publishToken.disable: the token disabled', () => {
+    assert.deepEqual(value('publishToken.disable'), { successfulTokens: [v('publishToken.create')?.id], failedTokens: [] });
+  });
+
+  it('subscribeToken.deleteToken and publishToken.deleteToken: true', () => {
+    assert.equal(value('subscribeToken.deleteToken'), true);
+    assert.equal(value('publishToken.deleteToken'), true);
+  });
+});
