@@ -40,7 +40,7 @@ export async function hookFixture(overrides: Record<string, unknown> = {}): Prom
     api: (m, p, b) => api(m, p, b).then((r) => r),
     async token(kind, body = {}) {
       const r = await api('post', `/api/${kind}_token`, { label: 'x', streams: [{ streamName: 'cam1' }], ...body });
-      if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+      if (r.status !== 200) throw new Error(JSON.stringify(r.body));
       return r.body.data;
     },
     settle: () => t.services.lifecycle.idle(),

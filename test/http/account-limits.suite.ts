@@ -34,7 +34,7 @@ export function accountLimitsSuite(factory: StoreFactory): void {
 
     it('refuses the token past tokensPerAccount with a 400 naming the limit, storing nothing; the other kind has its own count', async () => {
       await fresh();
-      for (let i = 0; i < 5; i++) assert.equal((await post('/api/subscribe_token', { label: `s${i}`, streams: [{ streamName: 'cam1' }] })).status, 201);
+      for (let i = 0; i < 5; i++) assert.equal((await post('/api/subscribe_token', { label: `s${i}`, streams: [{ streamName: 'cam1' }] })).status, 200);
       const ver = await version();
       const r = await post('/api/subscribe_token', { label: 'one too many', streams: [{ streamName: 'cam1' }] });
       assert.deepEqual([r.status, r.body], [
@@ -43,33 +43,33 @@ export function accountLimitsSuite(factory: StoreFactory): void {
       ]);
       assert.equal((await list('subscribe')).length, 5);
       assert.equal(await version(), ver, 'nothing written');
-      assert.equal((await post('/api/publish_token', { label: 'p', streams: [{ streamName: 'cam1' }] })).status, 201);
+      assert.equal((await post('/api/publish_token', { label: 'p', streams: [{ streamName: 'cam1' }] })).status, 200);
       // Deleting one makes room again.
       const [first] = await list('subscribe');
       assert.equal((await request(t.app).delete(`/api/subscribe_token/${first.id}`).set(auth())).status, 200);
-      assert.equal((await post('/api/subscribe_token', { label: 'room again', streams: [{ streamName: 'cam1' }] })).status, 201);
+      assert.equal((await post('/api/subscribe_token', { label: 'room again', streams: [{ streamName: 'cam1' }] })).status, 200);
     });
 
     it('twenty concurrent creates on a full-but-four account store exactly four', async () => {
       await fresh();
-      assert.equal((await post('/api/publish_token', { label: 'first', streams: [{ streamName: 'cam1' }] })).status, 201);
+      assert.equal((await post('/api/publish_token', { label: 'first', streams: [{ streamName: 'cam1' }] })).status, 200);
       const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => post('/api/publish_token', { label: `c${i}`, streams: [{ streamName: 'cam1' }] })));
-      assert.deepEqual(answers.map((a) => a.status).sort(), [...Array(4).fill(201), ...Array(16).fill(400)]);
+      assert.deepEqual(answers.map((a) => a.status).sort(), [...Array(4).fill(200), ...Array(16).fill(400)]);
       assert.equal((await list('publish')).length, 5);
     });
 
     it('counts regex rules across securing publish tokens only, and refuses the create that would pass regexStreamsPerAccount', async () => {
       await fresh();
       const secured = { subscribeRequiresAuth: true };
-      assert.equal((await post('/api/publish_token', { label: 'a', streams: regexes('a', 4), ...secured })).status, 201);
+      assert.equal((await post('/api/publish_token', { label: 'a', streams: regexes('a', 4), ...secured })).status, 200);
       // Not securing: neither counted nor limited.
-      assert.equal((await post('/api/publish_token', { label: 'open', streams: regexes('o', 10) })).status, 201);
-      assert.equal((await post('/api/subscribe_token', { label: 'viewer', streams: regexes('v', 10) })).status, 201);
+      assert.equal((await post('/api/publish_token', { label: 'open', streams: regexes('o', 10) })).status, 200);
+      assert.equal((await post('/api/subscribe_token', { label: 'viewer', streams: regexes('v', 10) })).status, 200);
       const ver = await version();
       const r = await post('/api/publish_token', { label: 'b', streams: [{ streamName: 'exact' }, ...regexes('b', 3)], ...secured });
       assert.deepEqual([r.status, r.body], [400, { status: 'fail', data: { message: 'Validation errors', errors: { streams: [REGEX_LIMIT(4, 3)] } } }]);
       assert.equal(await version(), ver, 'nothing written');
-      assert.equal((await post('/api/publish_token', { label: 'b', streams: regexes('b', 2), ...secured })).status, 201);
+      assert.equal((await post('/api/publish_token', { label: 'b', streams: regexes('b', 2), ...secured })).status, 200);
     });
 
     it('refuses an update that would bring a token over the regex limit (adding patterns, securing, re-enabling), and still allows edits that add none', async () => {

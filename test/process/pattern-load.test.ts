@@ -62,7 +62,7 @@ async function scenario(s: RunningServer, secret: string) {
   for (let k = 0; k < 20; k++) {
     const streams = Array.from({ length: 100 }, (_, i) => ({ streamName: k === 7 && i === 99 ? 'premium-[0-9]+' : heavy(k, i), isRegex: true }));
     const r = await api('POST', '/api/publish_token', { label: `t${k}`, streams, subscribeRequiresAuth: true });
-    assert.equal(r.status, 201, JSON.stringify(r.body).slice(0, 300));
+    assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 300));
     ids.push(r.body.data.id as number);
   }
   // First sight of the account: every pattern compiles in the background; until then, fail closed.
