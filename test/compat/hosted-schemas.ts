@@ -20,7 +20,7 @@ const isoDateTime = { type: 'string', format: 'date-time' };
 
 /**
  * Streamgate's fields beyond the hosted schemas, per component schema: the only extra fields a
- * response may carry. Each is documented in the README:
+ * response may carry (docs/compatibility.md, README):
  * - `updatedOn`: when the token last changed;
  * - `boundIpAddresses`: the addresses a `bindIpsOnUsage` token has bound so far;
  * - `filter`: a webhook's stream-name pattern (the hosted platform has it in its docs, not its schema).
