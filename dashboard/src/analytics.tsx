@@ -31,7 +31,11 @@ export function AnalyticsPage() {
       const list = toList(ids);
       const data = await api.get<UsageTotals>(`/api/analytics/tracking/total?${query({ trackingIds: list, startDate: start, stopDate: stop })}`);
       setAsked(list);
-      setRows(Object.entries(data).flatMap(([trackingId, streams]) => streams.map((s) => ({ trackingId, ...s }))));
+      setRows(
+        Object.entries(data).flatMap(([trackingId, streams]) =>
+          streams.map((s) => ({ trackingId, streamName: s.streamName, bytesOut: s.standardStream.bytesOut, bytesIn: s.standardStream.bytesIn })),
+        ),
+      );
     } catch (x) {
       setRows(null);
       setError(x);

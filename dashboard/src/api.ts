@@ -127,4 +127,5 @@ export interface Webhook {
 // The deliveries log entry is the server's own type (a type-only import: nothing of the server is bundled).
 export type { Delivery } from '../../src/store/store.js';
 
-export type UsageTotals = Record<string, Array<{ streamName: string; bytesOut: number; bytesIn: number }>>;
+/** tracking/total in the hosted shape: Streamgate's bytes are all standard-stream bytes (restream and geoCascade are zero). */
+export type UsageTotals = Record<string, Array<{ streamName: string; standardStream: { bytesOut: number; bytesIn: number } }>>;

@@ -385,6 +385,76 @@ export function storeContract(factory: StoreFactory): void {
         ]);
         assert.deepEqual(await s.usageByTracking('A', ['a'], '2026-02-04', '2026-03-01'), []);
       });
+
+      // usageDaily answers in no particular order: compare sorted by (trackingId, streamName, day)
+      const key = (r: { day: string; trackingId?: string; streamName: string }) => `${r.trackingId ?? ''}\u0000${r.streamName}\u0000${r.day}`;
+      const sorted = <R extends { day: string; trackingId?: string; streamName: string }>(rows: R[]) => [...rows].sort((x, y) => (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0));
+
+      it('reads usage per day: by tracking id and stream, and by stream over every tracking id and untracked usage', async () => {
+        const s = await fresh();
+        const add = (day: string, streamName: string, bytesOut: number, bytesIn: number, trackingId?: string, tokenId = 1, accountId = 'A', reportId?: string) =>
+          s.addUsage({ accountId, trackingId, tokenId, streamName, day, bytesOut, bytesIn }, reportId);
+        await add('2026-01-31', 'cam1', 1, 10, 'a');
+        await add('2026-02-01', 'cam1', 2, 20, 'a', 1);
+        await add('2026-02-01', 'cam1', 3, 30, 'a', 2); // another token of the same tracking id
+        await add('2026-02-01', 'cam2', 4, 40, 'a');
+        await add('2026-02-01', 'cam1', 5, 50, 'b');
+        await add('2026-02-01', 'cam1', 6, 60, undefined, 7); // untracked, token 7
+        await add('2026-02-01', 'cam1', 7, 70, undefined, 8); // untracked, token 8
+        await add('2026-02-03', 'cam1', 8, 80, undefined, 0); // untracked, no token
+        await add('2026-02-03', 'cam3', 9, 90, 'a');
+        assert.equal(await add('2026-02-03', 'cam3', 100, 100, 'a', 1, 'A', 'rep-1'), true);
+        assert.equal(await add('2026-02-03', 'cam3', 100, 100, 'a', 1, 'A', 'rep-1'), false, 'a repeated report counts in no read');
+        await add('2026-02-01', 'cam1', 1000, 1000, 'a', 1, 'B'); // another account
+        await add('2026-02-04', 'cam1', 2000, 2000, 'a'); // on stopDay
+
+        assert.deepEqual(sorted(await s.usageDaily('A', { trackingIds: ['a', 'b', 'none', 'a'] }, '2026-01-31', '2026-02-04')), [
+          { day: '2026-01-31', trackingId: 'a', streamName: 'cam1', bytesOut: 1, bytesIn: 10 },
+          { day: '2026-02-01', trackingId: 'a', streamName: 'cam1', bytesOut: 5, bytesIn: 50 },
+          { day: '2026-02-01', trackingId: 'a', streamName: 'cam2', bytesOut: 4, bytesIn: 40 },
+          { day: '2026-02-03', trackingId: 'a', streamName: 'cam3', bytesOut: 109, bytesIn: 190 },
+          { day: '2026-02-01', trackingId: 'b', streamName: 'cam1', bytesOut: 5, bytesIn: 50 },
+        ]);
+        assert.deepEqual(sorted(await s.usageDaily('A', { streamNames: ['cam1', 'cam3', 'nothing', 'cam1'] }, '2026-01-31', '2026-02-04')), [
+          { day: '2026-01-31', streamName: 'cam1', bytesOut: 1, bytesIn: 10 },
+          { day: '2026-02-01', streamName: 'cam1', bytesOut: 2 + 3 + 5 + 6 + 7, bytesIn: 20 + 30 + 50 + 60 + 70 },
+          { day: '2026-02-03', streamName: 'cam1', bytesOut: 8, bytesIn: 80 },
+          { day: '2026-02-03', streamName: 'cam3', bytesOut: 109, bytesIn: 190 },
+        ]);
+        assert.deepEqual(await s.usageDaily('A', { streamNames: ['cam2'] }, '2026-02-02', '2026-02-03'), [], 'a day without usage has no row');
+        assert.deepEqual(await s.usageDaily('A', { streamNames: ['cam1'] }, '2026-02-04', '2026-02-05'), [
+          { day: '2026-02-04', streamName: 'cam1', bytesOut: 2000, bytesIn: 2000 },
+        ]);
+        assert.deepEqual(await s.usageDaily('B', { streamNames: ['cam1'] }, '2026-01-01', '2026-03-01'), [
+          { day: '2026-02-01', streamName: 'cam1', bytesOut: 1000, bytesIn: 1000 },
+        ]);
+        assert.deepEqual(await s.usageDaily('A', { trackingIds: [] }, '2026-01-01', '2026-03-01'), []);
+        assert.deepEqual(await s.usageDaily('A', { streamNames: [''] }, '2026-01-01', '2026-03-01'), [], 'the empty name is no stream');
+        assert.deepEqual(await s.usageDaily('A', { trackingIds: [''] }, '2026-01-01', '2026-03-01'), [], 'the empty tracking id is not the untracked usage');
+        assert.deepEqual(await s.usageDaily('C', { streamNames: ['cam1'] }, '2026-01-01', '2026-03-01'), []);
+      });
+
+      it('keeps per-day reads of 1,000 concurrent reports on one stream exact, tracked and untracked', async () => {
+        const s = await fresh();
+        await Promise.all(
+          Array.from({ length: 1000 }, (_, i) =>
+            s.addUsage({ accountId: 'A', trackingId: i % 2 === 0 ? 'even' : undefined, tokenId: i % 5, streamName: 'cam1', day: i < 600 ? '2026-03-01' : '2026-03-02', bytesOut: i + 1, bytesIn: 1 }),
+          ),
+        );
+        const sum = (from: number, to: number, pick: (i: number) => boolean = () => true) => {
+          let n = 0;
+          for (let i = from; i < to; i++) if (pick(i)) n += i + 1;
+          return n;
+        };
+        assert.deepEqual(sorted(await s.usageDaily('A', { streamNames: ['cam1'] }, '2026-03-01', '2026-03-03')), [
+          { day: '2026-03-01', streamName: 'cam1', bytesOut: sum(0, 600), bytesIn: 600 },
+          { day: '2026-03-02', streamName: 'cam1', bytesOut: sum(600, 1000), bytesIn: 400 },
+        ]);
+        assert.deepEqual(sorted(await s.usageDaily('A', { trackingIds: ['even'] }, '2026-03-01', '2026-03-03')), [
+          { day: '2026-03-01', trackingId: 'even', streamName: 'cam1', bytesOut: sum(0, 600, (i) => i % 2 === 0), bytesIn: 300 },
+          { day: '2026-03-02', trackingId: 'even', streamName: 'cam1', bytesOut: sum(600, 1000, (i) => i % 2 === 0), bytesIn: 200 },
+        ]);
+      });
     });
 
     describe('sessions', () => {

@@ -54,6 +54,9 @@ const FIXTURES: Record<string, Omit<EntryPoint, 'method' | 'path' | 'auth'>> = {
   'GET /api/recordings': { query: () => 'streamName=cam1' },
   'DELETE /api/recordings/:id': {},
   'GET /api/analytics/tracking/total': { query: () => 'trackingIds=viewers&trackingIds=x,y&startDate=2026-01-01&stopDate=2026-02-01T12:00:00Z' },
+  'GET /api/analytics/tracking/series': { query: () => 'resolution=Day&trackingIds=viewers&trackingIds=x,y&startDate=2026-01-01&stopDate=2026-02-01T12:00:00Z' },
+  'GET /api/analytics/streams/total': { query: () => 'streamNames=cam1&streamNames=x,y&startDate=2026-01-01&stopDate=2026-02-01T12:00:00Z' },
+  'GET /api/analytics/streams/series': { query: () => 'resolution=Month&streamNames=cam1&streamNames=x,y&startDate=2026-01-01&stopDate=2026-03-01' },
 };
 for (const kind of ['publish', 'subscribe'] as const) {
   FIXTURES[`POST /api/${kind}_token`] = { body: createToken(kind) };

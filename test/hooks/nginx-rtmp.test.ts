@@ -3,6 +3,7 @@ import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { hookFixture, type HookFixture } from './fixture.js';
+import { trackingRow } from '../helpers/analytics.js';
 
 const SESSION = 'app=live&flashver=FMLE%2F3.0%20%28compatible%3B%20FMSc%2F1.0%29&swfurl=&tcurl=rtmp%3A%2F%2Fhost%3A1935%2Flive&pageurl=&addr=203.0.113.7&clientid=12';
 
@@ -117,7 +118,7 @@ describe('nginx-rtmp adapter', () => {
     const day = new Date().toISOString().slice(0, 10);
     const next = new Date(Date.now() + 86400000).toISOString().slice(0, 10);
     const r = await f.api('get', `/api/analytics/tracking/total?trackingIds=rtmp-fans&startDate=${day}&stopDate=${next}`);
-    assert.deepEqual(r.body.data, { 'rtmp-fans': [{ streamName: 'cam1', bytesOut: 4096, bytesIn: 12 }] });
+    assert.deepEqual(r.body.data, { 'rtmp-fans': [trackingRow('cam1', 4096, 12)] });
   });
 
   it('refuses a JSON body with 415', async () => {

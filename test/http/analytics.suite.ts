@@ -1,10 +1,11 @@
-// Bandwidth per tracking id: usage in from the callers and /hooks/usage, totals out of
-// /api/analytics/tracking/total, on every store.
+// Bandwidth per tracking id and per stream: usage in from the callers and /hooks/usage, totals and
+// series out of /api/analytics/{tracking,streams}/{total,series}, on every store.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import type { StoreFactory } from '../helpers/stores.js';
 import { testApp, type TestApp } from '../helpers/app.js';
+import { trackingRow as row, streamSeries, streamTotal } from '../helpers/analytics.js';
 
 export function analyticsSuite(factory: StoreFactory): void {
   describe(`analytics: ${factory.name}`, () => {
@@ -39,27 +40,27 @@ export function analyticsSuite(factory: StoreFactory): void {
       assert.deepEqual(answers[0], { counted: true });
 
       const jan31toFeb1 = await total('trackingIds=a&trackingIds=b&startDate=2026-01-31&stopDate=2026-02-01');
-      assert.deepEqual(jan31toFeb1.body, { status: 'success', data: { a: [{ streamName: 'cam1', bytesOut: 100, bytesIn: 1 }], b: [] } });
+      assert.deepEqual(jan31toFeb1.body, { status: 'success', data: { a: [row('cam1', 100, 1)], b: [] } });
       const feb = await total('trackingIds=a,b,nobody&startDate=2026-02-01&stopDate=2026-03-01');
       assert.deepEqual(feb.body.data, {
         a: [
-          { streamName: 'cam1', bytesOut: 4020, bytesIn: 0 },
-          { streamName: 'cam2', bytesOut: 3, bytesIn: 0 },
+          row('cam1', 4020, 0),
+          row('cam2', 3, 0),
         ],
-        b: [{ streamName: 'cam1', bytesOut: 7, bytesIn: 70 }],
+        b: [row('cam1', 7, 70)],
         nobody: [],
       });
       const all = await total('trackingIds=a&startDate=2026-01-01&stopDate=2026-12-31T00:00:00Z');
       assert.deepEqual(all.body.data.a, [
-        { streamName: 'cam1', bytesOut: 4120, bytesIn: 1 },
-        { streamName: 'cam2', bytesOut: 3, bytesIn: 0 },
+        row('cam1', 4120, 1),
+        row('cam2', 3, 0),
       ]);
       const boundary = await total('trackingIds=a&startDate=2026-02-02&stopDate=2026-02-10');
       assert.deepEqual(boundary.body.data, { a: [] }, 'stopDate 2026-02-10 excludes that day');
       const empty = await total('trackingIds=a&startDate=2025-01-01&stopDate=2025-02-01');
       assert.deepEqual(empty.body.data, { a: [] });
       const theirs = await total('trackingIds=a&startDate=2026-02-01&stopDate=2026-02-02', other.secret);
-      assert.deepEqual(theirs.body.data, { a: [{ streamName: 'cam1', bytesOut: 99999, bytesIn: 0 }] });
+      assert.deepEqual(theirs.body.data, { a: [row('cam1', 99999, 0)] });
     });
 
     it('attributes reports by session (MediaMTX admission) and by token id to the token\'s tracking id', async () => {
@@ -74,7 +75,7 @@ export function analyticsSuite(factory: StoreFactory): void {
       const today = new Date().toISOString().slice(0, 10);
       const tomorrow = new Date(Date.now() + 86400000).toISOString().slice(0, 10);
       const now = await total(`trackingIds=viewers&startDate=${today}&stopDate=${tomorrow}`);
-      assert.deepEqual(now.body.data, { viewers: [{ streamName: 'cam7', bytesOut: 525, bytesIn: 5 }] });
+      assert.deepEqual(now.body.data, { viewers: [row('cam7', 525, 5)] });
       const unknown = await usage({ sessionId: 'nope', bytesOut: 1 });
       assert.deepEqual([unknown.status, unknown.body.counted], [404, false]);
     });
@@ -88,7 +89,7 @@ export function analyticsSuite(factory: StoreFactory): void {
       await t.services.lifecycle.idle();
       const today = new Date().toISOString().slice(0, 10);
       const r = await total(`trackingIds=srs-fans&startDate=${today}&stopDate=${new Date(Date.now() + 86400000).toISOString().slice(0, 10)}`);
-      assert.deepEqual(r.body.data, { 'srs-fans': [{ streamName: 'show', bytesOut: 123456, bytesIn: 321 }] });
+      assert.deepEqual(r.body.data, { 'srs-fans': [row('show', 123456, 321)] });
     });
 
     it('sums 1,000 concurrent usage reports for one tracking id exactly', async () => {
@@ -100,7 +101,155 @@ export function analyticsSuite(factory: StoreFactory): void {
         assert.ok(batch.every((r) => r.status === 200));
       }
       const r = await total('trackingIds=burst&startDate=2026-05-05&stopDate=2026-05-06');
-      assert.deepEqual(r.body.data, { burst: [{ streamName: 'cam1', bytesOut: (n * (n + 1)) / 2, bytesIn: 2 * n }] });
+      assert.deepEqual(r.body.data, { burst: [row('cam1', (n * (n + 1)) / 2, 2 * n)] });
+    });
+
+    describe('series and streams', () => {
+      const get = (path: string, q: string, secret = acct.secret) => request(t.app).get(`/api/analytics/${path}?${q}`).set('authorization', `Bearer ${secret}`);
+      const day = (d: string) => `${d}T00:00:00Z`;
+      before(async () => {
+        const plain = (await request(t.app).post('/api/subscribe_token').set('authorization', `Bearer ${acct.secret}`).send({ label: 'untracked', streams: [{ streamName: '.*', isRegex: true }] })).body.data as { id: number };
+        const reports: object[] = [
+          { trackingId: 'north', accountId: acct.id, streamName: 'arena', bytesOut: 100, bytesIn: 1, at: '2026-01-30T10:00:00Z' },
+          { trackingId: 'north', accountId: acct.id, streamName: 'arena', bytesOut: 200, bytesIn: 2, at: '2026-01-31T23:59:59.999Z' },
+          { trackingId: 'north', accountId: acct.id, streamName: 'lobby', bytesOut: 30, at: '2026-01-31T00:00:00Z' },
+          { trackingId: 'north', accountId: acct.id, streamName: 'arena', bytesOut: 4000, bytesIn: 40, at: '2026-02-01T00:00:00Z' },
+          { trackingId: 'north', accountId: acct.id, streamName: 'arena', bytesOut: 50000, at: '2026-03-15T12:00:00Z' },
+          { trackingId: 'south', accountId: acct.id, streamName: 'arena', bytesOut: 7, bytesIn: 70, at: '2026-01-31T08:00:00Z' },
+          { tokenId: plain.id, streamName: 'arena', bytesOut: 600000, bytesIn: 6, at: '2026-01-31T09:00:00Z' }, // untracked
+          { tokenId: plain.id, streamName: 'lobby', bytesOut: 8, at: '2026-02-02T00:00:00Z' }, // untracked
+          { trackingId: 'north', accountId: other.id, streamName: 'arena', bytesOut: 99999999, at: '2026-01-31T05:00:00Z' }, // another account
+        ];
+        for (const r of reports) assert.deepEqual((await usage(r)).body, { counted: true }, JSON.stringify(r));
+      });
+
+      it('tracking/series by day: every day of the range in order, [] for a day or a tracking id without usage', async () => {
+        const r = await get('tracking/series', 'resolution=Day&trackingIds=north&trackingIds=south,nobody&startDate=2026-01-30&stopDate=2026-02-02');
+        assert.equal(r.status, 200);
+        assert.deepEqual(r.body, {
+          status: 'success',
+          data: {
+            north: {
+              [day('2026-01-30')]: [row('arena', 100, 1)],
+              [day('2026-01-31')]: [row('arena', 200, 2), row('lobby', 30, 0)],
+              [day('2026-02-01')]: [row('arena', 4000, 40)],
+            },
+            south: { [day('2026-01-30')]: [], [day('2026-01-31')]: [row('arena', 7, 70)], [day('2026-02-01')]: [] },
+            nobody: { [day('2026-01-30')]: [], [day('2026-01-31')]: [], [day('2026-02-01')]: [] },
+          },
+        });
+        assert.deepEqual(Object.keys(r.body.data), ['north', 'south', 'nobody'], 'tracking ids in the order asked');
+        assert.deepEqual(Object.keys(r.body.data.north), [day('2026-01-30'), day('2026-01-31'), day('2026-02-01')], 'days oldest first');
+        const theirs = await get('tracking/series', 'resolution=Day&trackingIds=north&startDate=2026-01-31&stopDate=2026-02-01', other.secret);
+        assert.deepEqual(theirs.body.data, { north: { [day('2026-01-31')]: [row('arena', 99999999, 0)] } });
+      });
+
+      it('tracking/series by month: a key per month (its first day) summing only the days of the range in it', async () => {
+        const r = await get('tracking/series', 'resolution=Month&trackingIds=north&startDate=2026-01-15&stopDate=2026-04-01');
+        assert.deepEqual(r.body.data, {
+          north: {
+            [day('2026-01-01')]: [row('arena', 300, 3), row('lobby', 30, 0)],
+            [day('2026-02-01')]: [row('arena', 4000, 40)],
+            [day('2026-03-01')]: [row('arena', 50000, 0)],
+          },
+        });
+        assert.deepEqual(Object.keys(r.body.data.north), [day('2026-01-01'), day('2026-02-01'), day('2026-03-01')]);
+        const part = await get('tracking/series', 'resolution=Month&trackingIds=north&startDate=2026-01-31&stopDate=2026-02-01');
+        assert.deepEqual(part.body.data, { north: { [day('2026-01-01')]: [row('arena', 200, 2), row('lobby', 30, 0)] } }, 'January 30 is outside the range');
+        const leapYear = await get('tracking/series', 'resolution=Month&trackingIds=nobody&startDate=2024-01-01&stopDate=2025-01-01');
+        assert.equal(leapYear.status, 200, 'a whole leap year is 366 days');
+        assert.deepEqual(leapYear.body.data, { nobody: Object.fromEntries(Array.from({ length: 12 }, (_, m) => [day(`2024-${String(m + 1).padStart(2, '0')}-01`), []])) });
+        assert.deepEqual(Object.keys(leapYear.body.data.nobody)[11], day('2024-12-01'));
+      });
+
+      it('tracking/total rows carry the hosted classes, restream and geoCascade at zero', async () => {
+        const r = await get('tracking/total', 'trackingIds=north&startDate=2026-01-01&stopDate=2026-04-01');
+        assert.deepEqual(r.body, { status: 'success', data: { north: [row('arena', 54300, 43), row('lobby', 30, 0)] } });
+      });
+
+      it('streams/total sums every tracking id and the untracked usage of each stream; zeros for a stream without usage', async () => {
+        const r = await get('streams/total', 'streamNames=arena&streamNames=lobby,empty&startDate=2026-01-01&stopDate=2026-04-01');
+        assert.equal(r.status, 200);
+        assert.deepEqual(r.body, {
+          status: 'success',
+          data: {
+            arena: streamTotal(100 + 200 + 4000 + 50000 + 7 + 600000, 1 + 2 + 40 + 70 + 6),
+            lobby: streamTotal(38, 0),
+            empty: streamTotal(0, 0),
+          },
+        });
+        assert.deepEqual(Object.keys(r.body.data), ['arena', 'lobby', 'empty']);
+        const jan31 = await get('streams/total', 'streamNames=arena&startDate=2026-01-31&stopDate=2026-02-01');
+        assert.deepEqual(jan31.body.data, { arena: streamTotal(200 + 7 + 600000, 2 + 70 + 6) });
+        const theirs = await get('streams/total', 'streamNames=arena,lobby&startDate=2026-01-01&stopDate=2026-04-01', other.secret);
+        assert.deepEqual(theirs.body.data, { arena: streamTotal(99999999, 0), lobby: streamTotal(0, 0) });
+      });
+
+      it('streams/series by day and by month: every period in order, zeros without usage', async () => {
+        const d = await get('streams/series', 'resolution=Day&streamNames=arena,lobby&startDate=2026-01-30&stopDate=2026-02-03');
+        assert.equal(d.status, 200);
+        const arena = d.body.data.arena as Record<string, object>;
+        assert.deepEqual(d.body, {
+          status: 'success',
+          data: {
+            arena: streamSeries([
+              [day('2026-01-30'), 100, 1],
+              [day('2026-01-31'), 600207, 78],
+              [day('2026-02-01'), 4000, 40],
+              [day('2026-02-02'), 0, 0],
+            ]),
+            lobby: streamSeries([
+              [day('2026-01-30'), 0, 0],
+              [day('2026-01-31'), 30, 0],
+              [day('2026-02-01'), 0, 0],
+              [day('2026-02-02'), 8, 0],
+            ]),
+          },
+        });
+        for (const part of ['bandwidth', 'standardStream', 'restream', 'geoCascade']) {
+          assert.deepEqual(Object.keys(arena[part]), ['2026-01-30', '2026-01-31', '2026-02-01', '2026-02-02'].map(day), part);
+        }
+        const m = await get('streams/series', 'resolution=Month&streamNames=arena&startDate=2026-01-01&stopDate=2026-04-01');
+        assert.deepEqual(m.body.data, {
+          arena: streamSeries([
+            [day('2026-01-01'), 600307, 79],
+            [day('2026-02-01'), 4000, 40],
+            [day('2026-03-01'), 50000, 0],
+          ]),
+        });
+        // date-times: the start's whole day, and a stop inside a day counts that day
+        const dt = await get('streams/series', 'resolution=Day&streamNames=arena&startDate=2026-01-31T12:00:00Z&stopDate=2026-02-01T00:00:01Z');
+        assert.deepEqual(dt.body.data, { arena: streamSeries([[day('2026-01-31'), 600207, 78], [day('2026-02-01'), 4000, 40]]) });
+      });
+
+      it('refuses Hour and any other resolution with 400 naming the field and the supported ones', async () => {
+        const msg = 'expected Day or Month (usage is kept per UTC day, so there is no Hour)';
+        for (const path of ['tracking/series', 'streams/series']) {
+          const names = path.startsWith('tracking') ? 'trackingIds=north' : 'streamNames=arena';
+          for (const res of ['resolution=Hour', 'resolution=day', 'resolution=Week', 'resolution=', '']) {
+            const r = await get(path, `${res}&${names}&startDate=2026-01-30&stopDate=2026-02-02`);
+            assert.equal(r.status, 400, `${path} ${res}`);
+            assert.deepEqual(r.body, { status: 'fail', data: { message: 'Validation errors', errors: { resolution: [msg] } } }, `${path} ${res}`);
+          }
+        }
+      });
+
+      it('refuses bad stream queries with 400 naming the parameter', async () => {
+        const cases: Array<[string, string, Record<string, string[]>]> = [
+          ['streams/total', 'startDate=2026-01-01&stopDate=2026-01-02', { streamNames: ['give 1 to 10 stream names, repeated or comma-separated'] }],
+          ['streams/total', 'streamNames=,&startDate=2026-01-01&stopDate=2026-01-02', { streamNames: ['give 1 to 10 stream names'] }],
+          ['streams/total', `${Array.from({ length: 11 }, (_, i) => `streamNames=s${i}`).join('&')}&startDate=2026-01-01&stopDate=2026-01-02`, { streamNames: ['at most 10 stream names'] }],
+          ['streams/total', `streamNames=${'x'.repeat(129)}&startDate=2026-01-01&stopDate=2026-01-02`, { 'streamNames[0]': ['Too big: expected string to have <=128 characters'] }],
+          ['streams/total', 'streamNames=a&startDate=2026-01-02&stopDate=2026-01-02', { stopDate: ['must be after startDate'] }],
+          ['streams/series', 'resolution=Month&streamNames=a&startDate=2026-01-01&stopDate=2027-01-03', { stopDate: ['the range may cover at most 366 days'] }],
+          ['streams/series', 'resolution=Day&streamNames=a&startDate=2026-13-01&stopDate=2027-01-02', { startDate: ['expected YYYY-MM-DD or an ISO 8601 date-time (UTC)'] }],
+          ['tracking/series', 'resolution=Day&trackingIds=a&startDate=2026-01-01', { stopDate: ['Invalid input: expected string, received undefined'] }],
+        ];
+        for (const [path, q, errors] of cases) {
+          const r = await get(path, q);
+          assert.deepEqual([r.status, r.body], [400, { status: 'fail', data: { message: 'Validation errors', errors } }], `${path}?${q}`);
+        }
+      });
     });
 
     it('refuses bad queries and bad reports with 400 naming the parameter', async () => {

@@ -1,18 +1,19 @@
-// GET /api/analytics/tracking/total: bytes per tracking id and stream over [startDate, stopDate).
+// GET /api/analytics/{tracking,streams}/{total,series}: bytes per tracking id or stream over
+// [startDate, stopDate), in the hosted platform's analytics shapes (README, "Analytics").
 import { z } from 'zod';
 import { route, type RouteSpec } from '../route.js';
-import type { UsageService } from '../../analytics/usage.js';
+import { RESOLUTIONS, utcDay, type UsageService } from '../../analytics/usage.js';
 import { MAX_NAME, wellFormed } from '../../domain/matchers.js';
-import { utcDay } from '../../analytics/usage.js';
 
 const MAX_DAYS = 366;
+const MAX_NAMES = 10;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 /** YYYY-MM-DD or an ISO date-time, as epoch ms (UTC); NaN when it is neither. */
 function parseDate(s: string): number {
   if (DATE.test(s)) {
     const ms = Date.parse(`${s}T00:00:00Z`);
-    return utcDay(ms) === s ? ms : NaN; // refuses 2026-02-30
+    return !Number.isNaN(ms) && utcDay(ms) === s ? ms : NaN; // refuses 2026-13-01 and 2026-02-30
   }
   return /^\d{4}-\d{2}-\d{2}T/.test(s) ? Date.parse(s) : NaN;
 }
@@ -22,24 +23,83 @@ const dateParam = z
   .max(64)
   .refine((s) => !Number.isNaN(parseDate(s)), 'expected YYYY-MM-DD or an ISO 8601 date-time (UTC)');
 
-export const trackingTotalQuery = z
-  .object({
-    trackingIds: z
-      .union([z.string(), z.array(z.string())])
-      .transform((v) => (Array.isArray(v) ? v : [v]).flatMap((x) => x.split(',')).map((x) => x.trim()).filter((x) => x !== ''))
-      .pipe(z.array(z.string().max(MAX_NAME).refine(wellFormed, 'not valid Unicode text')).min(1, 'give 1 to 10 tracking ids').max(10, 'at most 10 tracking ids')),
-    startDate: dateParam,
-    stopDate: dateParam,
-  })
-  .superRefine((q, ctx) => {
-    const start = parseDate(q.startDate);
-    const stop = parseDate(q.stopDate);
-    if (Number.isNaN(start) || Number.isNaN(stop)) return;
-    if (stop <= start) ctx.addIssue({ code: 'custom', path: ['stopDate'], message: 'must be after startDate' });
-    else if (stop - start > MAX_DAYS * 86400000) ctx.addIssue({ code: 'custom', path: ['stopDate'], message: `the range may cover at most ${MAX_DAYS} days` });
-  });
+/**
+ * 1..10 names, as repeated parameters (`a=x&a=y`, what the hosted clients send) or comma-separated
+ * (`a=x,y`); blanks around commas are dropped.
+ */
+const nameList = (what: string) =>
+  z
+    .unknown()
+    .transform((v, ctx) => {
+      const list = typeof v === 'string' ? [v] : Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : null;
+      if (list === null) {
+        ctx.addIssue({ code: 'custom', message: `give 1 to ${MAX_NAMES} ${what}, repeated or comma-separated` });
+        return z.NEVER;
+      }
+      return list.flatMap((x) => x.split(',')).map((x) => x.trim()).filter((x) => x !== '');
+    })
+    .pipe(
+      z
+        .array(z.string().max(MAX_NAME).refine(wellFormed, 'not valid Unicode text'))
+        .min(1, `give 1 to ${MAX_NAMES} ${what}`)
+        .max(MAX_NAMES, `at most ${MAX_NAMES} ${what}`),
+    )
+    .meta({ type: 'array', items: { type: 'string', maxLength: MAX_NAME }, minItems: 1, maxItems: MAX_NAMES, description: `1 to ${MAX_NAMES} ${what}, repeated or comma-separated` });
 
-const totalsOut = z.record(z.string(), z.array(z.object({ streamName: z.string(), bytesOut: z.number(), bytesIn: z.number() })));
+const resolutionParam = z
+  .enum(RESOLUTIONS, { error: 'expected Day or Month (usage is kept per UTC day, so there is no Hour)' })
+  .meta({ description: 'Day: a key per UTC day; Month: a key per month (its first day), summing the days of the range in it' });
+
+const range = {
+  startDate: dateParam.meta({ description: 'inclusive: YYYY-MM-DD or an ISO 8601 date-time (UTC); a date-time counts its whole day' }),
+  stopDate: dateParam.meta({ description: 'exclusive: YYYY-MM-DD or an ISO 8601 date-time (UTC); a date-time inside a day counts that day' }),
+};
+
+function rangeRule(q: { startDate: string; stopDate: string }, ctx: z.RefinementCtx): void {
+  const start = parseDate(q.startDate);
+  const stop = parseDate(q.stopDate);
+  if (Number.isNaN(start) || Number.isNaN(stop)) return;
+  if (stop <= start) ctx.addIssue({ code: 'custom', path: ['stopDate'], message: 'must be after startDate' });
+  else if (stop - start > MAX_DAYS * 86400000) ctx.addIssue({ code: 'custom', path: ['stopDate'], message: `the range may cover at most ${MAX_DAYS} days` });
+}
+
+export const trackingTotalQuery = z.object({ trackingIds: nameList('tracking ids'), ...range }).superRefine(rangeRule);
+export const trackingSeriesQuery = z.object({ resolution: resolutionParam, trackingIds: nameList('tracking ids'), ...range }).superRefine(rangeRule);
+export const streamsTotalQuery = z.object({ streamNames: nameList('stream names'), ...range }).superRefine(rangeRule);
+export const streamsSeriesQuery = z.object({ resolution: resolutionParam, streamNames: nameList('stream names'), ...range }).superRefine(rangeRule);
+
+// ---- response shapes (documentation) ----
+
+const bandwidth = z.object({ bytesOut: z.int(), bytesIn: z.int() });
+const trackingRow = z.object({
+  streamName: z.string(),
+  standardStream: bandwidth,
+  restream: z.object({ bytesOut: z.int(), bytesIn: z.int(), duration: z.int() }).meta({ description: 'always zero: Streamgate does not restream' }),
+  geoCascade: bandwidth.meta({ description: 'always zero: Streamgate does not geo-cascade' }),
+});
+const restreamUsage = z.object({ bytesOut: z.int(), bytesIn: z.int(), secondsUsed: z.int() });
+const period = z.string().meta({ description: 'ISO 8601 date-time of the period start, e.g. 2026-01-26T00:00:00Z' });
+const trackingTotalOut = z.record(z.string(), z.array(trackingRow));
+const trackingSeriesOut = z.record(z.string(), z.record(period, z.array(trackingRow)));
+const streamsTotalOut = z.record(
+  z.string(),
+  z.object({
+    bytesOut: z.int(),
+    bytesIn: z.int(),
+    standardStream: bandwidth,
+    restream: restreamUsage.meta({ description: 'always zero: Streamgate does not restream' }),
+    geoCascade: bandwidth.meta({ description: 'always zero: Streamgate does not geo-cascade' }),
+  }),
+);
+const streamsSeriesOut = z.record(
+  z.string(),
+  z.object({
+    bandwidth: z.record(period, bandwidth),
+    standardStream: z.record(period, bandwidth),
+    restream: z.record(period, restreamUsage),
+    geoCascade: z.record(period, bandwidth),
+  }),
+);
 
 /**
  * Days are UTC and the unit of aggregation: the query covers the days that start in
@@ -63,15 +123,40 @@ export function analyticsRoutes(usage: UsageService): RouteSpec[] {
       tag: 'Analytics',
       auth: 'apiSecret',
       query: trackingTotalQuery,
-      response: totalsOut,
-      handler: async ({ account, query }) => {
-        const [start, stop] = dayRange(query.startDate, query.stopDate);
-        const rows = await usage.query(account.id, query.trackingIds, start, stop);
-        const out: Record<string, Array<{ streamName: string; bytesOut: number; bytesIn: number }>> = Object.create(null);
-        for (const id of query.trackingIds) out[id] = [];
-        for (const r of rows) out[r.trackingId]?.push({ streamName: r.streamName, bytesOut: r.bytesOut, bytesIn: r.bytesIn });
-        return out;
-      },
+      response: trackingTotalOut,
+      handler: async ({ account, query }) => usage.trackingTotal(account.id, query.trackingIds, ...dayRange(query.startDate, query.stopDate)),
+    }),
+    route({
+      method: 'get',
+      path: '/api/analytics/tracking/series',
+      summary: 'Bytes per tracking id and stream for every day or month of the range ([] for a period without usage)',
+      tag: 'Analytics',
+      auth: 'apiSecret',
+      query: trackingSeriesQuery,
+      response: trackingSeriesOut,
+      handler: async ({ account, query }) =>
+        usage.trackingSeries(account.id, query.trackingIds, ...dayRange(query.startDate, query.stopDate), query.resolution),
+    }),
+    route({
+      method: 'get',
+      path: '/api/analytics/streams/total',
+      summary: 'Total bytes per stream, every tracking id and untracked usage together (zeros without usage)',
+      tag: 'Analytics',
+      auth: 'apiSecret',
+      query: streamsTotalQuery,
+      response: streamsTotalOut,
+      handler: async ({ account, query }) => usage.streamsTotal(account.id, query.streamNames, ...dayRange(query.startDate, query.stopDate)),
+    }),
+    route({
+      method: 'get',
+      path: '/api/analytics/streams/series',
+      summary: 'Bytes per stream for every day or month of the range (zeros for a period without usage)',
+      tag: 'Analytics',
+      auth: 'apiSecret',
+      query: streamsSeriesQuery,
+      response: streamsSeriesOut,
+      handler: async ({ account, query }) =>
+        usage.streamsSeries(account.id, query.streamNames, ...dayRange(query.startDate, query.stopDate), query.resolution),
     }),
   ];
 }

@@ -40,6 +40,8 @@ export const keys = {
   /** a day of usage: tracked buckets by tracking id, untracked by token id (0: none) */
   usage: (accountId: string, trackingId: string | undefined, tokenId: number | undefined, day: string) =>
     trackingId !== undefined ? `${tag(accountId)}:u:t:${trackingId}:${day}` : `${tag(accountId)}:u:k:${tokenId ?? 0}:${day}`,
+  /** a day of usage by stream, whatever the tracking id: "<stream>\0o" / "<stream>\0i" → bytes */
+  usageStreams: (accountId: string, day: string) => `${tag(accountId)}:u:s:${day}`,
   usageReport: (accountId: string, reportId: string) => `${tag(accountId)}:ur:${reportId}`,
   /** open recordings: "<stream>\0<path>" → id */
   openRecordings: (accountId: string) => `${tag(accountId)}:recopen`,
