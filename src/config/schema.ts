@@ -4,6 +4,7 @@ import { z } from 'zod';
 import ipaddr from 'ipaddr.js';
 import RE2 from 're2';
 import { mediamtxPathProblem } from '../domain/paths.js';
+import { iceServerSchema, rtmpUrlTemplate } from '../director/settings.js';
 
 const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port');
 const addressOrCidr = z.string().refine((s) => {
@@ -121,13 +122,11 @@ export const configSchema = z.strictObject({
   director: z.strictObject({
     publishUrls: z.array(z.string().min(1)),
     subscribeUrls: z.array(z.string().min(1)),
-    iceServers: z.array(
-      z.strictObject({
-        urls: z.union([z.string(), z.array(z.string())]),
-        username: z.string().optional(),
-        credential: z.string().optional(),
-      }),
-    ),
+    // RTMP ingest URLs answered for streamType Rtmp; empty = Rtmp is a 400 naming streamType.
+    rtmpPublishUrls: z.array(rtmpUrlTemplate),
+    // Any key casing in, RTCPeerConnection's members out; a URL a browser would refuse stops start-up.
+    iceServers: z.array(iceServerSchema),
+    serverId: z.string().min(1).max(128),
     jwtTtlSeconds: z.number().int().min(1).max(86400),
     // Starts every MediaMTX permission path the director signs: it must keep that path exact.
     mediamtxPathPrefix: z

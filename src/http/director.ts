@@ -1,5 +1,6 @@
-// The director API (CONTRACT 5.5): browsers and SDKs exchange a publish/subscribe token (or a
-// self-signed JWT) for media-server URLs and a short-lived ES256 connection JWT; plus the JWKS.
+// The director API: browsers and SDKs exchange a publish/subscribe token (or a self-signed JWT)
+// for media-server URLs and a short-lived ES256 connection JWT; plus the JWKS. The answer and the
+// JWT's `millicast` claim are what the hosted platform's Web SDK reads (see README, Director API).
 import type { NextFunction, Request, Response } from 'express';
 import type { DecisionRoutes } from './decision-routes.js';
 import { z } from 'zod';
@@ -14,6 +15,7 @@ import type { DecisionResult } from '../enforce/enforcer.js';
 import { LRUCache } from 'lru-cache';
 import { sendJson } from './answer.js';
 import { mediamtxPathProblem } from '../domain/paths.js';
+import { peekSelfSigned } from '../policy/self-signed.js';
 
 // The name ends the path of the JWT's MediaMTX permission: it must be one exact path MediaMTX accepts,
 // never a pattern ('~…' is a regular expression there) whatever the token's stream rules match.
@@ -25,7 +27,7 @@ const grantableName = () =>
 
 export const directorPublishSchema = z.strictObject({
   streamName: grantableName(),
-  streamType: z.string().regex(/^(webrtc|rtmp)$/i, 'expected WebRtc or Rtmp').optional(),
+  streamType: z.string().regex(/^(webrtc|rtmp)$/i, 'expected WebRtc or Rtmp').nullable().optional(),
   streamAccountId: text(0, 64).nullable().optional(),
 });
 
@@ -54,6 +56,28 @@ export function directorCors(req: Request, res: Response, next: NextFunction): v
 const fill = (template: string, accountId: string, streamName: string) =>
   template.replaceAll('{accountId}', encodeURIComponent(accountId)).replaceAll('{streamName}', encodeURIComponent(streamName));
 
+/**
+ * An RTMP ingest URL: the template filled, with the publish token where the template places {token}
+ * (or the connection JWT at {jwt}), else appended as the `token` query parameter, which is where
+ * the hosted platform's RTMP URLs carry it and where every hook reads it.
+ */
+export function rtmpUrl(template: string, accountId: string, streamName: string, publishToken: string, jwt: string): string {
+  const url = fill(template, accountId, streamName);
+  if (template.includes('{token}') || template.includes('{jwt}')) {
+    return url.replaceAll('{token}', encodeURIComponent(publishToken)).replaceAll('{jwt}', encodeURIComponent(jwt));
+  }
+  return `${url}${url.includes('?') ? '&' : '?'}token=${encodeURIComponent(publishToken)}`;
+}
+
+const RTMP_UNCONFIGURED = 'Rtmp publishing is not offered here (director.rtmpPublishUrls is empty): use WebRtc';
+
+/** The viewer data a self-signed subscribe JWT carries (its signature was verified by the decision). */
+function customViewerData(token: string | undefined, d: DecisionResult): string | null {
+  if (!d.selfSigned || !token) return null;
+  const peek = peekSelfSigned(token);
+  return 'claims' in peek ? (peek.claims.customViewerData ?? null) : null;
+}
+
 function deny(res: Response, d: DecisionResult): void {
   sendJson(res, d.status, { status: 'fail', data: { message: d.message, reason: d.reason } });
 }
@@ -75,10 +99,17 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
       return;
     }
     const body = parsed.data as z.infer<typeof directorPublishSchema>;
+    const rtmp = action === 'publish' && body.streamType?.toLowerCase() === 'rtmp';
+    // Refused before deciding: a refusal must not spend a bind slot or count as a use.
+    if (rtmp && cfg.rtmpPublishUrls.length === 0) {
+      sendJson(res, 400, { status: 'fail', data: { message: 'Validation errors', errors: { streamType: [RTMP_UNCONFIGURED] } } });
+      return;
+    }
+    const token = bearer(req);
     const d = await s.enforcer.decide(
       {
         action,
-        token: bearer(req),
+        token,
         streamName: body.streamName,
         // An empty streamAccountId names no account, as an absent one (SDKs send '' for "none").
         accountId: body.streamAccountId || undefined,
@@ -108,7 +139,17 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
     // The name was checked before deciding; only a prefix or an account id outside MediaMTX's path
     // characters gets here, and a JWT must never carry a path MediaMTX could read as a pattern.
     if (pathProblem) throw new Error(`director: the MediaMTX permission path is not exact: ${pathProblem}`);
-    const grant = JSON.stringify([s.keys.kid, streaming]);
+    // The hosted platform's own claim, which the Web SDK reads (streamName to publish or view under;
+    // record: whether a publish may ask to record).
+    const millicast = {
+      type: action === 'publish' ? 'Publish' : 'Subscribe',
+      streamAccountId: accountId,
+      streamName: d.streamName,
+      serverId: cfg.serverId,
+      record: action === 'publish' ? (d.record ?? false) : false,
+      customData: action === 'subscribe' ? customViewerData(token, d) : null,
+    };
+    const grant = JSON.stringify([s.keys.kid, streaming, millicast]);
     const now = Date.now();
     const cached = jwts.get(grant);
     let jwt = cached && cached.until > now ? cached.jwt : undefined;
@@ -117,13 +158,17 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
         {
           sub: `${accountId}/${d.streamName}`,
           streaming,
+          millicast,
           mediamtx_permissions: [{ action: action === 'publish' ? 'publish' : 'read', path: permissionPath }],
         },
         cfg.jwtTtlSeconds,
       );
       jwts.set(grant, { jwt, until: now + reuseMs });
     }
-    const urls = (action === 'publish' ? cfg.publishUrls : cfg.subscribeUrls).map((u) => fill(u, accountId, d.streamName));
+    const signed = jwt;
+    const urls = rtmp
+      ? cfg.rtmpPublishUrls.map((u) => rtmpUrl(u, accountId, d.streamName, token ?? '', signed))
+      : (action === 'publish' ? cfg.publishUrls : cfg.subscribeUrls).map((u) => fill(u, accountId, d.streamName));
     const data: Record<string, unknown> = { urls, jwt, iceServers: cfg.iceServers, streamAccountId: accountId };
     if (action === 'publish') data.subscribeRequiresAuth = d.subscribeRequiresAuth ?? false;
     sendJson(res, 200, { status: 'success', data });

@@ -107,7 +107,7 @@ describe('regressions: accounts and defaults', () => {
   });
 
   it('applies IP rules to director calls even when the client says Rtmp and RTMP is exempt', async () => {
-    const { t, mk } = await app({ enforcement: { rtmpIpFilters: 'ignore' } });
+    const { t, mk } = await app({ enforcement: { rtmpIpFilters: 'ignore' }, director: { rtmpPublishUrls: ['rtmp://ingest.example/live/{streamName}'] } });
     const p = await mk('publish', { allowedIpAddresses: ['10.0.0.0/8'] });
     const r = await request(t.app).post('/api/director/publish').set('authorization', `Bearer ${p.token}`).send({ streamName: 'cam1', streamType: 'Rtmp' });
     assert.deepEqual([r.status, r.body.data.reason], [403, 'ip_not_allowed']);
