@@ -65,7 +65,9 @@ for (const kind of ['publish', 'subscribe'] as const) {
   FIXTURES[`PUT /api/${kind}_token/:id`] = { body: updateToken(kind) };
   FIXTURES[`PUT /api/v2/${kind}_token/:id`] = { body: updateToken(kind) };
   FIXTURES[`DELETE /api/${kind}_token/:id`] = {};
+  FIXTURES[`GET /api/${kind}_token/list_by_name`] = { query: () => 'name=cam&filterBy=TokenOrStreamName&page=1&itemsOnPage=10&isDescending=False' };
 }
+FIXTURES['GET /api/publish_token/list_by_cluster'] = { query: () => 'cluster=auto&sortBy=AddedOn&page=1&itemsOnPage=10&isDescending=1' };
 
 describe('fuzzing the management API', () => {
   let t: Target;

@@ -168,8 +168,9 @@ export function tokenApiSuite(factory: StoreFactory): void {
         assert.deepEqual(w.boundIpAddresses, []);
         assert.equal(w.isActive, false);
         assert.equal(w.expiresOn, null);
+        assert.equal('name' in w, false, 'the v2 record has no deprecated name');
         const read = await api().get(`/api/publish_token/${d.id}`);
-        assert.deepEqual(read.body.data, w);
+        assert.deepEqual(read.body.data, { ...w, name: w.label });
 
         const reset = await api().put(`/api/publish_token/${d.id}`, { bindIpsOnUsage: 0, updateAllowedIpAddresses: [] });
         assert.equal(reset.status, 200);

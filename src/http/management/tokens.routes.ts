@@ -162,7 +162,19 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enf
       auth: 'apiSecret',
       params: idParamsSchema,
       body: checkBodySchema,
-      response: checkOut,
+      // The country rule's `source` names whose lists applied: the token's own, the publishing (or
+      // matching) publish tokens', or the account default (README, Enforcement).
+      response: checkOut.extend({
+        rules: z.array(
+          z.object({
+            rule: z.string(),
+            reason: z.string(),
+            result: z.enum(['pass', 'fail', 'skipped']),
+            detail: z.string().optional(),
+            source: z.string().optional(),
+          }),
+        ),
+      }),
       handler: async ({ account, params, body }) => {
         const token = await tokens.record(account.id, kind, params.id);
         const { decision, rules } = await enforcer.explain(token, {
@@ -177,7 +189,15 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enf
       },
     }),
     update,
-    { ...update, path: `/api/v2/${kind}_token/:id`, summary: `Update a ${kind} token (v2 path, same body)` },
+    {
+      ...update,
+      path: `/api/v2/${kind}_token/:id`,
+      summary: `Update a ${kind} token (v2 path, same body; the v2 record has no deprecated \`name\`)`,
+      handler: async (ctx) => {
+        const { name: _name, ...v2 } = (await update.handler(ctx)) as Record<string, unknown>;
+        return v2;
+      },
+    },
     route({
       method: 'delete',
       path: `${base}/:id`,
