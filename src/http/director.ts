@@ -11,6 +11,7 @@ import { MAX_NAME } from '../domain/matchers.js';
 import { bearer, jsonBody } from './middleware.js';
 import { clientAddress, requestOrigin, trustedCountry, type TrustedProxies } from './client.js';
 import { issuesToFieldErrors } from './validation.js';
+import { ignoredFieldsHeader, prepareBody } from './body-fields.js';
 import type { DecisionResult } from '../enforce/enforcer.js';
 import { LRUCache } from 'lru-cache';
 import { sendJson } from './answer.js';
@@ -91,9 +92,14 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
   const jwts = new LRUCache<string, { jwt: string; until: number }>({ max: 10000 });
   const reuseMs = (cfg.jwtTtlSeconds * 1000) / 4;
 
+  const dropUnknown = s.config.api.unknownFields === 'ignore';
   const handler = (action: Action) => async (req: Request, res: Response) => {
     const schema = action === 'publish' ? directorPublishSchema : directorSubscribeSchema;
-    const parsed = schema.safeParse(req.body ?? {});
+    // As on the management API: fields the director does not know are ignored and named (the SDKs
+    // send fields of newer versions), null is "not given" (docs/compatibility.md).
+    const prepared = prepareBody(schema, req.body ?? {}, dropUnknown);
+    if (prepared.ignored.length > 0) res.setHeader('x-streamgate-ignored-fields', ignoredFieldsHeader(prepared.ignored));
+    const parsed = schema.safeParse(prepared.value);
     if (!parsed.success) {
       sendJson(res, 400, { status: 'fail', data: { message: 'Validation errors', errors: issuesToFieldErrors(parsed.error.issues, 'body') } });
       return;

@@ -122,6 +122,17 @@ describe('director: the millicast claim the Web SDK reads', () => {
     assert.equal(((await verified(a, plain.body.data.jwt)).millicast as { customData: unknown }).customData, null);
   });
 
+  it('a field the director does not know is ignored and named; null is not given; a wrong type is still a 400', async () => {
+    const p = await mk(a, 'publish');
+    const r = await director(a, 'publish', { streamName: 'cam1', streamType: null, streamAccountId: null, sdkVersion: '9.9', options: { x: 1 } }, p.token);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.headers['x-streamgate-ignored-fields'], 'sdkVersion, options');
+    assert.deepEqual(r.body.data.urls, ['wss://media.example/pub/cam1']);
+    const bad = await director(a, 'subscribe', { streamName: 7, streamAccountId: a.acct.id });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(Object.keys(bad.body.data.errors), ['streamName']);
+  });
+
   it('director.serverId names the server in the claim', async () => {
     const b = await start({ serverId: 'media-eu-1' });
     try {
