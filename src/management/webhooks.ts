@@ -1,43 +1,42 @@
-// Webhook management (CONTRACT 6): create, read, update (refreshSecret), delete, list, test sends
-// and the deliveries log, scoped to one account. URLs pass the SSRF guard before they are stored.
-import { randomUUID } from 'node:crypto';
+// Webhook management: create, read, update (refreshSecret, reEnable), delete, list, test sends and
+// the deliveries log, scoped to one account, with the hosted API's shapes (README "Webhooks").
+// URLs pass the SSRF guard before they are stored.
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors.js';
 import type { Config } from '../config/schema.js';
 import type { Store, Webhook } from '../store/store.js';
 import { newWebhookSecret } from '../webhooks/signing.js';
 import { urlProblem, resolveProblem } from '../webhooks/guard.js';
-import type { PublicEvent } from '../lifecycle/events.js';
+import { SAMPLE_STREAM_NAME, SAMPLE_TRANSCODER_NAME, sampleEvent, type DeliverableEvent, type WebhookType } from '../webhooks/samples.js';
 
-export interface WebhookInput {
-  url?: string;
-  isFeedHooks?: boolean;
-  isRecordingHooks?: boolean;
-  isThumbnailHooks?: boolean;
+/** The event flags of a webhook, as the hosted API names them. */
+export const HOOK_FLAGS = ['isFeedHooks', 'isRecordingHooks', 'isThumbnailHooks', 'isTranscoderHooks', 'isMediaHooks', 'isViewerConnectionHooks'] as const;
+type HookFlag = (typeof HOOK_FLAGS)[number];
+
+/** A create or update body. `null` is "not given", except `filter: null` on update (clears it). */
+export type WebhookInput = {
+  url?: string | null;
   filter?: string | null;
-  refreshSecret?: boolean;
-}
+  refreshSecret?: boolean | null;
+  reEnable?: boolean | null;
+} & { [F in HookFlag]?: boolean | null };
 
-export type WebhookKind = 'Feeds' | 'Recordings' | 'Thumbnail';
-
+/** The hosted WebhookModel, plus Streamgate's `filter` (null when none). */
 export function webhookView(w: Webhook): Record<string, unknown> {
-  const v: Record<string, unknown> = {
+  return {
     id: w.id,
     url: w.url,
     secret: w.secret,
     isFeedHooks: w.isFeedHooks,
     isRecordingHooks: w.isRecordingHooks,
     isThumbnailHooks: w.isThumbnailHooks,
+    isTranscoderHooks: w.isTranscoderHooks ?? false,
+    isMediaHooks: w.isMediaHooks ?? false,
+    isViewerConnectionHooks: w.isViewerConnectionHooks ?? false,
+    filter: w.filter ?? null,
+    disabled: w.disabled ? { until: w.disabled.until, reason: w.disabled.reason } : null,
   };
-  if (w.filter !== undefined) v.filter = w.filter;
-  return v;
 }
-
-/** A 1×1 JPEG for test sends of the thumbnail kind. */
-const SAMPLE_JPEG = Buffer.from(
-  '/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////wgALCAABAAEBAREA/8QAFBABAAAAAAAAAAAAAAAAAAAAAP/aAAgBAQABPxA=',
-  'base64',
-);
 
 export type WebhookLimits = Pick<Config['webhooks'], 'allowPrivateTargets' | 'maxPerAccount' | 'testSendsPerMinute'>;
 
@@ -53,7 +52,7 @@ export class WebhookService {
   constructor(
     private readonly store: Store,
     private readonly limits: WebhookLimits,
-    private readonly emit: (e: PublicEvent) => void,
+    private readonly emit: (e: DeliverableEvent) => void,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -89,6 +88,9 @@ export class WebhookService {
       isFeedHooks: input.isFeedHooks,
       isRecordingHooks: input.isRecordingHooks ?? false,
       isThumbnailHooks: input.isThumbnailHooks ?? false,
+      isTranscoderHooks: input.isTranscoderHooks ?? false,
+      isMediaHooks: input.isMediaHooks ?? false,
+      isViewerConnectionHooks: input.isViewerConnectionHooks ?? false,
       createdOn: at,
       updatedOn: at,
     };
@@ -109,28 +111,42 @@ export class WebhookService {
     return webhookView(w);
   }
 
+  /**
+   * Changes what the body gives. A disabled webhook is enabled again by `reEnable: true` or by a
+   * `url` other than its current one (as on the hosted platform), which also restarts its count of
+   * failed deliveries.
+   */
   async update(accountId: string, id: number, input: WebhookInput): Promise<Record<string, unknown>> {
-    if (Object.keys(input).length === 0) throw new ApiError(400, 'No properties specified to update.');
-    if (input.url !== undefined) await this.checkUrl(input.url);
+    const given = Object.entries(input).filter(([k, v]) => v !== undefined && (v !== null || k === 'filter'));
+    if (given.length === 0) throw new ApiError(400, 'No properties specified to update.');
+    const url = input.url ?? undefined;
+    if (url !== undefined) await this.checkUrl(url);
     const secret = input.refreshSecret ? newWebhookSecret() : undefined;
     const w = await this.store.updateWebhook(accountId, id, (cur) => {
       const next: Webhook = { ...cur, updatedOn: new Date(this.now()).toISOString() };
-      if (input.url !== undefined) next.url = input.url;
-      if (input.isFeedHooks !== undefined) next.isFeedHooks = input.isFeedHooks;
-      if (input.isRecordingHooks !== undefined) next.isRecordingHooks = input.isRecordingHooks;
-      if (input.isThumbnailHooks !== undefined) next.isThumbnailHooks = input.isThumbnailHooks;
+      if (url !== undefined) next.url = url;
+      for (const flag of HOOK_FLAGS) {
+        const v = input[flag];
+        if (v !== undefined && v !== null) next[flag] = v;
+      }
       if (input.filter === null || input.filter === '') delete next.filter;
       else if (input.filter !== undefined) next.filter = input.filter;
       if (secret) next.secret = secret;
+      if (input.reEnable === true || (url !== undefined && url !== cur.url)) {
+        delete next.disabled;
+        delete next.failures;
+      }
       return next;
     });
     if (!w) throw this.notFound(id);
     return webhookView(w);
   }
 
-  async remove(accountId: string, id: number): Promise<true> {
-    if (!(await this.store.deleteWebhook(accountId, id))) throw this.notFound(id);
-    return true;
+  /** Deletes the webhook and answers it as it was (the hosted API's answer). */
+  async remove(accountId: string, id: number): Promise<Record<string, unknown>> {
+    const w = await this.store.getWebhook(accountId, id);
+    if (!w || !(await this.store.deleteWebhook(accountId, id))) throw this.notFound(id);
+    return webhookView(w);
   }
 
   async list(accountId: string, q: { startingId?: number; itemCount: number; descending: boolean }): Promise<Array<Record<string, unknown>>> {
@@ -161,18 +177,17 @@ export class WebhookService {
     this.testSends.set(accountId, recent);
   }
 
-  /** Queues a sample event of the kind, delivered like a real one (flags and filters apply). */
-  test(accountId: string, kind: WebhookKind, streamName: string): true {
+  /**
+   * Queues the sample event of a webhook type (src/webhooks/samples.ts), delivered like a real one:
+   * to the account's enabled webhooks with the type's flag whose filter matches. Without names the
+   * samples use `sample_stream` and `sample_transcoder`.
+   */
+  test(accountId: string, type: WebhookType, names: { streamName?: string | null; transcoderName?: string | null } = {}): true {
     const at = this.now();
     this.countTestSend(accountId, at);
-    const streamId = `${accountId}/${streamName}`;
-    if (kind === 'Feeds') {
-      this.emit({ type: 'feeds', event: 'started', timestamp: at, data: { feedId: randomUUID(), accountId, name: streamName, streamId, started: at, active: true } });
-    } else if (kind === 'Recordings') {
-      this.emit({ type: 'recording', event: 'completed', timestamp: at, accountId, data: { recordingId: 0, streamName, streamId, recordedOn: at, path: `/sample/${streamName}.mp4` } });
-    } else {
-      this.emit({ type: 'thumbnail', timestamp: at, accountId, streamName, streamId, feedId: randomUUID(), contentType: 'image/jpeg', image: SAMPLE_JPEG, test: true });
-    }
+    this.emit(
+      sampleEvent(type, accountId, { streamName: names.streamName ?? SAMPLE_STREAM_NAME, transcoderName: names.transcoderName ?? SAMPLE_TRANSCODER_NAME }, at),
+    );
     return true;
   }
 }

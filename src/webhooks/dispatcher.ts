@@ -1,13 +1,15 @@
 // Delivers lifecycle events to the account's webhooks: off the decision path, bounded (queue size
 // and concurrency, overall and per account), accounts served in turn, optionally retried with
-// backoff, every attempt in the deliveries log and metrics, and a bounded stop on shutdown.
+// backoff, every attempt in the deliveries log and metrics, and a bounded stop on shutdown. With
+// webhooks.disableAfterFailures, a webhook whose receiver keeps failing is disabled (in the store, so
+// every instance stops sending to it) until it is re-enabled through the API.
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Store, Webhook } from '../store/store.js';
 import type { Config } from '../config/schema.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { PublicEvent } from '../lifecycle/events.js';
+import type { DeliverableEvent } from './samples.js';
 import { compileStreamPattern } from '../domain/matchers.js';
 import { signedHeaders, withHeaderNames } from './signing.js';
 import type { DeliveryResult } from './client.js';
@@ -27,7 +29,40 @@ interface Job {
   attempt: number;
 }
 
-type Kind = 'isFeedHooks' | 'isRecordingHooks' | 'isThumbnailHooks';
+type Kind = 'isFeedHooks' | 'isRecordingHooks' | 'isThumbnailHooks' | 'isTranscoderHooks' | 'isMediaHooks' | 'isViewerConnectionHooks';
+
+type Deliverable = Exclude<DeliverableEvent, { type: 'session' }>;
+
+const KIND: Record<Deliverable['type'], Kind> = {
+  feeds: 'isFeedHooks',
+  recording: 'isRecordingHooks',
+  thumbnail: 'isThumbnailHooks',
+  transcoder: 'isTranscoderHooks',
+  media: 'isMediaHooks',
+  viewerConnection: 'isViewerConnectionHooks',
+};
+
+/** The account an event belongs to, and the name a webhook's filter is matched against. */
+function route(e: Deliverable): { accountId: string; name: string } {
+  switch (e.type) {
+    case 'feeds':
+      return { accountId: e.data.accountId, name: e.data.name };
+    case 'recording':
+      return { accountId: e.accountId, name: e.data.streamName };
+    case 'thumbnail':
+      return { accountId: e.accountId, name: e.streamName };
+    default:
+      return { accountId: e.accountId, name: e.filterName };
+  }
+}
+
+/** Whether a webhook is disabled at `now` (an `until` in the past no longer counts). */
+export function isDisabled(w: Webhook, now: number): boolean {
+  return w.disabled !== undefined && (w.disabled.until === null || Date.parse(w.disabled.until) > now);
+}
+
+/** The reason a webhook disabled by failures carries. */
+export const disabledReason = (n: number) => `${n} consecutive failed deliveries`;
 
 const DROP_REASON: Record<Refusal, string> = {
   'key-full': 'dropped: account delivery queue full',
@@ -41,6 +76,8 @@ const DROP_LOG_INTERVAL_MS = 10_000;
 const ABORT_SETTLE_MS = 1000;
 
 export const ABORTED_BY_SHUTDOWN = 'aborted: shutting down';
+
+const DISABLED_REASON = 'dropped: webhook disabled';
 
 export class WebhookDispatcher {
   private readonly queue: FairQueue<Job>;
@@ -57,6 +94,11 @@ export class WebhookDispatcher {
   private stopped = false;
   private readonly abort = new AbortController();
   private stoppedCounts = { aborted: 0, dropped: 0 };
+  /**
+   * Webhooks this instance disabled, with the record revision that disabled them: deliveries
+   * queued from an older revision are skipped instead of waiting on a receiver known to fail.
+   */
+  private readonly disabledAt = new LRUCache<string, number>({ max: 10_000 });
 
   constructor(
     private readonly store: Store,
@@ -71,7 +113,7 @@ export class WebhookDispatcher {
   }
 
   /** Lifecycle subscriber: finds the webhooks an event goes to and queues one delivery each. */
-  onEvent = async (e: PublicEvent): Promise<void> => {
+  onEvent = async (e: DeliverableEvent): Promise<void> => {
     if (e.type === 'session') return;
     this.fanning++;
     try {
@@ -86,18 +128,20 @@ export class WebhookDispatcher {
     }
   };
 
-  private async fanOut(e: Exclude<PublicEvent, { type: 'session' }>): Promise<void> {
-    const kind: Kind = e.type === 'feeds' ? 'isFeedHooks' : e.type === 'recording' ? 'isRecordingHooks' : 'isThumbnailHooks';
-    const accountId = e.type === 'feeds' ? e.data.accountId : e.accountId;
-    const streamName = e.type === 'feeds' ? e.data.name : e.type === 'recording' ? e.data.streamName : e.streamName;
+  private async fanOut(e: Deliverable): Promise<void> {
+    const kind = KIND[e.type];
+    const { accountId, name } = route(e);
     if (e.type === 'thumbnail' && !e.test && !(await this.thumbnailsEnabled(e.tokenId))) return;
     const hooks = (await this.store.listWebhooks(accountId, { itemCount: 100, descending: false })).filter(
-      (w) => w[kind] && this.filterMatches(w.filter, streamName),
+      (w) => w[kind] === true && this.filterMatches(w.filter, name),
     );
     if (hooks.length === 0) return;
     const { body, headers, event } = this.render(e);
+    const now = this.now();
     for (const webhook of hooks) {
-      this.enqueue({ webhook, event, body, headers, deliveryId: `msg_${randomUUID()}`, attempt: 1 });
+      const job = { webhook, event, body, headers, deliveryId: `msg_${randomUUID()}`, attempt: 1 };
+      if (isDisabled(webhook, now)) this.skipDisabled(job);
+      else this.enqueue(job);
     }
   }
 
@@ -134,7 +178,7 @@ export class WebhookDispatcher {
     return m(name);
   }
 
-  private render(e: Exclude<PublicEvent, { type: 'session' }>): { body: Buffer; headers: Record<string, string>; event: string } {
+  private render(e: Deliverable): { body: Buffer; headers: Record<string, string>; event: string } {
     if (e.type === 'thumbnail') {
       const headers: Record<string, string> = {
         'content-type': e.contentType,
@@ -145,7 +189,11 @@ export class WebhookDispatcher {
       if (e.tokenId !== undefined) headers['x-service-token-id'] = String(e.tokenId);
       return { body: e.image, headers, event: 'thumbnail' };
     }
-    const { accountId: _a, ...wire } = e as PublicEvent & { accountId?: string };
+    if (e.type !== 'feeds' && e.type !== 'recording') {
+      const { type, event, timestamp, data } = e;
+      return { body: Buffer.from(JSON.stringify({ type, event, timestamp, data })), headers: { 'content-type': 'application/json' }, event: `${type}.${event}` };
+    }
+    const { accountId: _a, ...wire } = e as Deliverable & { accountId?: string };
     const payload = e.type === 'feeds' ? e : wire;
     return { body: Buffer.from(JSON.stringify(payload)), headers: { 'content-type': 'application/json' }, event: `${e.type}.${e.event}` };
   }
@@ -168,6 +216,19 @@ export class WebhookDispatcher {
   private drop(job: Job, reason: string): void {
     this.metrics.webhookDeliveries.inc({ result: 'dropped' });
     void this.log(job, { error: reason, durationMs: 0 });
+    this.warnDropped(job, reason);
+  }
+
+  /**
+   * A delivery to a disabled webhook: counted as dropped and (throttled) in the log, but not written
+   * to the deliveries log, which keeps the failed attempts that explain why it was disabled.
+   */
+  private skipDisabled(job: Job): void {
+    this.metrics.webhookDeliveries.inc({ result: 'dropped' });
+    this.warnDropped(job, DISABLED_REASON);
+  }
+
+  private warnDropped(job: Job, reason: string): void {
     const accountId = job.webhook.accountId;
     const now = this.now();
     const seen = this.dropLog.get(accountId);
@@ -209,6 +270,11 @@ export class WebhookDispatcher {
   }
 
   private async deliver(job: Job): Promise<void> {
+    const disabledRev = this.disabledAt.get(webhookKey(job.webhook));
+    if (disabledRev !== undefined && job.webhook.rev < disabledRev) {
+      this.skipDisabled(job);
+      return;
+    }
     const ts = Math.floor(this.now() / 1000);
     const headers = {
       ...withHeaderNames({ ...job.headers, ...signedHeaders(job.deliveryId, ts, job.body, job.webhook.secret) }, this.cfg.headerNames),
@@ -227,9 +293,60 @@ export class WebhookDispatcher {
     const result = ok ? 'success' : r.error?.startsWith('timeout') ? 'timeout' : r.error?.includes('refused') ? 'refused' : 'failure';
     this.metrics.webhookDeliveries.inc({ result });
     await this.log(job, r);
-    if (!ok) {
-      this.logger.info({ webhookId: job.webhook.id, event: job.event, attempt: job.attempt, statusCode: r.statusCode, error: r.error }, 'webhook delivery failed');
-      if (job.attempt <= this.cfg.retries && !this.closing) this.retry(job);
+    if (ok) {
+      await this.succeeded(job);
+      return;
+    }
+    this.logger.info({ webhookId: job.webhook.id, event: job.event, attempt: job.attempt, statusCode: r.statusCode, error: r.error }, 'webhook delivery failed');
+    if (job.attempt <= this.cfg.retries && !this.closing) this.retry(job);
+    else await this.failed(job);
+  }
+
+  /**
+   * A success resets the webhook's count of consecutive failures. Written only when the record this
+   * delivery was fanned out with showed failures, so a healthy webhook costs no store write.
+   */
+  private async succeeded(job: Job): Promise<void> {
+    if (!job.webhook.failures) return;
+    await this.changeRecord(job, (cur) => {
+      if (!cur.failures) return cur;
+      const { failures: _f, ...next } = cur;
+      return next;
+    });
+  }
+
+  /**
+   * A delivery failed for good (its retries, if any, included): one more consecutive failure in the
+   * store (atomic, so instances sharing the store count together); at webhooks.disableAfterFailures
+   * the webhook is disabled. A failure to a URL the webhook no longer has is not counted.
+   */
+  private async failed(job: Job): Promise<void> {
+    const n = this.cfg.disableAfterFailures;
+    if (n === 0) return;
+    const known = this.disabledAt.get(webhookKey(job.webhook));
+    if (known !== undefined && job.webhook.rev < known) return; // disabled since: nothing to count
+    let disabledNow = false;
+    const w = await this.changeRecord(job, (cur) => {
+      disabledNow = false;
+      if (cur.url !== job.webhook.url || cur.disabled) return cur;
+      const failures = (cur.failures ?? 0) + 1;
+      if (failures < n) return { ...cur, failures };
+      disabledNow = true;
+      return { ...cur, failures, disabled: { until: null, reason: disabledReason(n) } };
+    });
+    if (w && disabledNow) {
+      this.disabledAt.set(webhookKey(w), w.rev);
+      this.logger.warn({ accountId: w.accountId, webhookId: w.id, failures: w.failures }, 'webhook disabled after consecutive failed deliveries');
+    }
+  }
+
+  /** The webhook's record changed atomically; a store failure is logged, never thrown. */
+  private async changeRecord(job: Job, change: (cur: Webhook) => Webhook): Promise<Webhook | null> {
+    try {
+      return await this.store.updateWebhook(job.webhook.accountId, job.webhook.id, change);
+    } catch (e) {
+      this.logger.warn({ webhookId: job.webhook.id, err: (e as Error).message }, 'webhook failure count write failed');
+      return null;
     }
   }
 
@@ -294,3 +411,5 @@ export class WebhookDispatcher {
     }
   }
 }
+
+const webhookKey = (w: Webhook) => `${w.accountId}:${w.id}`;

@@ -7,9 +7,20 @@ import { MAX_NAME } from '../../domain/matchers.js';
 import type { WebhookService } from '../../management/webhooks.js';
 import type { Lifecycle } from '../../lifecycle/lifecycle.js';
 import type { Recording, Store } from '../../store/store.js';
-import { idParamsSchema, patternIssue, type PatternCheck } from './schemas.js';
+import { WEBHOOK_TYPES } from '../../webhooks/samples.js';
+import { idParamsSchema, patternIssue, queryBool, type PatternCheck } from './schemas.js';
 
 const url = z.string().min(1).max(2048).meta({ description: 'https:// and public addresses only' });
+/** An optional flag: null is "not given" (the hosted clients send unset fields as null). */
+const flag = (description: string) => z.boolean().nullable().optional().meta({ description });
+
+const flags = {
+  isRecordingHooks: flag('recording started/completed/deleted events (default false)'),
+  isThumbnailHooks: flag('thumbnail images of streams whose publish token has enableThumbnails (default false)'),
+  isTranscoderHooks: flag('transcoder events: stored; only test sends produce them (default false)'),
+  isMediaHooks: flag('media asset events: stored; only test sends produce them (default false)'),
+  isViewerConnectionHooks: flag('viewerConnection events: stored; only test sends produce them (default false)'),
+};
 
 /** The webhook schemas whose filter patterns `check` validates. */
 export function webhookSchemas(check: PatternCheck) {
@@ -17,30 +28,42 @@ export function webhookSchemas(check: PatternCheck) {
   return {
     create: z.strictObject({
       url,
-      isFeedHooks: z.boolean(),
-      isRecordingHooks: z.boolean().optional(),
-      isThumbnailHooks: z.boolean().optional(),
-      filter: filter.nullable().optional().meta({ description: 'RE2 pattern, full match on the stream name' }),
+      isFeedHooks: z.boolean().meta({ description: 'feeds started/ended events' }),
+      ...flags,
+      filter: filter.nullable().optional().meta({ description: 'RE2 pattern, full match on the stream name (the transcoder name for transcoder events)' }),
     }),
     update: z.strictObject({
-      url: url.optional(),
-      isFeedHooks: z.boolean().optional(),
-      isRecordingHooks: z.boolean().optional(),
-      isThumbnailHooks: z.boolean().optional(),
+      url: url.nullable().optional().meta({ description: 'a new url also re-enables a disabled webhook' }),
+      refreshSecret: flag('true: a new signing secret; the old one signs nothing more'),
+      isFeedHooks: flag('feeds started/ended events'),
+      ...flags,
+      reEnable: flag('true: enable a webhook disabled after webhooks.disableAfterFailures failed deliveries'),
       filter: filter.nullable().optional().meta({ description: 'null removes the filter' }),
-      refreshSecret: z.boolean().optional().meta({ description: 'true: a new signing secret; the old one signs nothing more' }),
     }),
   };
 }
 
-const listWebhooksQuery = z.object({
-  startingId: z.coerce.number().int().min(1).optional(),
-  itemCount: z.coerce.number().int().min(1).max(100).default(10),
-  isDescending: z
-    .string()
-    .regex(/^(true|false)$/i, 'expected true or false')
-    .transform((v) => v.toLowerCase() === 'true')
-    .default(false),
+/** An empty query value (or Python's str(None)) is the same as none. */
+const absent = (v: unknown) => (v === '' || (typeof v === 'string' && /^(none|null)$/i.test(v)) ? undefined : v);
+const itemCount = z.preprocess(absent, z.coerce.number().int().min(1).max(100).optional());
+
+const listWebhooksQuery = z
+  .object({
+    startingId: z.preprocess(absent, z.coerce.number().int().min(1).optional()).meta({ description: 'inclusive; absent or empty: from the first (or, descending, the last)' }),
+    itemCount: itemCount.meta({ description: '1..100, default 10' }),
+    item_count: itemCount.meta({ description: 'alias of itemCount (the Python client sends it)' }),
+    isDescending: z.preprocess(absent, queryBool.optional()).meta({ description: 'true/false/True/False/1/0, default false' }),
+  })
+  .superRefine((q, ctx) => {
+    if (q.itemCount !== undefined && q.item_count !== undefined && q.itemCount !== q.item_count) {
+      ctx.addIssue({ code: 'custom', path: ['item_count'], message: 'give either itemCount or item_count, not both' });
+    }
+  })
+  .transform((q) => ({ startingId: q.startingId, itemCount: q.itemCount ?? q.item_count ?? 10, descending: q.isDescending ?? false }));
+
+const testBody = z.strictObject({
+  streamName: text(1, MAX_NAME).nullable().optional().meta({ description: 'default sample_stream' }),
+  transcoderName: text(1, MAX_NAME).nullable().optional().meta({ description: 'for Transcoder; default sample_transcoder' }),
 });
 
 const webhookOut = z.object({
@@ -50,7 +73,14 @@ const webhookOut = z.object({
   isFeedHooks: z.boolean(),
   isRecordingHooks: z.boolean(),
   isThumbnailHooks: z.boolean(),
-  filter: z.string().optional(),
+  isTranscoderHooks: z.boolean(),
+  isMediaHooks: z.boolean(),
+  isViewerConnectionHooks: z.boolean(),
+  filter: z.string().nullable(),
+  disabled: z
+    .object({ until: z.string().nullable(), reason: z.string() })
+    .nullable()
+    .meta({ description: 'null while enabled; until null: until re-enabled (reEnable or a new url)' }),
 });
 const deliveryOut = z.object({
   deliveryId: z.string(),
@@ -90,7 +120,6 @@ export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle:
       auth: 'apiSecret',
       body: schemas.create,
       response: webhookOut,
-      status: 201,
       handler: ({ account, body }) => webhooks.create(account.id, body),
     }),
     route({
@@ -101,21 +130,21 @@ export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle:
       auth: 'apiSecret',
       query: listWebhooksQuery,
       response: z.array(webhookOut),
-      handler: ({ account, query }) =>
-        webhooks.list(account.id, { startingId: query.startingId, itemCount: query.itemCount, descending: query.isDescending }),
+      handler: ({ account, query }) => webhooks.list(account.id, query),
     }),
     route({
       method: 'post',
       path: '/api/webhooks/test/:kind',
-      summary: 'Send a sample event of a kind (Feeds, Recordings, Thumbnail) to the matching webhooks now (429 with Retry-After beyond webhooks.testSendsPerMinute)',
+      summary:
+        'Send the sample event of a webhook type to the enabled webhooks with its flag now; the body is optional (429 with Retry-After beyond webhooks.testSendsPerMinute)',
       tag,
       auth: 'apiSecret',
-      params: z.object({ kind: z.enum(['Feeds', 'Recordings', 'Thumbnail']) }),
-      body: z.strictObject({ streamName: text(1, MAX_NAME) }),
+      params: z.object({ kind: z.enum(WEBHOOK_TYPES) }),
+      body: testBody,
       response: z.literal(true),
       handler: async ({ account, params, body, res }) => {
         try {
-          return webhooks.test(account.id, params.kind, body.streamName);
+          return webhooks.test(account.id, params.kind, body);
         } catch (e) {
           if (e instanceof ApiError && e.status === 429) res.set('retry-after', String(e.details.retryAfterSeconds));
           throw e;
@@ -156,11 +185,11 @@ export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle:
     route({
       method: 'delete',
       path: '/api/webhooks/:id',
-      summary: 'Delete a webhook',
+      summary: 'Delete a webhook; answers it as it was',
       tag,
       auth: 'apiSecret',
       params: idParamsSchema,
-      response: z.literal(true),
+      response: webhookOut,
       handler: ({ account, params }) => webhooks.remove(account.id, params.id),
     }),
     route({

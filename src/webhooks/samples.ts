@@ -1,0 +1,76 @@
+// Test sends: the sample event of each webhook type the hosted API lets an account test, in the
+// hosted platform's shapes. Feeds, recordings and thumbnails are Streamgate's own events; the
+// transcoder, media and viewerConnection types have no source in Streamgate, so only these samples
+// produce them (README "Webhooks", "Test sends").
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { PublicEvent } from '../lifecycle/events.js';
+
+/** The hosted API's WebhookType values, as `POST /api/webhooks/test/{webhookType}` takes them. */
+export const WEBHOOK_TYPES = ['Recordings', 'Thumbnail', 'Transcoder', 'Media', 'Feeds', 'ViewerConnection'] as const;
+export type WebhookType = (typeof WEBHOOK_TYPES)[number];
+
+/** The names a test send uses when the request gives none. */
+export const SAMPLE_STREAM_NAME = 'sample_stream';
+export const SAMPLE_TRANSCODER_NAME = 'sample_transcoder';
+
+/**
+ * An event of a type Streamgate has no source for: delivered as `{type, event, timestamp, data}`
+ * to the webhooks with the matching flag whose filter matches `filterName`.
+ */
+export interface SampleEvent {
+  type: 'transcoder' | 'media' | 'viewerConnection';
+  event: string;
+  timestamp: number;
+  accountId: string;
+  /** What a webhook's filter is matched against: the stream name, or the transcoder name. */
+  filterName: string;
+  data: Record<string, unknown>;
+}
+
+/** Everything the dispatcher delivers. */
+export type DeliverableEvent = PublicEvent | SampleEvent;
+
+/** A 1×1 JPEG for test sends of the thumbnail type. */
+export const SAMPLE_JPEG = Buffer.from(
+  '/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////wgALCAABAAEBAREA/8QAFBABAAAAAAAAAAAAAAAAAAAAAP/aAAgBAQABPxA=',
+  'base64',
+);
+
+/** The sample event of `type` for the account (ids are fresh for each send). */
+export function sampleEvent(
+  type: WebhookType,
+  accountId: string,
+  names: { streamName: string; transcoderName: string },
+  at: number,
+): DeliverableEvent {
+  const { streamName, transcoderName } = names;
+  const streamId = `${accountId}/${streamName}`;
+  switch (type) {
+    case 'Feeds':
+      return { type: 'feeds', event: 'started', timestamp: at, data: { feedId: randomUUID(), accountId, name: streamName, streamId, started: at, active: true } };
+    case 'Recordings':
+      return { type: 'recording', event: 'completed', timestamp: at, accountId, data: { recordingId: 0, streamName, streamId, recordedOn: at, path: `/sample/${streamName}.mp4` } };
+    case 'Thumbnail':
+      return { type: 'thumbnail', timestamp: at, accountId, streamName, streamId, feedId: randomUUID(), contentType: 'image/jpeg', image: SAMPLE_JPEG, test: true };
+    case 'Media':
+      return {
+        type: 'media',
+        event: 'completed',
+        timestamp: at,
+        accountId,
+        filterName: streamName,
+        data: { mediaAssetId: randomBytes(16).toString('hex'), type: 'recording', tokenId: 0, streamName, streamId, startTime: at, metadata: {} },
+      };
+    case 'ViewerConnection':
+      return { type: 'viewerConnection', event: 'ViewerAttempt', timestamp: at, accountId, filterName: streamName, data: { name: streamName, accountId, streamId } };
+    case 'Transcoder':
+      return {
+        type: 'transcoder',
+        event: 'ACTIVE',
+        timestamp: at,
+        accountId,
+        filterName: transcoderName,
+        data: { transcoderId: randomUUID(), transcoderName, cluster: 'sample', createdOn: new Date(at).toISOString(), status: 'Active' },
+      };
+  }
+}

@@ -1,0 +1,4 @@
+import { webhooksHostedSuite } from './webhooks-hosted.suite.js';
+import { redisFactory } from '../helpers/stores.js';
+
+webhooksHostedSuite(redisFactory());
