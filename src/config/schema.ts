@@ -148,6 +148,7 @@ export const configSchema = z.strictObject({
     maxPerAccount: z.number().int().min(1).max(100),
     headerNames: z.array(z.enum(['service', 'millicast'])).min(1, 'name at least one of service, millicast'),
     testSendsPerMinute: z.number().int().min(1),
+    disableAfterFailures: z.number().int().min(0),
   }),
   analytics: z.strictObject({
     mediamtx: z.strictObject({ apiUrl: z.string(), intervalMs: z.number().int().min(100) }),
