@@ -67,8 +67,16 @@ export interface Webhook {
   isFeedHooks: boolean;
   isRecordingHooks: boolean;
   isThumbnailHooks: boolean;
-  /** RE2 pattern, full match on the stream name */
+  /** Stored and returned (absent = false); only test sends produce these kinds. */
+  isTranscoderHooks?: boolean;
+  isMediaHooks?: boolean;
+  isViewerConnectionHooks?: boolean;
+  /** RE2 pattern, full match on the stream name (the transcoder name for transcoder events) */
   filter?: string;
+  /** Set after webhooks.disableAfterFailures consecutive failed deliveries; no events while set. */
+  disabled?: { until: string | null; reason: string };
+  /** Consecutive failed deliveries (absent = 0), counted while webhooks.disableAfterFailures > 0. */
+  failures?: number;
   createdOn: string;
   updatedOn: string;
   rev: number;
@@ -116,6 +124,20 @@ export interface UsageRecord {
 
 export interface UsageTotal {
   trackingId: string;
+  streamName: string;
+  bytesOut: number;
+  bytesIn: number;
+}
+
+/** What a per-day usage read covers: some tracking ids, or some streams (whatever their tracking id). */
+export type UsageSelector = { trackingIds: string[] } | { streamNames: string[] };
+
+/** One UTC day's bytes of one stream: of one tracking id, or of every report on the stream. */
+export interface UsageDay {
+  /** YYYY-MM-DD */
+  day: string;
+  /** Set when the read selected tracking ids. */
+  trackingId?: string;
   streamName: string;
   bytesOut: number;
   bytesIn: number;
@@ -241,6 +263,12 @@ export interface Store {
   addUsage(u: UsageRecord, reportId?: string): Promise<boolean>;
   /** Per tracking id and stream, the sums over the days in [startDay, stopDay). */
   usageByTracking(accountId: string, trackingIds: string[], startDay: string, stopDay: string): Promise<UsageTotal[]>;
+  /**
+   * Per UTC day in [startDay, stopDay), in no particular order, only days with usage:
+   * `{trackingIds}` → a row per tracking id, day and stream; `{streamNames}` → a row per stream and
+   * day summing every tracking id and the untracked usage. Costs O(days × streams), not O(reports).
+   */
+  usageDaily(accountId: string, selector: UsageSelector, startDay: string, stopDay: string): Promise<UsageDay[]>;
 
   // ---- deployment metadata (signing keys, ...) ----------------------------------------------
 

@@ -10,6 +10,7 @@ import type { RouteSpec } from '../../src/http/route.js';
 import type { Store } from '../../src/store/store.js';
 import { sqliteFactory, redisFactory, type StoreFactory } from '../helpers/stores.js';
 import { testApp, type TestApp } from '../helpers/app.js';
+import { streamTotal, trackingRow } from '../helpers/analytics.js';
 
 /** A valid body per route, so validation passes and the answer comes from the ownership check. */
 const BODIES: Record<string, unknown> = {
@@ -83,7 +84,7 @@ function crossAccountSuite(factory: StoreFactory): void {
       const bindTok = await store.getToken(a.id, 'subscribe', own.subscribe[1]);
       assert.equal(await store.bindAddress(bindTok!, '192.0.2.9'), 'bound');
       const w = await request(t.app).post('/api/webhooks').set(as(a.secret)).send({ url: 'https://victim.example.com/h', isFeedHooks: true, isRecordingHooks: true });
-      assert.equal(w.status, 201);
+      assert.equal(w.status, 200);
       own.webhooks.push(w.body.data.id);
       await store.addDelivery(a.id, w.body.data.id, { deliveryId: 'msg_1', at: new Date().toISOString(), event: 'feeds.started', attempt: 1, statusCode: 204, durationMs: 3 });
       for (const p of ['/r1.mp4', '/r2.mp4']) {
@@ -137,12 +138,18 @@ function crossAccountSuite(factory: StoreFactory): void {
       assert.deepEqual((await get(`/api/publish_token/active?streamId=${a.id}/cam1`)).body, { status: 'success', data: { tokenIds: [] } });
       assert.deepEqual((await get('/api/publish_token/active/all')).body, { status: 'success', data: { tokenIds: [] } });
       assert.deepEqual((await get('/api/analytics/tracking/total?trackingIds=ta&startDate=2026-01-01&stopDate=2027-01-01')).body, { status: 'success', data: { ta: [] } });
+      assert.deepEqual((await get('/api/analytics/streams/total?streamNames=cam1&startDate=2026-01-01&stopDate=2027-01-01')).body, { status: 'success', data: { cam1: streamTotal(0, 0) } });
+      assert.deepEqual((await get('/api/analytics/tracking/series?resolution=Month&trackingIds=ta&startDate=2026-06-01&stopDate=2026-07-01')).body.data, { ta: { '2026-06-01T00:00:00Z': [] } });
+      assert.deepEqual((await get('/api/analytics/streams/series?resolution=Day&streamNames=cam1&startDate=2026-06-01&stopDate=2026-06-02')).body.data.cam1.bandwidth, { '2026-06-01T00:00:00Z': { bytesOut: 0, bytesIn: 0 } });
       // the same calls with A's secret do see A's things: the empty answers above are not vacuous
       const asA = (p: string) => request(t.app).get(p).set('authorization', `Bearer ${a.secret}`);
       assert.equal((await asA('/api/publish_token/list')).body.data.length, 2);
       assert.equal((await asA('/api/recordings')).body.data.length, 2);
       assert.deepEqual((await asA(`/api/publish_token/active?streamId=${a.id}/cam1`)).body.data, { tokenIds: [own.publish[0]] });
-      assert.deepEqual((await asA('/api/analytics/tracking/total?trackingIds=ta&startDate=2026-01-01&stopDate=2027-01-01')).body.data, { ta: [{ streamName: 'cam1', bytesOut: 1000, bytesIn: 0 }] });
+      assert.deepEqual((await asA('/api/analytics/tracking/total?trackingIds=ta&startDate=2026-01-01&stopDate=2027-01-01')).body.data, { ta: [trackingRow('cam1', 1000, 0)] });
+      assert.deepEqual((await asA('/api/analytics/streams/total?streamNames=cam1&startDate=2026-01-01&stopDate=2027-01-01')).body.data, { cam1: streamTotal(1000, 0) });
+      assert.deepEqual((await asA('/api/analytics/tracking/series?resolution=Month&trackingIds=ta&startDate=2026-06-01&stopDate=2026-07-01')).body.data, { ta: { '2026-06-01T00:00:00Z': [trackingRow('cam1', 1000, 0)] } });
+      assert.deepEqual((await asA('/api/analytics/streams/series?resolution=Day&streamNames=cam1&startDate=2026-06-01&stopDate=2026-06-02')).body.data.cam1.bandwidth, { '2026-06-01T00:00:00Z': { bytesOut: 1000, bytesIn: 0 } });
       for (const kind of ['Feeds', 'Recordings', 'Thumbnail']) {
         const r = await request(t.app).post(`/api/webhooks/test/${kind}`).set('authorization', `Bearer ${b.secret}`).send({ streamName: 'cam1' });
         assert.equal(r.status, 200);

@@ -16,7 +16,9 @@ import type {
   Session,
   Store,
   TokenChange,
+  UsageDay,
   UsageRecord,
+  UsageSelector,
   UsageTotal,
   Webhook,
 } from '../store.js';
@@ -33,7 +35,7 @@ const SCRIPTS = {
   bindAddress: { file: 'bind-address.lua', keys: 2 },
   recordCas: { file: 'record-cas.lua', keys: 1 },
   secretCas: { file: 'secret-cas.lua', keys: 1 },
-  usageAdd: { file: 'usage-add.lua', keys: 2 },
+  usageAdd: { file: 'usage-add.lua', keys: 3 },
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
 
@@ -537,6 +539,7 @@ export class RedisStore implements Store {
       'usageAdd',
       bucket,
       reportId !== undefined ? keys.usageReport(u.accountId, reportId) : bucket,
+      keys.usageStreams(u.accountId, u.day),
       reportId !== undefined ? '1' : '0',
       `${u.streamName}\u0000o`,
       `${u.streamName}\u0000i`,
@@ -573,6 +576,52 @@ export class RedisStore implements Store {
       }
     }
     return [...sums.values()].sort((a, b) => (a.trackingId === b.trackingId ? (a.streamName < b.streamName ? -1 : 1) : a.trackingId < b.trackingId ? -1 : 1));
+  }
+
+  async usageDaily(accountId: string, selector: UsageSelector, startDay: string, stopDay: string): Promise<UsageDay[]> {
+    const days = daysBetween(startDay, stopDay);
+    const byTracking = 'trackingIds' in selector;
+    const names = [...new Set(byTracking ? selector.trackingIds : selector.streamNames)].filter((n) => n !== '');
+    if (names.length === 0 || days.length === 0) return [];
+    const out: UsageDay[] = [];
+    const pipe = this.redis.pipeline();
+    if (byTracking) {
+      // one bucket per tracking id and day: every stream of it
+      for (const id of names) for (const day of days) pipe.hgetall(keys.usage(accountId, id, undefined, day));
+      const res = (await pipe.exec()) ?? [];
+      let i = 0;
+      for (const trackingId of names) {
+        for (const day of days) {
+          const [err, h] = res[i++];
+          if (err) throw err;
+          const rows = new Map<string, UsageDay>();
+          for (const [field, value] of Object.entries(h as Record<string, string>)) {
+            const streamName = field.slice(0, field.lastIndexOf('\u0000'));
+            let row = rows.get(streamName);
+            if (!row) rows.set(streamName, (row = { day, trackingId, streamName, bytesOut: 0, bytesIn: 0 }));
+            if (field.endsWith('\u0000o')) row.bytesOut += Number(value);
+            else row.bytesIn += Number(value);
+          }
+          out.push(...rows.values());
+        }
+      }
+      return out;
+    }
+    // one index hash per day: only the asked streams' fields
+    const fields = names.flatMap((n) => [`${n}\u0000o`, `${n}\u0000i`]);
+    for (const day of days) pipe.hmget(keys.usageStreams(accountId, day), ...fields);
+    const res = (await pipe.exec()) ?? [];
+    days.forEach((day, d) => {
+      const [err, values] = res[d];
+      if (err) throw err;
+      const v = values as Array<string | null>;
+      names.forEach((streamName, n) => {
+        const o = v[2 * n];
+        const i = v[2 * n + 1];
+        if (o !== null || i !== null) out.push({ day, streamName, bytesOut: Number(o ?? 0), bytesIn: Number(i ?? 0) });
+      });
+    });
+    return out;
   }
 
   // ---- metadata ----

@@ -16,7 +16,9 @@ import type {
   Session,
   Store,
   TokenChange,
+  UsageDay,
   UsageRecord,
+  UsageSelector,
   UsageTotal,
   Webhook,
 } from '../store.js';
@@ -91,6 +93,7 @@ CREATE TABLE IF NOT EXISTS usage (
   bytes_in INTEGER NOT NULL,
   PRIMARY KEY (account_id, tracking_id, day, stream_name, token_id)
 );
+CREATE INDEX IF NOT EXISTS usage_by_stream ON usage (account_id, stream_name, day);
 CREATE TABLE IF NOT EXISTS usage_reports (
   account_id TEXT NOT NULL,
   report_id TEXT NOT NULL,
@@ -484,6 +487,22 @@ export class SqliteStore implements Store {
       )
       .all(accountId, ...ids, startDay, stopDay) as UsageTotal[];
     return rows;
+  }
+
+  async usageDaily(accountId: string, selector: UsageSelector, startDay: string, stopDay: string): Promise<UsageDay[]> {
+    const byTracking = 'trackingIds' in selector;
+    // '' is the untracked bucket's tracking id, and no stream's name
+    const names = [...new Set(byTracking ? selector.trackingIds : selector.streamNames)].filter((n) => n !== '');
+    if (names.length === 0) return [];
+    const marks = names.map(() => '?').join(',');
+    const sql = byTracking
+      ? `SELECT tracking_id AS trackingId, day, stream_name AS streamName, SUM(bytes_out) AS bytesOut, SUM(bytes_in) AS bytesIn
+         FROM usage WHERE account_id = ? AND tracking_id IN (${marks}) AND day >= ? AND day < ?
+         GROUP BY tracking_id, day, stream_name`
+      : `SELECT day, stream_name AS streamName, SUM(bytes_out) AS bytesOut, SUM(bytes_in) AS bytesIn
+         FROM usage INDEXED BY usage_by_stream WHERE account_id = ? AND stream_name IN (${marks}) AND day >= ? AND day < ?
+         GROUP BY stream_name, day`;
+    return this.db.prepare(sql).all(accountId, ...names, startDay, stopDay) as UsageDay[];
   }
 
   // ---- metadata ----
