@@ -11,6 +11,20 @@ export interface Account {
   secureViewer: boolean;
   /** SHA-256 hex of the current API secret; absent when the secret was deleted. */
   secretHash?: string;
+  /**
+   * Viewer country defaults (`/api/geo/account`): apply to viewers that no token's lists cover.
+   * ISO alpha-2, upper-case, at most one of the two non-empty; absent when empty.
+   */
+  allowedCountries?: string[];
+  deniedCountries?: string[];
+}
+
+/** What updateAccount may change; a country list given replaces the stored one ([] clears it). */
+export interface AccountPatch {
+  secureViewer?: boolean;
+  name?: string;
+  allowedCountries?: string[];
+  deniedCountries?: string[];
 }
 
 export type SortBy = 'Name' | 'AddedOn';
@@ -170,8 +184,8 @@ export interface Store {
   getAccount(id: string): Promise<Account | null>;
   /** All accounts, ordered by creation. */
   listAccounts(): Promise<Account[]>;
-  /** Sets account settings; null when the account does not exist. */
-  updateAccount(id: string, patch: { secureViewer?: boolean; name?: string }): Promise<Account | null>;
+  /** Sets account settings (moving the account version); null when the account does not exist. */
+  updateAccount(id: string, patch: AccountPatch): Promise<Account | null>;
   /**
    * Replaces (hash) or deletes (null) the account's API secret. From the moment this resolves the
    * old secret resolves to no account. False when the account does not exist, or when `expected`
@@ -205,6 +219,11 @@ export interface Store {
    * subscribeRequiresAuth (domain rule `securesViewing`). Ordered by id.
    */
   securingTokens(accountId: string): Promise<TokenRecord[]>;
+  /**
+   * In one read, the account's publish tokens that set rules for its viewers: the securing ones and
+   * the active ones with country lists (`setsViewerRules` in domain/viewer-rules.ts). Ordered by id.
+   */
+  viewerRuleTokens(accountId: string): Promise<TokenRecord[]>;
   /**
    * A number that changes whenever anything of the account that a decision reads changes: any of
    * its tokens (create/update/delete) or its settings. Caches compare it to know they are current.
@@ -281,9 +300,15 @@ export interface Store {
   /**
    * Records that a stream is being published; replaces an entry for the same stream. The entry
    * disappears after `ttlSeconds` unless started again (a lost "done" cannot keep it live).
+   * Viewers' country lists follow the publishing token, so when the account has viewer-rule tokens
+   * (see viewerRuleTokens) and the stream's publishing token changes (it was not live, its entry
+   * had expired, or another token published it), the account version moves in the same step.
    */
   startLiveStream(stream: LiveStream, ttlSeconds: number): Promise<void>;
-  /** Ends the stream's entry (only the feed `feedId` when given); returns what was removed. */
+  /**
+   * Ends the stream's entry (only the feed `feedId` when given); returns what was removed. Moves
+   * the account version when it removed an entry and the account has viewer-rule tokens.
+   */
   endLiveStream(accountId: string, streamName: string, feedId?: string): Promise<LiveStream | null>;
   /** Records an admitted session; it disappears after `ttlSeconds` unless started again. */
   startSession(session: Session, ttlSeconds: number): Promise<void>;

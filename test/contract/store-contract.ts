@@ -47,6 +47,29 @@ export function storeContract(factory: StoreFactory): void {
         await assert.rejects(s.createAccount(account('AAAAAA')));
       });
 
+      it('keeps viewer country defaults: set, replaced, cleared, and returned by every read', async () => {
+        const s = await fresh();
+        await s.createAccount(account('AAAAAA', { secretHash: 'h1' }));
+        await s.createAccount(account('BBBBBB', { deniedCountries: ['DE'] }));
+        assert.deepEqual(await s.getAccount('BBBBBB'), account('BBBBBB', { deniedCountries: ['DE'] }));
+        const v0 = await s.accountVersion('AAAAAA');
+        const set = await s.updateAccount('AAAAAA', { allowedCountries: ['FR', 'GB'] });
+        assert.deepEqual(set, account('AAAAAA', { secretHash: 'h1', allowedCountries: ['FR', 'GB'] }));
+        assert.notEqual(await s.accountVersion('AAAAAA'), v0, 'a decision reads them: the version moves');
+        assert.deepEqual(await s.getAccount('AAAAAA'), set);
+        assert.deepEqual(await s.findAccountBySecretHash('h1'), set);
+        assert.deepEqual((await s.listAccounts()).find((a) => a.id === 'AAAAAA'), set);
+        // a patch without lists keeps them; a list given replaces it; [] clears it
+        assert.deepEqual(await s.updateAccount('AAAAAA', { name: 'renamed' }), { ...set, name: 'renamed' });
+        assert.deepEqual(
+          await s.updateAccount('AAAAAA', { allowedCountries: [], deniedCountries: ['US'] }),
+          account('AAAAAA', { secretHash: 'h1', name: 'renamed', deniedCountries: ['US'] }),
+        );
+        assert.deepEqual(await s.updateAccount('AAAAAA', { deniedCountries: [] }), account('AAAAAA', { secretHash: 'h1', name: 'renamed' }));
+        assert.deepEqual(await s.getAccount('AAAAAA'), account('AAAAAA', { secretHash: 'h1', name: 'renamed' }));
+        assert.deepEqual(await s.getAccount('BBBBBB'), account('BBBBBB', { deniedCountries: ['DE'] }), 'other accounts untouched');
+      });
+
       it('finds an account by its current secret hash only, and not after the secret is deleted', async () => {
         const s = await fresh();
         await s.createAccount(account('AAAAAA', { secretHash: 'old' }));
@@ -209,6 +232,31 @@ export function storeContract(factory: StoreFactory): void {
         assert.deepEqual((await s.securingTokens('A')).map((t) => t.id), [b.id]);
         await s.deleteToken('A', 'publish', b.id);
         assert.deepEqual(await s.securingTokens('A'), []);
+      });
+
+      it('keeps the viewer-rule tokens of an account: securing ones and active publish tokens with country lists', async () => {
+        const s = await fresh();
+        const securing = await s.createToken(tok('A', 'publish', 'secures', T0, { subscribeRequiresAuth: true }));
+        const denies = await s.createToken(tok('A', 'publish', 'denies', T0, { deniedCountries: ['FR'] }));
+        await s.createToken(tok('A', 'publish', 'open'));
+        await s.createToken(tok('A', 'subscribe', 'own lists', T0, { allowedCountries: ['FR'] }));
+        await s.createToken(tok('B', 'publish', 'other account', T0, { allowedCountries: ['FR'] }));
+        const both = await s.createToken(tok('A', 'publish', 'both', T0, { subscribeRequiresAuth: true, allowedCountries: ['US'] }));
+        const later = await s.createToken(tok('A', 'publish', 'later'));
+        const ids = async () => (await s.viewerRuleTokens('A')).map((t) => t.id);
+        assert.deepEqual(await ids(), [securing.id, denies.id, both.id]);
+        assert.deepEqual((await s.viewerRuleTokens('A')).find((t) => t.id === denies.id), denies);
+        assert.deepEqual((await s.securingTokens('A')).map((t) => t.id), [securing.id, both.id], 'country lists alone do not secure');
+        await s.updateToken('A', 'publish', later.id, (cur) => applyTokenUpdate(cur, { updateAllowedCountries: ['GB'] }, T0, newSecret));
+        assert.deepEqual(await ids(), [securing.id, denies.id, both.id, later.id]);
+        await s.updateToken('A', 'publish', denies.id, (cur) => applyTokenUpdate(cur, { isActive: false }, T0, newSecret));
+        await s.updateToken('A', 'publish', both.id, (cur) => applyTokenUpdate(cur, { subscribeRequiresAuth: false }, T0, newSecret));
+        assert.deepEqual(await ids(), [securing.id, both.id, later.id]);
+        assert.deepEqual((await s.securingTokens('A')).map((t) => t.id), [securing.id]);
+        await s.updateToken('A', 'publish', later.id, (cur) => applyTokenUpdate(cur, { updateAllowedCountries: [] }, T0, newSecret));
+        await s.deleteToken('A', 'publish', both.id);
+        assert.deepEqual(await ids(), [securing.id]);
+        assert.deepEqual(await s.viewerRuleTokens('NONE'), []);
       });
 
       it("moves the account version on every write of the account's tokens or settings, and only then", async () => {
@@ -511,6 +559,38 @@ export function storeContract(factory: StoreFactory): void {
         now += 61_000;
         assert.deepEqual(await s.activePublishTokenIds('A'), []);
         assert.deepEqual(await s.activePublishTokenIds('B'), [9]);
+      });
+
+      it("moves the account version when a stream's publishing token changes, once the account has viewer-rule tokens", async () => {
+        let now = T0;
+        const s = await fresh(() => now);
+        await s.createAccount(account('A'));
+        const live = (streamName: string, tokenId: number, feedId: string) => ({ accountId: 'A', streamName, tokenId, feedId, startedOn: new Date(now).toISOString(), caller: 'test' });
+        const ver = () => s.accountVersion('A');
+        let v = await ver();
+        // no token of the account sets viewer rules: whoever publishes, no viewer decision changes
+        await s.startLiveStream(live('cam1', 7, 'f1'), 60);
+        await s.endLiveStream('A', 'cam1', 'f1');
+        assert.equal(await ver(), v);
+        await s.createToken(tok('A', 'publish', 'geo', T0, { deniedCountries: ['FR'] }));
+        v = await ver();
+        await s.startLiveStream(live('cam1', 7, 'f1'), 60);
+        assert.equal(await ver(), v + 1, 'live now');
+        await s.startLiveStream(live('cam1', 7, 'f2'), 60);
+        assert.equal(await ver(), v + 1, 'the same token again: nothing changes for viewers');
+        await s.startLiveStream(live('cam1', 8, 'f3'), 60);
+        assert.equal(await ver(), v + 2, 'another publishing token');
+        assert.equal(await s.endLiveStream('A', 'cam1', 'f2'), null);
+        assert.equal(await ver(), v + 2, 'a feed that is not the live one ends nothing');
+        await s.endLiveStream('A', 'cam1', 'f3');
+        assert.equal(await ver(), v + 3, 'ended');
+        await s.startLiveStream(live('cam2', 7, 'f4'), 60);
+        now += 61_000;
+        assert.equal(await s.getLiveStream('A', 'cam2'), null);
+        await s.startLiveStream(live('cam2', 7, 'f5'), 60);
+        assert.equal(await ver(), v + 5, 'the same token after its entry expired: live again');
+        await s.startLiveStream(live('cam3', 7, 'f6'), 60);
+        assert.equal(await s.accountVersion('B'), 0, 'other accounts untouched');
       });
     });
   });

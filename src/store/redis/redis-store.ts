@@ -5,8 +5,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../../domain/tokens.js';
 import { PUBLISH_SETTING_DEFAULTS, securesViewing, tokenHash } from '../../domain/tokens.js';
+import { setsViewerRules } from '../../domain/viewer-rules.js';
 import type {
   Account,
+  AccountPatch,
   BindResult,
   Delivery,
   ListQuery,
@@ -35,6 +37,8 @@ const SCRIPTS = {
   bindAddress: { file: 'bind-address.lua', keys: 2 },
   recordCas: { file: 'record-cas.lua', keys: 1 },
   secretCas: { file: 'secret-cas.lua', keys: 1 },
+  liveStart: { file: 'live-start.lua', keys: 3 },
+  liveEnd: { file: 'live-end.lua', keys: 3 },
   usageAdd: { file: 'usage-add.lua', keys: 3 },
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
@@ -116,6 +120,9 @@ function accountFrom(h: Record<string, string>): Account | null {
   if (!h.id) return null;
   const a: Account = { id: h.id, name: h.name, createdOn: h.createdOn, secureViewer: h.secureViewer === '1' };
   if (h.secretHash) a.secretHash = h.secretHash;
+  // viewer country defaults: comma-separated codes, absent or '' when none
+  if (h.allowedCountries) a.allowedCountries = h.allowedCountries.split(',');
+  if (h.deniedCountries) a.deniedCountries = h.deniedCountries.split(',');
   return a;
 }
 
@@ -193,6 +200,8 @@ export class RedisStore implements Store {
       name: a.name,
       createdOn: a.createdOn,
       secureViewer: a.secureViewer ? '1' : '0',
+      allowedCountries: (a.allowedCountries ?? []).join(','),
+      deniedCountries: (a.deniedCountries ?? []).join(','),
     };
     if (a.secretHash) {
       fields.secretHash = a.secretHash;
@@ -221,12 +230,15 @@ export class RedisStore implements Store {
     return all.filter((a): a is Account => a !== null);
   }
 
-  async updateAccount(id: string, patch: { secureViewer?: boolean; name?: string }): Promise<Account | null> {
+  async updateAccount(id: string, patch: AccountPatch): Promise<Account | null> {
     const key = keys.account(id);
     if (!(await this.redis.hexists(key, 'id'))) return null;
     const fields: Record<string, string> = {};
     if (patch.secureViewer !== undefined) fields.secureViewer = patch.secureViewer ? '1' : '0';
     if (patch.name !== undefined) fields.name = patch.name;
+    // both lists in one HSET: a pair written together never mixes with a concurrent writer's pair
+    if (patch.allowedCountries !== undefined) fields.allowedCountries = patch.allowedCountries.join(',');
+    if (patch.deniedCountries !== undefined) fields.deniedCountries = patch.deniedCountries.join(',');
     if (Object.keys(fields).length > 0) {
       await this.redis.multi().hset(key, fields).incr(keys.version(id)).exec();
     }
@@ -276,7 +288,7 @@ export class RedisStore implements Store {
       nameMember(nameSortKey(t.label), id),
       Date.parse(t.addedOn),
       idMember(id),
-      securesViewing(t) ? '1' : '0',
+      setsViewerRules(t) ? '1' : '0',
       id,
     );
     if (ok !== 1) throw new Error(`token id ${id} already taken (sequence reset?)`);
@@ -343,7 +355,7 @@ export class RedisStore implements Store {
           nameMember(nameSortKey(current.label), id),
           nameMember(nameSortKey(next.label), id),
           clearBound ? '1' : '0',
-          securesViewing(next) ? '1' : '0',
+          setsViewerRules(next) ? '1' : '0',
           id,
         ),
       );
@@ -404,9 +416,15 @@ export class RedisStore implements Store {
   }
 
   async securingTokens(accountId: string): Promise<TokenRecord[]> {
+    // The set holds every viewer-rule token (securing, or restricting viewer countries).
     const ids = (await this.redis.smembers(keys.securing(accountId))).map(Number).sort((a, b) => a - b);
     // One pipeline, not a round trip per token: an account may have thousands (seen in the benchmark).
     return (await this.readTokens(accountId, ids)).filter(securesViewing);
+  }
+
+  async viewerRuleTokens(accountId: string): Promise<TokenRecord[]> {
+    const ids = (await this.redis.smembers(keys.securing(accountId))).map(Number).sort((a, b) => a - b);
+    return (await this.readTokens(accountId, ids)).filter(setsViewerRules);
   }
 
   async accountVersion(accountId: string): Promise<number> {
@@ -655,8 +673,10 @@ export class RedisStore implements Store {
   // ---- live streams ----
 
   async startLiveStream(s: LiveStream, ttlSeconds: number): Promise<void> {
-    const entry = { ...s, expiresMs: this.now() + ttlSeconds * 1000 };
-    await this.redis.hset(keys.live(s.accountId), s.streamName, JSON.stringify(entry));
+    const now = this.now();
+    const entry = { ...s, expiresMs: now + ttlSeconds * 1000 };
+    // one script: the entry, and the account version when the stream's publishing token changed
+    await this.run('liveStart', keys.live(s.accountId), keys.version(s.accountId), keys.securing(s.accountId), s.streamName, JSON.stringify(entry), s.tokenId, now);
   }
 
   async endLiveStream(accountId: string, streamName: string, feedId?: string): Promise<LiveStream | null> {
@@ -664,7 +684,8 @@ export class RedisStore implements Store {
     if (!raw) return null;
     const { expiresMs: _e, ...s } = JSON.parse(raw) as LiveStream & { expiresMs: number };
     if (feedId !== undefined && s.feedId !== feedId) return null;
-    const removed = await this.redis.hdel(keys.live(accountId), streamName);
+    // removed only if still the entry read above (a newer start of the stream stays live)
+    const removed = await this.run('liveEnd', keys.live(accountId), keys.version(accountId), keys.securing(accountId), streamName, raw);
     return removed === 1 ? s : null;
   }
 

@@ -4,9 +4,11 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../../domain/tokens.js';
-import { securesViewing, tokenHash } from '../../domain/tokens.js';
+import { tokenHash } from '../../domain/tokens.js';
+import { viewerRuleFlags } from '../../domain/viewer-rules.js';
 import type {
   Account,
+  AccountPatch,
   BindResult,
   Delivery,
   ListQuery,
@@ -136,10 +138,15 @@ interface AccountRow {
   created_on: string;
   secure_viewer: number;
   secret_hash: string | null;
+  /** Comma-separated country codes ('' = none); columns added by migrate(). */
+  allowed_countries: string;
+  denied_countries: string;
 }
 const accountFromRow = (r: AccountRow): Account => {
   const a: Account = { id: r.id, name: r.name, createdOn: r.created_on, secureViewer: r.secure_viewer === 1 };
   if (r.secret_hash) a.secretHash = r.secret_hash;
+  if (r.allowed_countries) a.allowedCountries = r.allowed_countries.split(',');
+  if (r.denied_countries) a.deniedCountries = r.denied_countries.split(',');
   return a;
 };
 
@@ -164,7 +171,27 @@ export class SqliteStore implements Store {
     this.db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
+    this.migrate();
     this.now = opts.now ?? Date.now;
+  }
+
+  /**
+   * Brings a file written by an earlier build up to this schema. `user_version` 1: accounts carry
+   * viewer country defaults, and `tokens.securing` holds viewer-rule flags (1 secures viewing, 2
+   * restricts viewer countries; see domain/viewer-rules.ts) instead of a 0/1 flag.
+   */
+  private migrate(): void {
+    const version = this.db.pragma('user_version', { simple: true }) as number;
+    if (version >= 1) return;
+    this.db.transaction(() => {
+      const columns = new Set((this.db.prepare('PRAGMA table_info(accounts)').all() as Array<{ name: string }>).map((c) => c.name));
+      for (const c of ['allowed_countries', 'denied_countries']) {
+        if (!columns.has(c)) this.db.exec(`ALTER TABLE accounts ADD COLUMN ${c} TEXT NOT NULL DEFAULT ''`);
+      }
+      this.db.exec(`UPDATE tokens SET securing = securing | 2 WHERE kind = 'publish' AND json_extract(data, '$.isActive')
+        AND (json_array_length(data, '$.allowedCountries') > 0 OR json_array_length(data, '$.deniedCountries') > 0)`);
+      this.db.pragma('user_version = 1');
+    })();
   }
 
   private readonly statements = new Map<string, Database.Statement>();
@@ -208,10 +235,10 @@ export class SqliteStore implements Store {
   private insertAccount(a: Account): void {
     this.db
       .prepare(
-        `INSERT INTO accounts (id, name, created_on, secure_viewer, secret_hash, seq)
-         VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM accounts))`,
+        `INSERT INTO accounts (id, name, created_on, secure_viewer, secret_hash, allowed_countries, denied_countries, seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM accounts))`,
       )
-      .run(a.id, a.name, a.createdOn, a.secureViewer ? 1 : 0, a.secretHash ?? null);
+      .run(a.id, a.name, a.createdOn, a.secureViewer ? 1 : 0, a.secretHash ?? null, (a.allowedCountries ?? []).join(','), (a.deniedCountries ?? []).join(','));
     this.bumpVersion(a.id); // a cached "no such account" must not outlive its creation
   }
 
@@ -233,15 +260,26 @@ export class SqliteStore implements Store {
     return (this.stmt('SELECT * FROM accounts ORDER BY seq').all() as AccountRow[]).map(accountFromRow);
   }
 
-  async updateAccount(id: string, patch: { secureViewer?: boolean; name?: string }): Promise<Account | null> {
+  async updateAccount(id: string, patch: AccountPatch): Promise<Account | null> {
     return this.db.transaction(() => {
       const r = this.stmt('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
       if (!r) return null;
-      const secure = patch.secureViewer === undefined ? r.secure_viewer : patch.secureViewer ? 1 : 0;
-      const name = patch.name ?? r.name;
-      this.stmt('UPDATE accounts SET secure_viewer = ?, name = ? WHERE id = ?').run(secure, name, id);
+      const next: AccountRow = {
+        ...r,
+        secure_viewer: patch.secureViewer === undefined ? r.secure_viewer : patch.secureViewer ? 1 : 0,
+        name: patch.name ?? r.name,
+        allowed_countries: patch.allowedCountries?.join(',') ?? r.allowed_countries,
+        denied_countries: patch.deniedCountries?.join(',') ?? r.denied_countries,
+      };
+      this.stmt('UPDATE accounts SET secure_viewer = ?, name = ?, allowed_countries = ?, denied_countries = ? WHERE id = ?').run(
+        next.secure_viewer,
+        next.name,
+        next.allowed_countries,
+        next.denied_countries,
+        id,
+      );
       this.bumpVersion(id);
-      return accountFromRow({ ...r, secure_viewer: secure, name });
+      return accountFromRow(next);
     }).immediate();
   }
 
@@ -273,7 +311,7 @@ export class SqliteStore implements Store {
           `INSERT INTO tokens (account_id, kind, token_hash, sort_name, added_ms, rev, securing, data)
            VALUES (?, ?, ?, ?, ?, 1, ?, ?)`,
         )
-        .run(t.accountId, t.kind, tokenHash(t.token), nameSortKey(t.label), Date.parse(t.addedOn), securesViewing(t) ? 1 : 0, toData(t));
+        .run(t.accountId, t.kind, tokenHash(t.token), nameSortKey(t.label), Date.parse(t.addedOn), viewerRuleFlags(t), toData(t));
       this.bumpVersion(t.accountId);
       return { ...t, id: Number(info.lastInsertRowid), rev: 1 };
     }).immediate();
@@ -307,7 +345,7 @@ export class SqliteStore implements Store {
       const rev = current.rev + 1;
       this.db
         .prepare('UPDATE tokens SET token_hash = ?, sort_name = ?, rev = ?, securing = ?, data = ? WHERE id = ?')
-        .run(tokenHash(next.token), nameSortKey(next.label), rev, securesViewing(next) ? 1 : 0, toData(next), id);
+        .run(tokenHash(next.token), nameSortKey(next.label), rev, viewerRuleFlags(next), toData(next), id);
       this.bumpVersion(accountId);
       if (clearBound) this.stmt('DELETE FROM bound_addresses WHERE token_id = ?').run(id);
       return { ...next, id, rev };
@@ -336,10 +374,21 @@ export class SqliteStore implements Store {
   }
 
   async securingTokens(accountId: string): Promise<TokenRecord[]> {
+    // `securing` holds viewer-rule flags (migrate()): bit 1 is "secures viewing"
     const rows = this.db
-      .prepare('SELECT id, rev, data FROM tokens WHERE account_id = ? AND securing = 1 ORDER BY id')
+      .prepare('SELECT id, rev, data FROM tokens WHERE account_id = ? AND securing IN (1, 3) ORDER BY id')
       .all(accountId) as TokenRow[];
     return rows.map(fromRow);
+  }
+
+  async viewerRuleTokens(accountId: string): Promise<TokenRecord[]> {
+    const rows = this.stmt('SELECT id, rev, data FROM tokens WHERE account_id = ? AND securing > 0 ORDER BY id').all(accountId) as TokenRow[];
+    return rows.map(fromRow);
+  }
+
+  /** Whether the account has viewer-rule tokens: only then does a stream's publishing token matter to a decision. */
+  private hasViewerRules(accountId: string): boolean {
+    return this.stmt('SELECT 1 FROM tokens WHERE account_id = ? AND securing > 0 LIMIT 1').get(accountId) !== undefined;
   }
 
   async accountVersion(accountId: string): Promise<number> {
@@ -547,13 +596,21 @@ export class SqliteStore implements Store {
   // ---- live streams ----
 
   async startLiveStream(s: LiveStream, ttlSeconds: number): Promise<void> {
-    this.stmt('DELETE FROM live_streams WHERE expires_ms <= ?').run(this.now());
-    this.db
-      .prepare(
-        `INSERT OR REPLACE INTO live_streams (account_id, stream_name, token_id, feed_id, expires_ms, data)
-         VALUES (?, ?, ?, ?, ?, ?)`,
-      )
-      .run(s.accountId, s.streamName, s.tokenId, s.feedId, this.now() + ttlSeconds * 1000, JSON.stringify(s));
+    this.db.transaction(() => {
+      const now = this.now();
+      this.stmt('DELETE FROM live_streams WHERE expires_ms <= ?').run(now);
+      const was = this.stmt('SELECT token_id FROM live_streams WHERE account_id = ? AND stream_name = ?').pluck().get(s.accountId, s.streamName) as
+        | number
+        | undefined;
+      this.db
+        .prepare(
+          `INSERT OR REPLACE INTO live_streams (account_id, stream_name, token_id, feed_id, expires_ms, data)
+           VALUES (?, ?, ?, ?, ?, ?)`,
+        )
+        .run(s.accountId, s.streamName, s.tokenId, s.feedId, now + ttlSeconds * 1000, JSON.stringify(s));
+      // viewers' country lists follow the publishing token (see Store.startLiveStream)
+      if (was !== s.tokenId && this.hasViewerRules(s.accountId)) this.bumpVersion(s.accountId);
+    }).immediate();
   }
 
   async endLiveStream(accountId: string, streamName: string, feedId?: string): Promise<LiveStream | null> {
@@ -563,6 +620,7 @@ export class SqliteStore implements Store {
         .get(accountId, streamName) as { data: string; feed_id: string } | undefined;
       if (!r || (feedId !== undefined && r.feed_id !== feedId)) return null;
       this.stmt('DELETE FROM live_streams WHERE account_id = ? AND stream_name = ?').run(accountId, streamName);
+      if (this.hasViewerRules(accountId)) this.bumpVersion(accountId);
       return JSON.parse(r.data) as LiveStream;
     }).immediate();
   }

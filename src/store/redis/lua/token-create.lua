@@ -3,9 +3,9 @@
 -- KEYS[2] name index zset    {a:<account>}:tokens:<kind>:byName
 -- KEYS[3] added index zset   {a:<account>}:tokens:<kind>:byAdded
 -- KEYS[4] account version    {a:<account>}:ver
--- KEYS[5] securing set       {a:<account>}:securing
+-- KEYS[5] viewer-rule set    {a:<account>}:securing (securing tokens and viewer-country ones)
 -- ARGV[1] record JSON (compact), ARGV[2] name member, ARGV[3] addedOn (ms),
--- ARGV[4] id member (zero-padded id), ARGV[5] '1' when it secures viewing, ARGV[6] id
+-- ARGV[4] id member (zero-padded id), ARGV[5] '1' when it sets viewer rules (domain/viewer-rules.ts), ARGV[6] id
 -- Returns 1, or 0 when the id is already taken.
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SET', KEYS[1], '1:' .. ARGV[1])

@@ -1,8 +1,8 @@
 -- token-update: compare-and-set of a token record (optimistic concurrency on its rev).
 -- KEYS[1] record string "<rev>:<json>", KEYS[2] name index zset, KEYS[3] bound addresses zset,
--- KEYS[4] account version, KEYS[5] securing set
+-- KEYS[4] account version, KEYS[5] viewer-rule set (securing tokens and viewer-country ones)
 -- ARGV[1] expected rev, ARGV[2] new JSON, ARGV[3] old name member, ARGV[4] new name member,
--- ARGV[5] '1' to clear the bound addresses, ARGV[6] '1' when it secures viewing, ARGV[7] id
+-- ARGV[5] '1' to clear the bound addresses, ARGV[6] '1' when it sets viewer rules, ARGV[7] id
 -- Returns the new rev; -1 when the record is gone; 0 when rev moved on (re-read and retry).
 local cur = redis.call('GET', KEYS[1])
 if not cur then return -1 end
