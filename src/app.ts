@@ -7,6 +7,7 @@ import { webhookRoutes } from './http/management/webhooks.routes.js';
 import { analyticsRoutes } from './http/management/analytics.routes.js';
 import { mountUsage } from './http/hooks/usage.js';
 import { accountRoutes, adminRoutes } from './http/management/accounts.routes.js';
+import { geoRoutes } from './http/management/geo.routes.js';
 import { openApiDocument } from './http/openapi.js';
 import { DOCUMENTED_ONLY } from './http/docs.js';
 import { directorCors, mountDirector } from './http/director.js';
@@ -36,6 +37,7 @@ export function managementRoutes(s: Services): RouteSpec[] {
   return [
     ...adminRoutes(s.accounts),
     ...accountRoutes(s.accounts),
+    ...geoRoutes(s.store),
     ...tokenRoutes('publish', s.tokens, s.enforcer, s.patterns),
     ...tokenRoutes('subscribe', s.tokens, s.enforcer, s.patterns),
     ...webhookRoutes(s.webhooks, s.store, s.lifecycle, s.patterns),

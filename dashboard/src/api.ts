@@ -104,6 +104,8 @@ export interface RuleOutcome {
   reason: string;
   result: 'pass' | 'fail' | 'skipped';
   detail?: string;
+  /** The country rule: whose lists applied ('subscribe token 7', 'publish token 12', 'publish tokens 12, 15', 'account default'). */
+  source?: string;
 }
 
 export interface CheckResult {

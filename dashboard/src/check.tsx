@@ -1,5 +1,6 @@
 // "Why was my viewer rejected?": a probe sent to /api/{kind}_token/{id}/check (a dry run that binds
-// nothing), answered with the decision and every rule, the failing one marked.
+// nothing), answered with the decision and every rule, the failing one marked, and whose country
+// lists applied to the viewer.
 import { useState } from 'preact/hooks';
 import { ApiError, api, type CheckResult, type TokenKind } from './api';
 import { ErrorNotice, Field, Select, errorsFor } from './components';
@@ -44,7 +45,10 @@ export function CheckPage({ params }: { params: URLSearchParams }) {
       <h1 id="page-title" tabIndex={-1}>
         Check access
       </h1>
-      <p class="lead">Runs every rule of a token against a publisher or viewer you describe. Nothing is bound or counted.</p>
+      <p class="lead">
+        Runs every rule of a token against a publisher or viewer you describe. Nothing is bound or counted. Country lists restrict viewers, never
+        publishers: a publish token's lists apply to the viewers of the streams it publishes.
+      </p>
       <form class="panel" onSubmit={submit} noValidate aria-label="Access probe">
         <div class="grid">
           <Select
@@ -84,8 +88,17 @@ export function CheckPage({ params }: { params: URLSearchParams }) {
   );
 }
 
+/** What a country-list source means for the viewer, in a sentence. */
+function sourceNote(source: string): string {
+  if (source.startsWith('subscribe token')) return "the viewer's own token sets country lists: they alone apply";
+  if (source === 'account default') return "no token sets country lists for this stream: the account's defaults apply (/api/geo/account)";
+  if (source.startsWith('publish tokens')) return 'the stream is not live: the lists of every active publish token whose streams match it apply, and each must pass';
+  return 'the lists of the publish token publishing the stream (or, before it is live, the only active publish token with lists whose streams match it)';
+}
+
 function CheckOutcome({ r }: { r: CheckResult }) {
   const failing = r.rules.find((x) => x.result === 'fail');
+  const country = r.rules.find((x) => x.rule === 'country allowed');
   return (
     <section class="panel" aria-labelledby="check-result">
       <h2 id="check-result">Result</h2>
@@ -100,6 +113,11 @@ function CheckOutcome({ r }: { r: CheckResult }) {
         <p id="check-failing-rule">
           Failing rule: <strong>{failing.rule}</strong>
           {failing.detail ? ` — ${failing.detail}` : ''}
+        </p>
+      )}
+      {country?.source && (
+        <p id="check-country-source">
+          Country lists applied: <strong>{country.source}</strong> <span class="muted">— {sourceNote(country.source)}</span>
         </p>
       )}
       <table aria-label="Rules in the order they are checked">

@@ -7,10 +7,11 @@ import { tokenHash, type TokenRecord } from '../domain/tokens.js';
 import type { Store } from '../store/store.js';
 import type { Config } from '../config/schema.js';
 import type { Metrics } from '../observability/metrics.js';
-import { decision, type AccessRequest, type Decision } from '../policy/types.js';
+import { decision, type AccessRequest, type Decision, type ViewerCountries } from '../policy/types.js';
 import { evaluate, type Credential, type Evaluation, type RuleOutcome } from '../policy/evaluate.js';
 import { looksLikeJwt, peekSelfSigned, signatureValid } from '../policy/self-signed.js';
-import { TokenLookup, StoreUnavailable } from './lookup.js';
+import { hasCountryLists } from '../domain/viewer-rules.js';
+import { TokenLookup, StoreUnavailable, securedBy, type AccountEntry } from './lookup.js';
 import type { GeoLookup } from './geo.js';
 
 export interface DecisionResult extends Decision {
@@ -30,7 +31,15 @@ interface Resolved {
   /** False when the record came from the cache without the version check (optimistic path). */
   verified: boolean;
   hash?: string;
+  /** The account version the token's record is current at (read by this decision when verified). */
+  ver: number;
 }
+
+/** The token whose rules apply to a resolved credential (a JWT's parent), if any. */
+const tokenOf = (c: Credential): TokenRecord | undefined => (c.type === 'token' ? c.token : c.type === 'jwt' ? c.parent : undefined);
+
+/** A viewer whose own (subscribe) token sets no country lists: held to the publish side's and the account's. */
+const inheritsCountries = (t: TokenRecord): boolean => t.kind === 'subscribe' && !hasCountryLists(t);
 
 export class Enforcer {
   readonly lookup: TokenLookup;
@@ -86,7 +95,11 @@ export class Enforcer {
 
   /** Every rule's outcome for a probe of one token, binding nothing (the check endpoint). */
   async explain(token: TokenRecord, req: AccessRequest): Promise<Explanation> {
-    const ev = evaluate(req, { type: 'token', token }, this.context(req, false));
+    let viewer: ViewerCountries | undefined;
+    if (req.action === 'subscribe' && inheritsCountries(token)) {
+      viewer = await this.lookup.viewerCountries(await this.lookup.account(token.accountId), req.streamName, this.now());
+    }
+    const ev = evaluate(req, { type: 'token', token }, this.context(req, false, viewer));
     const bindRule = ev.rules.find((r) => r.result === 'pending');
     if (bindRule && ev.bind) {
       const bound = await this.store.boundAddresses(token.accountId, token.id);
@@ -101,11 +114,12 @@ export class Enforcer {
     return { decision: ev.decision, rules: ev.rules };
   }
 
-  private context(req: AccessRequest, secured: boolean) {
+  private context(req: AccessRequest, secured: boolean, viewerCountries: ViewerCountries | undefined) {
     let country: string | undefined | null = null;
     return {
       now: this.now(),
       secured,
+      viewerCountries,
       rtmpIpFilters: this.cfg.rtmpIpFilters,
       rulesOf: this.lookup.rulesOf,
       countryOf: () => {
@@ -127,11 +141,35 @@ export class Enforcer {
     for (let attempt = 0; attempt <= MAX_STALE_RETRIES; attempt++) {
       const r = await this.resolve(req, fresh);
       let secured = false;
-      if (r.cred.type === 'none' && req.action === 'subscribe') {
-        // decide() already resolved the account of a token-less request (named or default)
-        secured = req.accountId === undefined ? true : await this.lookup.secured(req.accountId, req.streamName);
+      let viewer: ViewerCountries | undefined;
+      if (req.action === 'subscribe') {
+        let account: AccountEntry | undefined;
+        const token = tokenOf(r.cred);
+        if (r.cred.type === 'none') {
+          // decide() already resolved the account of a token-less request (named or default)
+          if (req.accountId === undefined) secured = true;
+          else {
+            account = await this.lookup.account(req.accountId);
+            secured = securedBy(account, req.streamName);
+            if (secured) account = undefined; // refused for want of a token: no country rule runs
+          }
+        } else if (token !== undefined && inheritsCountries(token)) {
+          // The version this decision read with the token tells whether the cached account entry is current.
+          account = this.lookup.accountAt(token.accountId, r.ver);
+          if (!r.verified && (account === undefined || account.geo !== undefined)) {
+            // An unchecked cached copy (bind on usage) decides alone only while its account is known
+            // to have no country rules; otherwise read the version first.
+            fresh = true;
+            continue;
+          }
+          if (account === undefined) account = await this.lookup.loadAccountAt(token.accountId, r.ver);
+        }
+        if (account !== undefined && account.geo !== undefined) {
+          const v = this.lookup.viewerCountries(account, req.streamName, this.now());
+          viewer = v instanceof Promise ? await v : v;
+        }
       }
-      const ev = evaluate(req, r.cred, this.context(req, secured));
+      const ev = evaluate(req, r.cred, this.context(req, secured, viewer));
       if (!r.verified && (!ev.decision.allowed || !ev.bind)) {
         // decided on an unchecked cached copy: only a bind (which checks the version) may confirm it
         fresh = true;
@@ -157,30 +195,33 @@ export class Enforcer {
 
   private async resolve(req: AccessRequest, fresh: boolean): Promise<Resolved> {
     const value = req.token;
-    if (value === undefined || value === '') return { cred: { type: 'none' }, verified: true };
-    if (value.length > MAX_TOKEN_LENGTH) return { cred: { type: 'invalid', detail: 'token too long' }, verified: true };
+    if (value === undefined || value === '') return { cred: { type: 'none' }, verified: true, ver: 0 };
+    if (value.length > MAX_TOKEN_LENGTH) return { cred: { type: 'invalid', detail: 'token too long' }, verified: true, ver: 0 };
     if (looksLikeJwt(value)) {
       const peek = peekSelfSigned(value);
-      if ('problem' in peek) return { cred: { type: 'invalid', detail: peek.problem }, verified: true };
-      const cached = fresh ? undefined : this.lookup.peekById(peek.claims.tokenId);
-      const optimistic = cached !== undefined && (cached.bindIpsOnUsage ?? 0) > 0;
-      const parent = optimistic ? cached : await this.lookup.byIdFresh(peek.claims.tokenId);
-      if (!parent) return { cred: { type: 'invalid', detail: 'unknown parent token' }, verified: true };
+      if ('problem' in peek) return { cred: { type: 'invalid', detail: peek.problem }, verified: true, ver: 0 };
+      const cached = fresh ? undefined : this.lookup.peekEntryById(peek.claims.tokenId);
+      const optimistic = cached !== undefined && (cached.token.bindIpsOnUsage ?? 0) > 0;
+      const entry = optimistic ? cached : await this.lookup.entryById(peek.claims.tokenId);
+      if (!entry) return { cred: { type: 'invalid', detail: 'unknown parent token' }, verified: true, ver: 0 };
+      const parent = entry.token;
       if (!(await signatureValid(value, parent.token))) {
-        return { cred: { type: 'invalid', detail: 'bad signature' }, verified: !optimistic };
+        return { cred: { type: 'invalid', detail: 'bad signature' }, verified: !optimistic, ver: entry.ver };
       }
-      return { cred: { type: 'jwt', parent, claims: peek.claims }, verified: !optimistic };
+      return { cred: { type: 'jwt', parent, claims: peek.claims }, verified: !optimistic, ver: entry.ver };
     }
     const hash = tokenHash(value);
-    const cached = fresh ? undefined : this.lookup.peekByHash(hash);
-    if (cached && (cached.bindIpsOnUsage ?? 0) > 0) {
+    const cached = fresh ? undefined : this.lookup.peekEntryByHash(hash);
+    if (cached && (cached.token.bindIpsOnUsage ?? 0) > 0) {
       this.metrics.cacheLookup('hit');
-      return { cred: { type: 'token', token: cached }, verified: false, hash };
+      return { cred: { type: 'token', token: cached.token }, verified: false, hash, ver: cached.ver };
     }
     const before = this.lookup.stats.hits;
-    const token = await this.lookup.byHashFresh(hash);
+    const entry = await this.lookup.entryByHash(hash);
     this.metrics.cacheLookup(this.lookup.stats.hits > before ? 'hit' : 'miss');
-    return { cred: token ? { type: 'token', token } : { type: 'invalid', detail: 'unknown token' }, verified: true, hash };
+    return entry
+      ? { cred: { type: 'token', token: entry.token }, verified: true, hash, ver: entry.ver }
+      : { cred: { type: 'invalid', detail: 'unknown token' }, verified: true, hash, ver: 0 };
   }
 
   /** allow-cached: decide from what this instance holds; anything it cannot vouch for is denied. */
@@ -202,7 +243,19 @@ export class Enforcer {
     }
     const secured =
       cred.type === 'none' && req.action === 'subscribe' ? req.accountId === undefined || this.lookup.securedCached(req.accountId, req.streamName) : false;
-    const ev = evaluate(req, cred, this.context(req, secured));
+    let viewer: ViewerCountries | undefined;
+    if (req.action === 'subscribe' && !secured) {
+      // The country lists from this instance's account entry; when it cannot tell them, nothing is admitted.
+      const token = tokenOf(cred);
+      const accountId = cred.type === 'none' ? req.accountId : token !== undefined && inheritsCountries(token) ? token.accountId : undefined;
+      if (accountId !== undefined) {
+        const account = this.lookup.cachedAccount(accountId);
+        const v = account === undefined ? null : this.lookup.viewerCountriesCached(account, req.streamName, this.now());
+        if (v === null) return this.unavailable(req);
+        viewer = v;
+      }
+    }
+    const ev = evaluate(req, cred, this.context(req, secured, viewer));
     if (!ev.bind) return ev;
     if (this.knownBound.get(ev.bind.token.id)?.has(ev.bind.address)) {
       Object.assign(ev.rules.find((x) => x.result === 'pending')!, { result: 'pass', detail: 'bound (cached)' });

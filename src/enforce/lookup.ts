@@ -2,9 +2,11 @@
 // store's account version (one small read) before they are trusted, so a revoked token is denied
 // on every instance at its next decision. Store calls here never wait longer than storeTimeoutMs.
 import { LRUCache } from 'lru-cache';
-import type { TokenRecord } from '../domain/tokens.js';
-import type { Store } from '../store/store.js';
+import { securesViewing, type TokenRecord } from '../domain/tokens.js';
+import { restrictsViewerCountries } from '../domain/viewer-rules.js';
+import type { LiveStream, Store } from '../store/store.js';
 import { compileRules, type CompiledRules } from '../policy/rules.js';
+import type { ViewerCountries } from '../policy/types.js';
 import { SecuringPatterns } from './securing-patterns.js';
 
 export class StoreUnavailable extends Error {
@@ -14,13 +16,38 @@ export class StoreUnavailable extends Error {
   }
 }
 
-interface TokenEntry {
+export interface TokenEntry {
   token: TokenRecord;
   /** The account version read before the record: the entry is current while the version is. */
   ver: number;
 }
 
-interface AccountEntry {
+/** An active publish token with country lists, as the account entry keeps it. */
+interface GeoToken {
+  token: TokenRecord;
+  /** Its lists alone, as the viewers of a stream it publishes are held to them. */
+  alone: ViewerCountries;
+}
+
+/** What a version of the account knows of its viewers' country lists. */
+interface AccountGeo {
+  /** The account's defaults (`/api/geo/account`), when it has any. */
+  defaults: ViewerCountries | undefined;
+  /** Active publish tokens with country lists, by id (ascending). */
+  tokens: GeoToken[];
+  byId: Map<number, GeoToken>;
+  /** Answers already computed for this version, by stream name (cleared when full). */
+  byStream: Map<string, StreamGeo>;
+}
+
+interface StreamGeo {
+  value: ViewerCountries | undefined;
+  /** Epoch ms from which the answer must be recomputed: when the live entry it read expires. */
+  until: number;
+}
+
+export interface AccountEntry {
+  id: string;
   ver: number;
   exists: boolean;
   secureViewer: boolean;
@@ -32,6 +59,8 @@ interface AccountEntry {
   gen: number;
   /** Answers already computed for this version, by stream name (cleared when full). */
   answers: Map<string, boolean>;
+  /** Its viewer country rules; undefined when it has none (no defaults, no publish token with lists). */
+  geo: AccountGeo | undefined;
 }
 
 /** Stream names whose answer an account version remembers. */
@@ -49,6 +78,8 @@ export interface LookupOptions {
   cacheMaxEntries: number;
   cacheTtlMs: number;
   storeTimeoutMs: number;
+  /** How long a live-stream entry lasts unless started again (the lifecycle's enforcement.liveTtlSeconds). */
+  liveTtlSeconds?: number;
 }
 
 export interface LookupStats {
@@ -120,14 +151,32 @@ export class TokenLookup {
     return this.byId.get(id)?.token;
   }
 
+  /** The cached entry (record and the account version it was read at), without asking the store. */
+  peekEntryByHash(hash: string): TokenEntry | undefined {
+    return this.byHash.get(hash);
+  }
+
+  peekEntryById(id: number): TokenEntry | undefined {
+    return this.byId.get(id);
+  }
+
   /** The current record for a token value hash (null: no such token). */
-  byHashFresh(hash: string): Promise<TokenRecord | null> {
+  async byHashFresh(hash: string): Promise<TokenRecord | null> {
+    return (await this.entryByHash(hash))?.token ?? null;
+  }
+
+  /** The current record of a token id in any account (parents of self-signed JWTs). */
+  async byIdFresh(id: number): Promise<TokenRecord | null> {
+    return (await this.entryById(id))?.token ?? null;
+  }
+
+  /** The current record for a token value hash with the account version it is current at (null: no such token). */
+  entryByHash(hash: string): Promise<TokenEntry | null> {
     // A refresh gives the token a new value: a record whose value moved on no longer answers to this hash.
     return this.current(this.byHash, hash, () => this.store.findTokenByHash(hash), (found, now) => now.token === found.token);
   }
 
-  /** The current record of a token id in any account (parents of self-signed JWTs). */
-  byIdFresh(id: number): Promise<TokenRecord | null> {
+  entryById(id: number): Promise<TokenEntry | null> {
     return this.current(this.byId, id, () => this.store.findTokenById(id), () => true);
   }
 
@@ -137,11 +186,11 @@ export class TokenLookup {
     key: K,
     find: () => Promise<TokenRecord | null>,
     stillAnswers: (found: TokenRecord, now: TokenRecord) => boolean,
-  ): Promise<TokenRecord | null> {
+  ): Promise<TokenEntry | null> {
     const hit = cache.get(key);
     if (hit && (await this.timed(this.store.accountVersion(hit.token.accountId))) === hit.ver) {
       this.stats.hits++;
-      return hit.token;
+      return hit;
     }
     this.stats.misses++;
     // Single flight: a burst of first uses of one token shares one load instead of stampeding the
@@ -152,7 +201,7 @@ export class TokenLookup {
     if (running) {
       const entry = await running;
       if (!entry) return null;
-      if ((await this.timed(this.store.accountVersion(entry.token.accountId))) === entry.ver) return entry.token;
+      if ((await this.timed(this.store.accountVersion(entry.token.accountId))) === entry.ver) return entry;
     }
     const flight = (async (): Promise<TokenEntry | null> => {
       const found = hit?.token ?? (await this.timed(find()));
@@ -168,7 +217,7 @@ export class TokenLookup {
       this.inFlight.set(flightKey, flight);
       void flight.finally(() => this.inFlight.delete(flightKey)).catch(() => {});
     }
-    return (await flight)?.token ?? null;
+    return flight;
   }
 
   /** Version first, then the record: an entry is never newer-versioned than its content. */
@@ -186,39 +235,73 @@ export class TokenLookup {
 
   /** Whether viewing `streamName` of the account needs a subscribe token. */
   async secured(accountId: string, streamName: string): Promise<boolean> {
-    let e = this.accounts.get(accountId, { allowStale: true });
+    return securedBy(await this.account(accountId), streamName);
+  }
+
+  /** The account's current entry: one version read, and a load when the cached entry is older. */
+  async account(accountId: string): Promise<AccountEntry> {
+    const e = this.accounts.get(accountId, { allowStale: true });
     const ver = await this.timed(this.store.accountVersion(accountId));
-    if (e && e.ver === ver && this.accounts.getRemainingTTL(accountId) <= 0) this.accounts.set(accountId, e);
-    if (!e || e.ver !== ver) {
-      // Single flight per account version: a burst of token-less decisions on a cold cache loads
-      // the securing tokens once. Without it, at 1M tokens (2,500 securing ones) 32 concurrent
-      // loads overran the store deadline and answered 503s (seen in the benchmark's scale run).
-      const key = `${accountId}\u0000${ver}`;
-      let load = this.accountLoads.get(key);
-      if (!load) {
-        load = this.loadAccount(accountId, ver);
-        this.accountLoads.set(key, load);
-        void load.finally(() => this.accountLoads.delete(key)).catch(() => {});
-      }
-      e = await load;
+    if (e && e.ver === ver) {
+      if (this.accounts.getRemainingTTL(accountId) <= 0) this.accounts.set(accountId, e);
+      return e;
     }
-    return securedBy(e, streamName);
+    return this.loadAccountAt(accountId, ver);
+  }
+
+  /**
+   * The account's entry when the cache holds it at `ver` (a version this decision already read,
+   * with its token), else undefined: then loadAccountAt(accountId, ver) without a second read.
+   */
+  accountAt(accountId: string, ver: number): AccountEntry | undefined {
+    const e = this.accounts.get(accountId, { allowStale: true });
+    if (e === undefined || e.ver !== ver) return undefined;
+    if (this.accounts.getRemainingTTL(accountId) <= 0) this.accounts.set(accountId, e);
+    return e;
+  }
+
+  /** Loads the account's entry for version `ver` (read by the caller before: the content is at least that new). */
+  loadAccountAt(accountId: string, ver: number): Promise<AccountEntry> {
+    // Single flight per account version: a burst of token-less decisions on a cold cache loads
+    // the securing tokens once. Without it, at 1M tokens (2,500 securing ones) 32 concurrent
+    // loads overran the store deadline and answered 503s (seen in the benchmark's scale run).
+    const key = `${accountId}\u0000${ver}`;
+    let load = this.accountLoads.get(key);
+    if (!load) {
+      load = this.loadAccount(accountId, ver);
+      this.accountLoads.set(key, load);
+      void load.finally(() => this.accountLoads.delete(key)).catch(() => {});
+    }
+    return load;
   }
 
   private readonly accountLoads = new Map<string, Promise<AccountEntry>>();
 
   private async loadAccount(accountId: string, ver: number): Promise<AccountEntry> {
-    const [account, securing] = await Promise.all([
+    // One read of the tokens that set viewer rules: securing ones and those with country lists.
+    const [account, ruled] = await Promise.all([
       this.timed(this.store.getAccount(accountId)),
-      this.timed(this.store.securingTokens(accountId)),
+      this.timed(this.store.viewerRuleTokens(accountId)),
     ]);
     const exact = new Set<string>();
     const patterns = new Set<string>();
-    for (const t of securing) for (const s of t.streams) (s.isRegex ? patterns : exact).add(s.streamName);
+    const geoTokens: GeoToken[] = [];
+    for (const t of ruled) {
+      if (securesViewing(t)) for (const s of t.streams) (s.isRegex ? patterns : exact).add(s.streamName);
+      if (restrictsViewerCountries(t)) {
+        const source = `publish token ${t.id}`;
+        geoTokens.push({ token: t, alone: { source, lists: [{ allowed: t.allowedCountries, denied: t.deniedCountries, source }] } });
+      }
+    }
+    const allowed = account?.allowedCountries ?? [];
+    const denied = account?.deniedCountries ?? [];
+    const defaults: ViewerCountries | undefined =
+      allowed.length > 0 || denied.length > 0 ? { source: 'account default', lists: [{ allowed, denied, source: 'account default' }] } : undefined;
     // The account's matcher outlives its versions: a write recompiles only the patterns it changed,
     // in the background; until they are compiled the account's token-less viewers are refused.
     const compiled = this.accounts.get(accountId, { allowStale: true })?.patterns ?? new SecuringPatterns();
     const e: AccountEntry = {
+      id: accountId,
       ver,
       exists: account !== null,
       secureViewer: account?.secureViewer ?? false,
@@ -226,6 +309,10 @@ export class TokenLookup {
       patterns: compiled,
       gen: compiled.want(patterns),
       answers: new Map(),
+      geo:
+        defaults === undefined && geoTokens.length === 0
+          ? undefined
+          : { defaults, tokens: geoTokens, byId: new Map(geoTokens.map((g) => [g.token.id, g])), byStream: new Map() },
     };
     this.accounts.set(accountId, e);
     return e;
@@ -235,6 +322,75 @@ export class TokenLookup {
   securedCached(accountId: string, streamName: string): boolean {
     const e = this.accounts.get(accountId);
     return e ? securedBy(e, streamName) : true;
+  }
+
+  /** The account entry this instance holds, within its ttl (store unreachable). */
+  cachedAccount(accountId: string): AccountEntry | undefined {
+    return this.accounts.get(accountId);
+  }
+
+  /**
+   * The country lists the viewers of `streamName` are held to unless their own token sets some
+   * (docs: README, Enforcement, Country): the publishing token's while the stream is live; else
+   * those of every active publish token with lists whose streams match (each must pass); else the
+   * account's defaults. Synchronous when this version of the entry already knows the answer (a
+   * promise only when the live registry must be read, once per stream and version).
+   */
+  viewerCountries(e: AccountEntry, streamName: string, now: number): ViewerCountries | undefined | Promise<ViewerCountries | undefined> {
+    const g = e.geo;
+    if (g === undefined) return undefined;
+    const known = g.byStream.get(streamName);
+    if (known !== undefined && now < known.until) return known.value;
+    const matching = this.matchingGeoTokens(g, streamName);
+    // No publish token with lists covers the name: whoever publishes it, the defaults apply.
+    if (matching.length === 0) return remember(g, streamName, g.defaults, Infinity);
+    return this.liveStream(e, streamName).then((live) => this.settle(g, streamName, matching, live));
+  }
+
+  /** viewerCountries from what this version already holds, without the store; null when it would need the store. */
+  viewerCountriesCached(e: AccountEntry, streamName: string, now: number): ViewerCountries | undefined | null {
+    const g = e.geo;
+    if (g === undefined) return undefined;
+    const known = g.byStream.get(streamName);
+    if (known !== undefined && now < known.until) return known.value;
+    return this.matchingGeoTokens(g, streamName).length === 0 ? g.defaults : null;
+  }
+
+  private matchingGeoTokens(g: AccountGeo, streamName: string): GeoToken[] {
+    return g.tokens.filter((t) => this.rulesOf(t.token).streams(streamName));
+  }
+
+  private settle(g: AccountGeo, streamName: string, matching: GeoToken[], live: LiveStream | null): ViewerCountries | undefined {
+    if (live !== null && live.tokenId > 0) {
+      // Live: its publishing token's lists, or the defaults when that token sets none.
+      const started = Date.parse(live.startedOn);
+      const until = this.liveTtlMs > 0 && Number.isFinite(started) ? started + this.liveTtlMs : Infinity;
+      return remember(g, streamName, g.byId.get(live.tokenId)?.alone ?? g.defaults, until);
+    }
+    if (matching.length === 1) return remember(g, streamName, matching[0].alone, Infinity);
+    const value: ViewerCountries = {
+      source: `publish tokens ${matching.map((t) => t.token.id).join(', ')}`,
+      lists: matching.map((t) => t.alone.lists[0]),
+    };
+    return remember(g, streamName, value, Infinity);
+  }
+
+  private get liveTtlMs(): number {
+    return (this.opts.liveTtlSeconds ?? 0) * 1000;
+  }
+
+  private readonly liveLoads = new Map<string, Promise<LiveStream | null>>();
+
+  /** The stream's live entry, read once per stream and account version however many decisions ask at once. */
+  private liveStream(e: AccountEntry, streamName: string): Promise<LiveStream | null> {
+    const key = `${e.id}\u0000${e.ver}\u0000${streamName}`;
+    let load = this.liveLoads.get(key);
+    if (!load) {
+      load = this.timed(this.store.getLiveStream(e.id, streamName));
+      this.liveLoads.set(key, load);
+      void load.finally(() => this.liveLoads.delete(key)).catch(() => {});
+    }
+    return load;
   }
 
   rulesOf = (t: TokenRecord): CompiledRules => {
@@ -252,11 +408,17 @@ export class TokenLookup {
 /** How many securing patterns the account cache keeps compiled across all accounts. */
 const ACCOUNT_PATTERN_BUDGET = 20_000;
 
+function remember(g: AccountGeo, streamName: string, value: ViewerCountries | undefined, until: number): ViewerCountries | undefined {
+  if (g.byStream.size >= ANSWERS_PER_ACCOUNT) g.byStream.clear();
+  g.byStream.set(streamName, { value, until });
+  return value;
+}
+
 /**
  * An unknown account has no open streams, and an account whose patterns are still compiling has
  * none yet: fail closed. Otherwise one Set lookup, then at most one RE2 test per chunk.
  */
-function securedBy(e: AccountEntry, streamName: string): boolean {
+export function securedBy(e: AccountEntry, streamName: string): boolean {
   if (!e.exists || e.secureViewer || e.exact.has(streamName)) return true;
   if (!e.patterns.isReady(e.gen)) return true;
   let answer = e.answers.get(streamName);

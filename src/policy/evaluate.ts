@@ -1,8 +1,9 @@
-// evaluate(): the ordered checks of CONTRACT 5.1 as a table of small pure functions. It never
-// does I/O: the enforcer resolves the credential and the stream's security first, and performs
-// the bind-on-usage step that evaluate() only asks for.
+// evaluate(): the ordered checks of the decision table (README, Enforcement) as a table of small
+// pure functions. It never does I/O: the enforcer resolves the credential, the stream's security
+// and the viewer's country lists first, and performs the bind-on-usage step evaluate() only asks for.
 import type { TokenRecord } from '../domain/tokens.js';
-import { decision, type AccessRequest, type Decision, type Reason } from './types.js';
+import { decision, type AccessRequest, type CountryLists, type Decision, type Reason, type ViewerCountries } from './types.js';
+import { hasCountryLists } from '../domain/viewer-rules.js';
 import { compileRules, ipInRanges, originAllowed, parseCidrs, type CompiledRules } from './rules.js';
 import type { SelfSignedClaims } from './self-signed.js';
 
@@ -17,13 +18,19 @@ export type Credential =
 export interface EvalContext {
   /** Milliseconds since the epoch. */
   now: number;
-  /** The stream needs a subscribe token (CONTRACT 5.3); only read for a token-less subscribe. */
+  /** The stream needs a subscribe token (README, Secured streams); only read for a token-less subscribe. */
   secured: boolean;
   rtmpIpFilters: 'enforce' | 'ignore';
   /** The client's country, looked up only when a rule needs it. */
   countryOf: () => string | undefined;
   /** Compiled rules of a token version (the enforcer caches them); compiled on demand otherwise. */
   rulesOf?: (t: TokenRecord) => CompiledRules;
+  /**
+   * Subscribe only: the country lists the viewer is held to unless its own subscribe token sets
+   * some (the publishing token's, the matching publish tokens', or the account's defaults; the
+   * enforcer resolves them). Absent: no list applies.
+   */
+  viewerCountries?: ViewerCountries;
 }
 
 export type RuleResult = 'pass' | 'fail' | 'skipped' | 'pending';
@@ -33,6 +40,8 @@ export interface RuleOutcome {
   reason: Reason;
   result: RuleResult;
   detail?: string;
+  /** The country rule: whose lists applied ('subscribe token 7', 'publish token 12', 'account default'). */
+  source?: string;
 }
 
 export interface Evaluation {
@@ -55,7 +64,7 @@ interface Input {
   jwt?: SelfSignedClaims;
 }
 
-type Outcome = { result: RuleResult; detail?: string };
+type Outcome = { result: RuleResult; detail?: string; source?: string };
 const pass = (detail?: string): Outcome => ({ result: 'pass', detail });
 const fail = (detail: string): Outcome => ({ result: 'fail', detail });
 const skipped = (detail: string): Outcome => ({ result: 'skipped', detail });
@@ -129,15 +138,35 @@ function ipCheck(x: Input): Outcome {
   return lists.every((l) => ipInRanges(x.req.clientIp, l)) ? pass() : fail(`address ${x.req.clientIp} is not allowed`);
 }
 
+/** The country rule's answer for a publisher, whatever its token's lists (they restrict its viewers). */
+export const PUBLISHERS_ANY_COUNTRY = 'publishers are not restricted by country';
+
+/** The lists a subscribe token sets for its own holder (they override every other list). */
+function ownLists(t: TokenRecord): ViewerCountries {
+  const source = `${t.kind} token ${t.id}`;
+  return { source, lists: [{ allowed: t.allowedCountries, denied: t.deniedCountries, source }] };
+}
+
+const listName = (l: CountryLists, which: 'allowedCountries' | 'deniedCountries'): string =>
+  l.source === 'account default' ? `the account default ${which}` : `${l.source}'s ${which}`;
+
 function countryCheck(x: Input): Outcome {
-  const t = x.token!;
-  if (t.allowedCountries.length === 0 && t.deniedCountries.length === 0) return skipped('any country');
-  const c = x.ctx.countryOf();
-  if (t.allowedCountries.length > 0) {
-    if (c === undefined) return fail('the client country is unknown, and the token allows only some countries');
-    return t.allowedCountries.includes(c) ? pass(c) : fail(`country ${c} is not allowed`);
+  if (x.req.action === 'publish') {
+    return skipped(x.token && hasCountryLists(x.token) ? `${PUBLISHERS_ANY_COUNTRY}; these lists apply to viewers` : PUBLISHERS_ANY_COUNTRY);
   }
-  return c !== undefined && t.deniedCountries.includes(c) ? fail(`country ${c} is denied`) : pass(c ?? 'country unknown');
+  const v = x.token && hasCountryLists(x.token) ? ownLists(x.token) : x.ctx.viewerCountries;
+  if (v === undefined || v.lists.length === 0) return skipped('any country');
+  const c = x.ctx.countryOf();
+  for (const l of v.lists) {
+    if (l.allowed.length > 0) {
+      if (c === undefined) return { result: 'fail', detail: `the client country is unknown, and ${listName(l, 'allowedCountries')} allows only some countries`, source: l.source };
+      if (!l.allowed.includes(c)) return { result: 'fail', detail: `country ${c} is not in ${listName(l, 'allowedCountries')}`, source: l.source };
+    } else if (c !== undefined && l.denied.includes(c)) {
+      return { result: 'fail', detail: `country ${c} is denied by ${listName(l, 'deniedCountries')}`, source: l.source };
+    }
+  }
+  const names = v.lists.map((l) => listName(l, l.allowed.length > 0 ? 'allowedCountries' : 'deniedCountries'));
+  return { result: 'pass', detail: `${c === undefined ? 'country unknown' : `country ${c}`}: passes ${names.join(' and ')}`, source: v.source };
 }
 
 function bindCheck(x: Input): Outcome {
@@ -157,7 +186,8 @@ const CHECKS: Array<{ rule: string; reason: Reason; needsToken: boolean; run: (x
   { rule: 'stream name allowed', reason: 'stream_not_allowed', needsToken: true, run: streamAllowed },
   { rule: 'origin allowed', reason: 'origin_not_allowed', needsToken: true, run: originCheck },
   { rule: 'IP address allowed', reason: 'ip_not_allowed', needsToken: true, run: ipCheck },
-  { rule: 'country allowed', reason: 'country_not_allowed', needsToken: true, run: countryCheck },
+  // Not tied to a token: a token-less viewer is held to the publish side's and the account's lists.
+  { rule: 'country allowed', reason: 'country_not_allowed', needsToken: false, run: countryCheck },
   { rule: 'bind on usage', reason: 'ip_not_allowed', needsToken: true, run: bindCheck },
 ];
 

@@ -1,5 +1,5 @@
 // The vocabulary of a decision: what is asked (AccessRequest), what is answered (Decision), and
-// the stable reason codes used in responses, logs and metrics (CONTRACT 5.1).
+// the stable reason codes used in responses, logs and metrics (README, Enforcement).
 export type Action = 'publish' | 'subscribe';
 
 export interface AccessRequest {
@@ -18,6 +18,25 @@ export interface AccessRequest {
   /** rtmp, rtsp, srt, webrtc, hls, ... as the caller says. */
   protocol: string;
   sessionId?: string;
+}
+
+/** A pair of country lists and whose they are, as the country rule reads them (at most one non-empty). */
+export interface CountryLists {
+  allowed: readonly string[];
+  denied: readonly string[];
+  /** Whose lists: 'subscribe token 7', 'publish token 12', 'account default'. */
+  source: string;
+}
+
+/**
+ * The country lists a viewer is held to unless its own token sets some (docs: README, Enforcement):
+ * the publishing token's while the stream is live, else those of every active publish token whose
+ * streams match the name (each must pass), else the account's defaults.
+ */
+export interface ViewerCountries {
+  /** Who set them, as the check endpoint names it: 'publish token 12', 'publish tokens 12, 15', 'account default'. */
+  source: string;
+  lists: readonly CountryLists[];
 }
 
 export const REASONS = {

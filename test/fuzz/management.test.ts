@@ -39,6 +39,8 @@ const FIXTURES: Record<string, Omit<EntryPoint, 'method' | 'path' | 'auth'>> = {
   'POST /admin/accounts/:accountId/secret': {},
   'DELETE /admin/accounts/:accountId/secret': {},
   'POST /api/account/secret': {},
+  'GET /api/geo/account': {},
+  'POST /api/geo/account': { body: () => ({ updateAllowedCountries: null, updateDeniedCountries: ['fr', 'DE'] }) },
   'GET /api/publish_token/list': { query: () => 'sortBy=AddedOn&page=1&itemsOnPage=30&isDescending=true' },
   'GET /api/subscribe_token/list': { query: () => 'sortBy=Name&page=2&itemsOnPage=1' },
   'PATCH /api/publish_token/disable': { body: (t) => ({ tokenIds: [t.seeded.pub.id, 999999] }) },

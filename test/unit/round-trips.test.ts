@@ -1,5 +1,5 @@
 // A decision on a cached token makes at most one store round trip (counted through a proxy that
-// records every store call the Enforcer makes).
+// records every store call the Enforcer makes), whether or not the account has country rules.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -62,7 +62,76 @@ describe('store round trips per decision', () => {
     const ask = (streamName: string) => enforcer.decide({ action: 'subscribe', streamName, accountId: 'ACC001', protocol: 'hls' }, 'test');
     const answers = await Promise.all(Array.from({ length: 32 }, (_, i) => ask(i % 2 === 0 ? 'open' : 'secret')));
     assert.deepEqual(answers.map((d) => d.allowed), Array.from({ length: 32 }, (_, i) => i % 2 === 0));
-    assert.equal(calls.filter((c) => c === 'securingTokens').length, 1);
+    assert.equal(calls.filter((c) => c === 'viewerRuleTokens').length, 1);
     assert.equal(calls.filter((c) => c === 'getAccount').length, 1);
+  });
+
+  it('country rules cost no round trip on a cached decision: subscribe token (own lists or inherited) and token-less, live stream or not', async () => {
+    const inner = new SqliteStore({ file: path.join(mkdtempSync(path.join(tmpdir(), 'sg-rt-')), 'db'), synchronous: 'NORMAL' });
+    await inner.createAccount({ id: 'ACC001', name: 'a', createdOn: new Date().toISOString(), secureViewer: false, deniedCountries: ['DE'] });
+    const now = Date.now();
+    const pub = await inner.createToken(newTokenRecord('publish', 'ACC001', { label: 'p', streams: [{ streamName: 'cam[0-9]', isRegex: true }], deniedCountries: ['FR'] }, 'c'.repeat(64), now));
+    const inherits = await inner.createToken(newTokenRecord('subscribe', 'ACC001', { label: 's', streams: [{ streamName: 'cam.*', isRegex: true }] }, 'd'.repeat(64), now));
+    const own = await inner.createToken(newTokenRecord('subscribe', 'ACC001', { label: 'o', streams: [{ streamName: 'cam.*', isRegex: true }], allowedCountries: ['FR'] }, 'e'.repeat(64), now));
+    await inner.startLiveStream({ accountId: 'ACC001', streamName: 'cam1', tokenId: pub.id, feedId: 'f1', startedOn: new Date(now).toISOString(), caller: 'test' }, 3600);
+    const { store, calls } = counting(inner);
+    const enforcer = new Enforcer(store, loadConfig({ env: {} }).enforcement, fixedGeo({ '192.0.2.1': 'FR', '192.0.2.2': 'DE', '192.0.2.3': 'US' }), new Metrics({ defaultMetrics: false }), pino({ level: 'silent' }));
+    const ask = (token: string | undefined, streamName: string, clientIp: string) =>
+      enforcer.decide({ action: 'subscribe', token, streamName, accountId: token ? undefined : 'ACC001', clientIp, protocol: 'hls' }, 'test');
+
+    // [token, stream, address, expected reason]: cam1 is live (publish token's deniedCountries),
+    // cam2 is not (the matching publish token's), camX matches no publish token (the account default)
+    const cases: Array<[string | undefined, string, string, string]> = [
+      [undefined, 'cam1', '192.0.2.1', 'country_not_allowed'],
+      [undefined, 'cam1', '192.0.2.3', 'allowed'],
+      [undefined, 'cam2', '192.0.2.1', 'country_not_allowed'],
+      [undefined, 'camX', '192.0.2.1', 'allowed'],
+      [undefined, 'camX', '192.0.2.2', 'country_not_allowed'],
+      [inherits.token, 'cam1', '192.0.2.1', 'country_not_allowed'],
+      [inherits.token, 'cam1', '192.0.2.2', 'allowed'],
+      [inherits.token, 'camX', '192.0.2.2', 'country_not_allowed'],
+      [own.token, 'cam1', '192.0.2.1', 'allowed'],
+      [own.token, 'cam1', '192.0.2.3', 'country_not_allowed'],
+    ];
+    for (const [token, stream, ip, reason] of cases) {
+      const name = `${token ? token[0] : 'open'} ${stream} ${ip}`;
+      assert.equal((await ask(token, stream, ip)).reason, reason, name); // warms the caches
+      calls.length = 0;
+      for (let i = 0; i < 10; i++) assert.equal((await ask(token, stream, ip)).reason, reason, name);
+      assert.deepEqual(calls, Array(10).fill('accountVersion'), name);
+    }
+    // A bind-on-usage token skips the version read only while its account has no country rules
+    // (its cached copy cannot tell a change of the account's lists): here the read comes back.
+    const binding = await inner.createToken(newTokenRecord('subscribe', 'ACC001', { label: 'b', streams: [{ streamName: 'cam1' }], bindIpsOnUsage: 2 }, 'f'.repeat(64), now));
+    assert.equal((await ask(binding.token, 'cam1', '192.0.2.3')).reason, 'allowed');
+    calls.length = 0;
+    for (let i = 0; i < 10; i++) assert.equal((await ask(binding.token, 'cam1', '192.0.2.3')).reason, 'allowed');
+    assert.deepEqual(calls, Array(10).fill(['accountVersion', 'bindAddress']).flat());
+  });
+
+  it('a stream going live or ending moves the account version, so the next decision holds viewers to the new lists', async () => {
+    const inner = new SqliteStore({ file: path.join(mkdtempSync(path.join(tmpdir(), 'sg-rt-')), 'db'), synchronous: 'NORMAL' });
+    await inner.createAccount({ id: 'ACC001', name: 'a', createdOn: new Date().toISOString(), secureViewer: false });
+    const now = Date.now();
+    const fr = await inner.createToken(newTokenRecord('publish', 'ACC001', { label: 'fr', streams: [{ streamName: 'cam1' }], deniedCountries: ['FR'] }, 'c'.repeat(64), now));
+    await inner.createToken(newTokenRecord('publish', 'ACC001', { label: 'de', streams: [{ streamName: 'cam1' }], deniedCountries: ['DE'] }, 'd'.repeat(64), now));
+    const { store, calls } = counting(inner);
+    const enforcer = new Enforcer(store, loadConfig({ env: {} }).enforcement, fixedGeo({ '192.0.2.1': 'FR', '192.0.2.2': 'DE' }), new Metrics({ defaultMetrics: false }), pino({ level: 'silent' }));
+    const ask = async (clientIp: string) => (await enforcer.decide({ action: 'subscribe', streamName: 'cam1', accountId: 'ACC001', clientIp, protocol: 'hls' }, 'test')).reason;
+    // not live: both publish tokens' lists apply
+    assert.deepEqual([await ask('192.0.2.1'), await ask('192.0.2.2')], ['country_not_allowed', 'country_not_allowed']);
+    const before = await inner.accountVersion('ACC001');
+    await inner.startLiveStream({ accountId: 'ACC001', streamName: 'cam1', tokenId: fr.id, feedId: 'f1', startedOn: new Date(now).toISOString(), caller: 'test' }, 3600);
+    assert.equal(await inner.accountVersion('ACC001'), before + 1);
+    // live by the FR-denying token: only its lists
+    calls.length = 0;
+    assert.deepEqual([await ask('192.0.2.1'), await ask('192.0.2.2')], ['country_not_allowed', 'allowed']);
+    assert.deepEqual(calls, ['accountVersion', 'getAccount', 'viewerRuleTokens', 'getLiveStream', 'accountVersion']);
+    // the same token starting the stream again changes nothing a viewer sees: no version move
+    await inner.startLiveStream({ accountId: 'ACC001', streamName: 'cam1', tokenId: fr.id, feedId: 'f2', startedOn: new Date(now).toISOString(), caller: 'test' }, 3600);
+    assert.equal(await inner.accountVersion('ACC001'), before + 1);
+    await inner.endLiveStream('ACC001', 'cam1');
+    assert.equal(await inner.accountVersion('ACC001'), before + 2);
+    assert.deepEqual([await ask('192.0.2.1'), await ask('192.0.2.2')], ['country_not_allowed', 'country_not_allowed']);
   });
 });

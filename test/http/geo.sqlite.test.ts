@@ -1,0 +1,4 @@
+import { geoSuite } from './geo.suite.js';
+import { sqliteFactory } from '../helpers/stores.js';
+
+geoSuite(sqliteFactory());
