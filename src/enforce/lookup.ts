@@ -63,6 +63,9 @@ export interface AccountEntry {
   geo: AccountGeo | undefined;
 }
 
+/** lru-cache get options, made once: the decision path passes them on every call. */
+const ALLOW_STALE = { allowStale: true } as const;
+
 /** Stream names whose answer an account version remembers. */
 const ANSWERS_PER_ACCOUNT = 256;
 
@@ -240,7 +243,7 @@ export class TokenLookup {
 
   /** The account's current entry: one version read, and a load when the cached entry is older. */
   async account(accountId: string): Promise<AccountEntry> {
-    const e = this.accounts.get(accountId, { allowStale: true });
+    const e = this.accounts.get(accountId, ALLOW_STALE);
     const ver = await this.timed(this.store.accountVersion(accountId));
     if (e && e.ver === ver) {
       if (this.accounts.getRemainingTTL(accountId) <= 0) this.accounts.set(accountId, e);
@@ -254,7 +257,7 @@ export class TokenLookup {
    * with its token), else undefined: then loadAccountAt(accountId, ver) without a second read.
    */
   accountAt(accountId: string, ver: number): AccountEntry | undefined {
-    const e = this.accounts.get(accountId, { allowStale: true });
+    const e = this.accounts.get(accountId, ALLOW_STALE);
     if (e === undefined || e.ver !== ver) return undefined;
     if (this.accounts.getRemainingTTL(accountId) <= 0) this.accounts.set(accountId, e);
     return e;
@@ -299,7 +302,7 @@ export class TokenLookup {
       allowed.length > 0 || denied.length > 0 ? { source: 'account default', lists: [{ allowed, denied, source: 'account default' }] } : undefined;
     // The account's matcher outlives its versions: a write recompiles only the patterns it changed,
     // in the background; until they are compiled the account's token-less viewers are refused.
-    const compiled = this.accounts.get(accountId, { allowStale: true })?.patterns ?? new SecuringPatterns();
+    const compiled = this.accounts.get(accountId, ALLOW_STALE)?.patterns ?? new SecuringPatterns();
     const e: AccountEntry = {
       id: accountId,
       ver,

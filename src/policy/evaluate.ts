@@ -140,6 +140,7 @@ function ipCheck(x: Input): Outcome {
 
 /** The country rule's answer for a publisher, whatever its token's lists (they restrict its viewers). */
 export const PUBLISHERS_ANY_COUNTRY = 'publishers are not restricted by country';
+const PUBLISHERS_LISTS_FOR_VIEWERS = `${PUBLISHERS_ANY_COUNTRY}; these lists apply to viewers`;
 
 /** The lists a subscribe token sets for its own holder (they override every other list). */
 function ownLists(t: TokenRecord): ViewerCountries {
@@ -152,7 +153,7 @@ const listName = (l: CountryLists, which: 'allowedCountries' | 'deniedCountries'
 
 function countryCheck(x: Input): Outcome {
   if (x.req.action === 'publish') {
-    return skipped(x.token && hasCountryLists(x.token) ? `${PUBLISHERS_ANY_COUNTRY}; these lists apply to viewers` : PUBLISHERS_ANY_COUNTRY);
+    return skipped(x.token && hasCountryLists(x.token) ? PUBLISHERS_LISTS_FOR_VIEWERS : PUBLISHERS_ANY_COUNTRY);
   }
   const v = x.token && hasCountryLists(x.token) ? ownLists(x.token) : x.ctx.viewerCountries;
   if (v === undefined || v.lists.length === 0) return skipped('any country');
