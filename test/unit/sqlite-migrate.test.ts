@@ -1,0 +1,42 @@
+// A SQLite file written before accounts had viewer country defaults and before the securing index
+// held country-list tokens: opening it brings both up to date, once, and keeps its data.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { newTokenRecord } from '../../src/domain/tokens.js';
+
+describe('SQLite: opening a file of the previous layout', () => {
+  it('adds the account country columns and indexes active publish tokens with country lists', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'sg-migrate-')), 'db');
+    const now = Date.now();
+    const first = new SqliteStore({ file, synchronous: 'NORMAL' });
+    await first.createAccount({ id: 'ACC001', name: 'a', createdOn: new Date(now).toISOString(), secureViewer: false, secretHash: 'h' });
+    const geo = await first.createToken(newTokenRecord('publish', 'ACC001', { label: 'g', streams: [{ streamName: 'cam1' }], deniedCountries: ['FR'] }, 'a'.repeat(64), now));
+    const secures = await first.createToken(newTokenRecord('publish', 'ACC001', { label: 's', streams: [{ streamName: 'cam2' }], subscribeRequiresAuth: true }, 'b'.repeat(64), now));
+    const off = await first.createToken(newTokenRecord('publish', 'ACC001', { label: 'o', streams: [{ streamName: 'cam3' }], allowedCountries: ['US'] }, 'c'.repeat(64), now));
+    await first.updateToken('ACC001', 'publish', off.id, (cur) => ({ next: { ...cur, isActive: false }, clearBound: false }));
+    await first.createToken(newTokenRecord('subscribe', 'ACC001', { label: 'v', streams: [{ streamName: 'cam1' }], allowedCountries: ['US'] }, 'd'.repeat(64), now));
+    await first.close();
+
+    // back to the previous layout: no country columns, a 0/1 securing flag, user_version 0
+    const raw = new Database(file);
+    raw.exec('ALTER TABLE accounts DROP COLUMN allowed_countries; ALTER TABLE accounts DROP COLUMN denied_countries');
+    raw.exec('UPDATE tokens SET securing = securing & 1');
+    raw.pragma('user_version = 0');
+    raw.close();
+
+    const s = new SqliteStore({ file, synchronous: 'NORMAL' });
+    assert.deepEqual(await s.getAccount('ACC001'), { id: 'ACC001', name: 'a', createdOn: new Date(now).toISOString(), secureViewer: false, secretHash: 'h' });
+    assert.deepEqual((await s.viewerRuleTokens('ACC001')).map((t) => t.id), [geo.id, secures.id]);
+    assert.deepEqual((await s.securingTokens('ACC001')).map((t) => t.id), [secures.id]);
+    assert.deepEqual((await s.updateAccount('ACC001', { deniedCountries: ['DE'] }))?.deniedCountries, ['DE']);
+    await s.close();
+    const again = new Database(file);
+    assert.equal(again.pragma('user_version', { simple: true }), 1);
+    again.close();
+  });
+});
