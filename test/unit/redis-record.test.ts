@@ -1,4 +1,4 @@
-// The compact Redis token record (issue 8: under 1 KiB per token) must give back exactly what was stored.
+// The compact Redis token record (under 1 KiB per token) must give back exactly what was stored.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeToken, encodeToken } from '../../src/store/redis/redis-store.js';
@@ -24,6 +24,15 @@ const full: TokenRecord = {
   subscribeRequiresAuth: true,
   record: true,
   enableThumbnails: true,
+  clip: true,
+  multisource: false,
+  lowLatencyRtmp: false,
+  displaySrtPassphrase: true,
+  drm: true,
+  priority: -3,
+  originCluster: 'fra-1',
+  geoCascade: { isEnabled: true, clusters: ['fra-1'] },
+  restream: [{ url: 'rtmp://x.example/live', key: 'secret-key', label: 'x' }],
 };
 
 const minimalSubscribe: TokenRecord = {
@@ -54,8 +63,24 @@ test('a record at its defaults round-trips, and its stored form leaves the defau
 });
 
 test('publish defaults (false flags) come back as false, subscribe tracking is kept', () => {
-  const pub: TokenRecord = { ...minimalSubscribe, kind: 'publish', subscribeRequiresAuth: false, record: false, enableThumbnails: false };
-  assert.deepEqual(decodeToken('ACCT01', 9, `1:${encodeToken(pub)}`), pub);
+  const pub: TokenRecord = {
+    ...minimalSubscribe,
+    kind: 'publish',
+    subscribeRequiresAuth: false,
+    record: false,
+    enableThumbnails: false,
+    clip: false,
+    multisource: true,
+    lowLatencyRtmp: true,
+    displaySrtPassphrase: false,
+    drm: false,
+  };
+  const encoded = encodeToken(pub);
+  assert.deepEqual(JSON.parse(encoded), { kind: 'publish', label: 'min', token: 'b'.repeat(64), addedOn: '2026-11-26T01:00:00.000Z', streams: [{ streamName: 'cam1' }] });
+  assert.deepEqual(decodeToken('ACCT01', 9, `1:${encoded}`), pub);
+  // A record written before the hosted settings were kept decodes with the hosted defaults.
+  const older = '1:{"kind":"publish","label":"min","token":"' + 'b'.repeat(64) + '","addedOn":"2026-11-26T01:00:00.000Z","streams":[{"streamName":"cam1"}]}';
+  assert.deepEqual(decodeToken('ACCT01', 9, older), pub);
   const tracked: TokenRecord = { ...minimalSubscribe, tracking: { trackingId: 't-1' } };
   assert.deepEqual(decodeToken('ACCT01', 9, `1:${encodeToken(tracked)}`), tracked);
 });
