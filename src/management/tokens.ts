@@ -7,6 +7,7 @@ import {
   newTokenRecord,
   securesViewing,
   tokenView,
+  type AccountGeoDefaults,
   type CreateTokenInput,
   type TokenKind,
   type TokenRecord,
@@ -69,9 +70,21 @@ export class TokenService {
     return ApiError.notFound(kindName(kind), id);
   }
 
-  private async view(t: TokenRecord): Promise<Record<string, unknown>> {
+  /** The account's viewer country defaults, for records' effectiveSettings. */
+  private async accountGeo(accountId: string): Promise<AccountGeoDefaults> {
+    const a = await this.store.getAccount(accountId);
+    return { allowedCountries: a?.allowedCountries ?? [], deniedCountries: a?.deniedCountries ?? [] };
+  }
+
+  private async view(t: TokenRecord, geo?: AccountGeoDefaults): Promise<Record<string, unknown>> {
     const bound = t.bindIpsOnUsage ? await this.store.boundAddresses(t.accountId, t.id) : [];
-    return tokenView(t, bound);
+    return tokenView(t, bound, geo ?? (await this.accountGeo(t.accountId)));
+  }
+
+  private async views(accountId: string, ts: TokenRecord[]): Promise<Array<Record<string, unknown>>> {
+    if (ts.length === 0) return [];
+    const geo = await this.accountGeo(accountId);
+    return Promise.all(ts.map((t) => this.view(t, geo)));
   }
 
   async create(accountId: string, kind: TokenKind, input: CreateTokenInput): Promise<Record<string, unknown>> {
@@ -106,8 +119,7 @@ export class TokenService {
   }
 
   async list(accountId: string, kind: TokenKind, q: ListQuery): Promise<Array<Record<string, unknown>>> {
-    const page = await this.store.listTokens(accountId, kind, q);
-    return Promise.all(page.map((t) => this.view(t)));
+    return this.views(accountId, await this.store.listTokens(accountId, kind, q));
   }
 
   /**
@@ -128,7 +140,7 @@ export class TokenService {
       }
       if (got.length < chunk) break;
     }
-    return Promise.all(out.map((t) => this.view(t)));
+    return this.views(accountId, out);
   }
 
   async update(accountId: string, kind: TokenKind, id: number, input: UpdateTokenInput): Promise<Record<string, unknown>> {

@@ -39,6 +39,7 @@ export function geoSuite(factory: StoreFactory): void {
         get: (p: string) => request(t.app).get(p).set(auth),
         post: (p: string, b?: object) => request(t.app).post(p).set(auth).send(b),
         put: (p: string, b: object) => request(t.app).put(p).set(auth).send(b),
+        del: (p: string) => request(t.app).delete(p).set(auth),
       };
     };
     const mk = async (kind: 'publish' | 'subscribe', body: Record<string, unknown> = {}) => {
@@ -250,6 +251,25 @@ export function geoSuite(factory: StoreFactory): void {
         assert.deepEqual(r.body.data, { allowedCountries: ['FR'], deniedCountries: [] });
         r = await api().post('/api/geo/account', { updateAllowedCountries: [] });
         assert.deepEqual(r.body.data, { allowedCountries: [], deniedCountries: [] });
+        // the record's names (the Python client sends them) are aliases of the update* names
+        r = await api().post('/api/geo/account', { allowedCountries: ['us'], deniedCountries: [] });
+        assert.deepEqual([r.status, r.headers['x-streamgate-ignored-fields'], r.body.data], [200, undefined, { allowedCountries: ['US'], deniedCountries: [] }]);
+        r = await api().post('/api/geo/account', { allowedCountries: ['DE'], updateAllowedCountries: ['FR'] });
+        assert.equal(r.status, 400);
+        assert.deepEqual(r.body.data.errors, { allowedCountries: ['give either allowedCountries or updateAllowedCountries, not both'] });
+        r = await api().post('/api/geo/account', { allowedCountries: [] });
+        assert.deepEqual(r.body.data, { allowedCountries: [], deniedCountries: [] });
+        // a token's effectiveSettings show the lists its viewers get: its own, else the account's
+        await api().post('/api/geo/account', { updateDeniedCountries: ['RU'] });
+        const own = await api().post('/api/subscribe_token', { label: 'own', streams: [{ streamName: 'cam1' }], allowedCountries: ['FR'] });
+        const none = await api().post('/api/publish_token', { label: 'none', streams: [{ streamName: 'cam1' }] });
+        assert.deepEqual(own.body.data.effectiveSettings, { originCluster: 'auto', allowedCountries: ['FR'], deniedCountries: [] });
+        assert.deepEqual(none.body.data.effectiveSettings, { originCluster: 'auto', allowedCountries: [], deniedCountries: ['RU'], geoCascade: { isEnabled: false, clusters: [] } });
+        const listed = await api().get('/api/publish_token/list?itemsOnPage=100');
+        assert.deepEqual(listed.body.data.find((x: { id: number }) => x.id === none.body.data.id).effectiveSettings.deniedCountries, ['RU']);
+        await api().del(`/api/subscribe_token/${own.body.data.id}`);
+        await api().del(`/api/publish_token/${none.body.data.id}`);
+        await api().post('/api/geo/account', { updateDeniedCountries: [] });
       });
 
       it('refuses bad lists with a 400 naming each field, and stores nothing', async () => {

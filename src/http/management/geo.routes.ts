@@ -22,6 +22,9 @@ const countryList = z
 export const updateAccountGeoSchema = z.strictObject({
   updateAllowedCountries: countryList.meta({ description: 'ISO 3166-1 alpha-2 codes; [] clears; null or absent: unchanged' }),
   updateDeniedCountries: countryList.meta({ description: 'ISO 3166-1 alpha-2 codes; [] clears; null or absent: unchanged' }),
+  // The Python client sends the record's names; taken as aliases, as token updates take theirs.
+  allowedCountries: countryList.meta({ description: 'alias of updateAllowedCountries' }),
+  deniedCountries: countryList.meta({ description: 'alias of updateDeniedCountries' }),
 });
 
 /** The hosted AccountGeoModel. */
@@ -66,8 +69,12 @@ export function geoRoutes(store: Store): RouteSpec[] {
       handler: async ({ account, body }) => {
         const current = await store.getAccount(account.id);
         if (!current) throw ApiError.unauthorized();
-        const allowed = body.updateAllowedCountries;
-        const denied = body.updateDeniedCountries;
+        const both = (['allowedCountries', 'deniedCountries'] as const).filter((k) => body[k] != null && body[k === 'allowedCountries' ? 'updateAllowedCountries' : 'updateDeniedCountries'] != null);
+        if (both.length > 0) {
+          throw ApiError.validation(Object.fromEntries(both.map((k) => [k, [`give either ${k} or update${k[0].toUpperCase()}${k.slice(1)}, not both`]])));
+        }
+        const allowed = body.updateAllowedCountries ?? body.allowedCountries;
+        const denied = body.updateDeniedCountries ?? body.deniedCountries;
         // Nothing given (the hosted client sends {} for "no change"): the current defaults.
         if ((allowed === null || allowed === undefined) && (denied === null || denied === undefined)) return geoOf(current);
         const next = geoOf(current);
