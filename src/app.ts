@@ -24,6 +24,7 @@ import { TrustedProxies } from './http/client.js';
 import { mountDashboard } from './http/dashboard.js';
 import { configWarnings } from './observability/warnings.js';
 import {
+  discardBody,
   errorHandler,
   jsonBody,
   notFound,
@@ -97,10 +98,10 @@ export function createApp(s: Services): express.Express {
       res.status(503).json({ status: 'fail', data: { message: 'Store unavailable', ready: false, store: s.store.kind } });
     }
   });
-  app.get('/api/openapi.json', (_req, res) => {
+  app.get('/api/openapi.json', discardBody(limit), (_req, res) => {
     res.json(openapi);
   });
-  app.get('/metrics', async (_req, res) => {
+  app.get('/metrics', discardBody(limit), async (_req, res) => {
     res.setHeader('content-type', s.metrics.registry.contentType);
     res.send(await s.metrics.registry.metrics());
   });

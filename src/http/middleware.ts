@@ -60,6 +60,13 @@ export function bodyParsers(kind: 'json' | 'form' | 'json-or-form', limitBytes: 
   return parsers;
 }
 
+/**
+ * For endpoints that take no body but answer a large document (OpenAPI, metrics): a body sent
+ * anyway is read and dropped (over the limit: 413) before the answer. A server that closes with
+ * unread input resets the connection, and the client can lose an answer it had not read yet.
+ */
+export const discardBody = (limitBytes: number): RequestHandler => express.raw({ type: () => true, limit: limitBytes });
+
 /** JSON bodies only (management API, director). */
 export const jsonBody = (limitBytes: number): RequestHandler[] => bodyParsers('json', limitBytes);
 
