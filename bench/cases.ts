@@ -1,0 +1,36 @@
+// The request shapes measured, made with tokens of the Streamgate under test.
+import type { Case } from './lib/load.js';
+import type { Target } from './lib/targets.js';
+
+export async function api(base: string, secret: string, method: string, p: string, body?: unknown) {
+  const r = await fetch(base + p, { method, headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+  return (await r.json()) as { data: Record<string, unknown> & { id: number; token: string } };
+}
+
+/** The request shapes, with the tokens of the Streamgate under test. */
+export async function cases(sg: Target, secret: string): Promise<Case[] & { subscribeTokenId?: number }> {
+  const sub = (await api(sg.base, secret, 'POST', '/api/subscribe_token', { label: 'bench', streams: [{ streamName: 'cam1' }], tracking: { trackingId: 'bench' } })).data;
+  const bind = (await api(sg.base, secret, 'POST', '/api/subscribe_token', { label: 'bind', streams: [{ streamName: 'cam1' }], bindIpsOnUsage: 1 })).data;
+  const json = { 'content-type': 'application/json' };
+  const authorize = (token: string, streamName = 'cam1') => JSON.stringify({ action: 'subscribe', token, streamName, clientIp: '203.0.113.7', protocol: 'hls' });
+  await fetch(`${sg.base}/hooks/authorize`, { method: 'POST', headers: json, body: authorize(bind.token) }); // binds 203.0.113.7
+  const list: Case[] & { subscribeTokenId?: number } = [
+    { name: 'authorize (JSON)', route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(sub.token), expect: 200 },
+    { name: 'nginx-rtmp (form)', route: '/hooks/nginx-rtmp', method: 'POST', path: '/hooks/nginx-rtmp', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `app=live&flashver=FMLE%2F3.0&swfurl=&tcurl=rtmp%3A%2F%2Fh%2Flive&pageurl=&addr=203.0.113.7&call=play&name=cam1&start=0&duration=0&reset=0&token=${sub.token}`, expect: 200 },
+    { name: 'mediamtx auth', route: '/hooks/mediamtx/auth', method: 'POST', path: '/hooks/mediamtx/auth', headers: json, body: JSON.stringify({ ip: '203.0.113.7', user: '', password: '', token: sub.token, action: 'read', path: 'cam1', protocol: 'hls', id: null, query: '' }), expect: 200 },
+    { name: 'auth-request', route: '/hooks/auth-request', method: 'GET', path: '/hooks/auth-request', headers: { 'x-original-uri': `/hls/cam1/index.m3u8?token=${sub.token}`, 'x-real-ip': '203.0.113.7' }, expect: 200 },
+    { name: 'director subscribe', route: '/api/director/subscribe', method: 'POST', path: '/api/director/subscribe', headers: { ...json, authorization: `Bearer ${sub.token}` }, body: JSON.stringify({ streamName: 'cam1' }), expect: 200 },
+    { name: 'deny (stream)', route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(sub.token, 'nope'), expect: 403 },
+    { name: 'bind, already bound', route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(bind.token), expect: 200 },
+  ];
+  list.subscribeTokenId = sub.id;
+  return list;
+}
+
+/** The account of the first-start secret: what a decision on one of its tokens names. */
+export async function accountOf(base: string, secret: string): Promise<string> {
+  const t = (await api(base, secret, 'POST', '/api/publish_token', { label: 'probe', streams: [{ streamName: 'x' }] })).data;
+  const d = await fetch(`${base}/hooks/authorize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'publish', token: t.token, streamName: 'x' }) });
+  return ((await d.json()) as { accountId: string }).accountId;
+}
+

@@ -1,0 +1,50 @@
+// Reports: the endpoint table (Markdown, for docs/performance.md) and the JSON result file.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from './config.js';
+import type { Result } from './load.js';
+
+/** One row per case and target, with the ratios against the floors of the same run. */
+export function printEndpointTable(caseNames: string[], results: Result[], half: Array<Result & { p99Runs?: number[] }>): unknown[] {
+  const rows: unknown[] = [];
+  console.log('\n| case | target | req/s | p50 ms | p99 ms | vs express | vs node | CPU µs/req | CPU vs express | CPU vs express born | p99 at half max | server p99 at half max | errors |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const name of caseNames) {
+    const of = (t: string) => results.find((x) => x.case === name && x.target === t)!;
+    const nf = of('node:http floor');
+    const ef = of('express floor');
+    const bf = of('express floor, born');
+    for (const r of [nf, ef, bf, of('streamgate sqlite'), of('streamgate redis')]) {
+      const h = half.find((x) => x.case === name && x.target === r.target);
+      const row = {
+        case: name,
+        target: r.target,
+        rps: r.rps,
+        p50: r.p50,
+        p99: r.p99,
+        vsExpress: r.rps / ef.rps,
+        vsNode: r.rps / nf.rps,
+        cpuUs: r.cpuUs,
+        cpuVsExpress: r.cpuUs && ef.cpuUs ? ef.cpuUs / r.cpuUs : undefined,
+        cpuVsExpressBorn: r.cpuUs && bf.cpuUs ? bf.cpuUs / r.cpuUs : undefined,
+        p99AtHalf: h?.p99,
+        p99AtHalfRuns: (h as { p99Runs?: number[] } | undefined)?.p99Runs,
+        serverP99AtHalf: h?.serverP99,
+        errors: r.errors + r.unexpected,
+      };
+      rows.push(row);
+      console.log(
+        `| ${name} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${(row.vsExpress * 100).toFixed(0)}% | ${(row.vsNode * 100).toFixed(0)}% | ${r.cpuUs ?? '–'} | ${row.cpuVsExpress ? `${(row.cpuVsExpress * 100).toFixed(0)}%` : '–'} | ${row.cpuVsExpressBorn ? `${(row.cpuVsExpressBorn * 100).toFixed(0)}%` : '–'} | ${h ? h.p99 : '–'} | ${h?.serverP99 !== undefined ? `≤ ${h.serverP99}` : '–'} | ${row.errors} |`,
+      );
+    }
+  }
+  return rows;
+}
+
+/** Writes bench/results/<ISO time>.json and says where. */
+export function writeResults(out: Record<string, unknown>): void {
+  mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
+  const file = path.join(ROOT, `bench/results/${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, JSON.stringify(out, null, 2));
+  console.log(`\nwritten: ${path.relative(ROOT, file)}`);
+}

@@ -1,0 +1,137 @@
+// The scale run: decision and management figures at each token count, on both stores, and memory per token.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { accountOf, cases } from './cases.js';
+import { DURATION, SIZES } from './lib/config.js';
+import { load, paced, type Result } from './lib/load.js';
+import { medianBy } from './lib/stats.js';
+import { type BenchRedis, flushAll, rssMb, startProcess, streamgate, type Target, usedMemory } from './lib/targets.js';
+import { seedRedis, seedSqlite } from './seed.js';
+
+interface Figure {
+  rps: number;
+  p99: number;
+}
+export interface ScaleRow {
+  backend: 'sqlite' | 'redis';
+  tokens: number;
+  seedSeconds: number;
+  decision: Figure;
+  /** Client p99 (ms) with requests spread at half the measured decision rate. */
+  decisionP99AtHalf: number;
+  /** The same run's p99 from Streamgate's own request histogram (bucket upper bound, ms). */
+  decisionServerP99AtHalf?: number;
+  /** Each round's figures (the decision columns are their medians). */
+  decisionRounds: { rps: number[]; p99: number[]; p99AtHalf: number[] };
+  openStream: Figure;
+  create: Figure;
+  read: Figure;
+  listPage1: Figure;
+  listPage1000: Figure;
+  rssMb: number;
+  redisBytesPerToken?: number;
+}
+
+/** The decision and management figures at each size, on both stores, and memory per token. */
+export async function scaleRun(redis: BenchRedis): Promise<ScaleRow[]> {
+  const rows: ScaleRow[] = [];
+  const backends = (process.env.BENCH_BACKENDS ?? 'sqlite,redis').split(',') as Array<'sqlite' | 'redis'>;
+  for (const backend of backends) {
+    // Every size is seeded and started first, then the decision figures are taken in rounds that
+    // visit each size in turn (1k, 100k, 1M, 1k, ...): noise on a shared machine comes in spells
+    // of a minute or so, and sizes measured minutes apart compared the spells, not the sizes.
+    const procs: Array<{ n: number; sg: Target; c: Awaited<ReturnType<typeof cases>>; secret: string; accountId: string; seedS: number; bytesPerToken?: number }> = [];
+    for (const n of SIZES) {
+      const dir = mkdtempSync(path.join(tmpdir(), 'sg-scale-'));
+      const prefix = `scale${n}:`;
+      const env: Record<string, string> = { STREAMGATE_DATA_DIR: dir, STREAMGATE_LOG_LEVEL: 'warn' };
+      let usedBefore = 0;
+      if (backend === 'redis') {
+        env.REDIS_URL = redis.url;
+        env.STREAMGATE_REDIS_KEYPREFIX = prefix;
+        usedBefore = await usedMemory(redis.url);
+      }
+      // Start once to create the account, seed behind its back, then start for real.
+      const first = await streamgate(`seed ${backend}`, env);
+      const accountId = await accountOf(first.t.base, first.secret);
+      first.t.proc.kill('SIGTERM');
+      await new Promise((r) => first.t.proc.once('exit', r));
+      const t0 = Date.now();
+      if (backend === 'sqlite') await seedSqlite(path.join(first.dir, 'streamgate.db'), accountId, n);
+      else await seedRedis(redis.url, prefix, accountId, n);
+      const seedS = (Date.now() - t0) / 1000;
+      const bytesPerToken = backend === 'redis' ? ((await usedMemory(redis.url)) - usedBefore) / n : undefined;
+      const sg = await startProcess(`streamgate ${backend} ${n}`, [process.execPath, 'dist/main.js'], { ...env, STREAMGATE_DATA_DIR: first.dir });
+      const c = await cases(sg, first.secret);
+      procs.push({ n, sg, c, secret: first.secret, accountId, seedS, bytesPerToken });
+    }
+    // Three rounds: throughput and p99 under that load, then p99 with requests spread at half
+    // that rate; each figure is the median of its three rounds. The first visit of a process
+    // started right after a large seed gets a 3 s warm-up to settle.
+    const loads = new Map<number, Result[]>();
+    const halves = new Map<number, Result[]>();
+    for (let round = 0; round < 3; round++) {
+      for (const p of procs) {
+        const l = await load(p.sg, p.c[0], { warmup: round === 0 ? 3 : 1 });
+        const h = await paced(p.sg, p.c[0], Math.max(1, Math.floor(l.rps / 2)), DURATION);
+        loads.set(p.n, [...(loads.get(p.n) ?? []), l]);
+        halves.set(p.n, [...(halves.get(p.n) ?? []), h]);
+      }
+    }
+    const median = (xs: number[]) => medianBy(xs, (x) => x);
+    for (const p of procs) {
+      const { sg, c, accountId } = p;
+      const ls = loads.get(p.n)!;
+      const hs = halves.get(p.n)!;
+      const halfMid = medianBy(hs, (r) => r.p99);
+      const open = await load(sg, { name: 'open stream (secured index)', method: 'POST', path: '/hooks/authorize', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'subscribe', streamName: 'not-secured', accountId }), expect: 200 });
+      const auth = { authorization: `Bearer ${p.secret}`, 'content-type': 'application/json' };
+      const mgmt = async (name: string, method: 'GET' | 'POST', u: string, body?: string) => load(sg, { name, method, path: u, headers: auth, body, expect: 200 }, { duration: Math.max(2, Math.floor(DURATION / 2)) });
+      const read = await mgmt('read', 'GET', `/api/subscribe_token/${c.subscribeTokenId}`);
+      const page1 = await mgmt('list page 1', 'GET', '/api/subscribe_token/list?page=1&itemsOnPage=25');
+      const page1000 = await mgmt('list page 1000', 'GET', '/api/subscribe_token/list?page=1000&itemsOnPage=25');
+      const create = await load(sg, { name: 'create', method: 'POST', path: '/api/subscribe_token', headers: auth, body: JSON.stringify({ label: 'bench-create', streams: [{ streamName: 'cam1' }] }), expect: 200 }, { duration: 2 });
+      const row: ScaleRow = {
+        backend,
+        tokens: p.n,
+        seedSeconds: p.seedS,
+        decision: { rps: median(ls.map((r) => r.rps)), p99: median(ls.map((r) => r.p99)) },
+        decisionP99AtHalf: halfMid.p99,
+        decisionServerP99AtHalf: halfMid.serverP99,
+        decisionRounds: { rps: ls.map((r) => r.rps), p99: ls.map((r) => r.p99), p99AtHalf: hs.map((r) => r.p99) },
+        openStream: { rps: open.rps, p99: open.p99 },
+        create: { rps: create.rps, p99: create.p99 },
+        read: { rps: read.rps, p99: read.p99 },
+        listPage1: { rps: page1.rps, p99: page1.p99 },
+        listPage1000: { rps: page1000.rps, p99: page1000.p99 },
+        rssMb: rssMb(sg.proc.pid!),
+        redisBytesPerToken: p.bytesPerToken,
+      };
+      rows.push(row);
+      console.log(`scale ${backend} ${p.n}: ${JSON.stringify(row)}`);
+    }
+    for (const p of procs) {
+      p.sg.proc.kill('SIGTERM');
+      await new Promise((r) => p.sg.proc.once('exit', r));
+    }
+    if (backend === 'redis') await flushAll(redis.url);
+  }
+  console.log('\n| store | tokens | decision req/s | p99 ms | p99 at half ms | open stream req/s | create | read | list p1 | list p1000 | RSS MB | Redis B/token |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of rows) {
+    console.log(`| ${r.backend} | ${r.tokens} | ${r.decision.rps} | ${r.decision.p99} | ${r.decisionP99AtHalf} | ${r.openStream.rps} | ${r.create.rps} | ${r.read.rps} | ${r.listPage1.rps} | ${r.listPage1000.rps} | ${r.rssMb.toFixed(0)} | ${r.redisBytesPerToken !== undefined ? r.redisBytesPerToken.toFixed(0) : '–'} |`);
+  }
+  for (const backend of ['sqlite', 'redis']) {
+    const small = rows.find((r) => r.backend === backend && r.tokens === SIZES[0]);
+    const big = rows.find((r) => r.backend === backend && r.tokens === SIZES[SIZES.length - 1]);
+    if (small && big) {
+      console.log(
+        `${backend}: decision throughput at ${SIZES[SIZES.length - 1]} tokens = ${((big.decision.rps / small.decision.rps) * 100).toFixed(0)}% of ${SIZES[0]}; ` +
+          `p99 ratio ${(big.decision.p99 / small.decision.p99).toFixed(2)}, p99 at half ratio ${(big.decisionP99AtHalf / small.decisionP99AtHalf).toFixed(2)}`,
+      );
+    }
+  }
+  return rows;
+}
+
