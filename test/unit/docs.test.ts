@@ -1,0 +1,293 @@
+// The documents a newcomer reads: the README stays short, every relative link and heading anchor in
+// README.md, CHANGELOG.md, SECURITY.md and docs/*.md resolves, and no document cites work notes or
+// files outside the repository. The README's walk-through is replayed against the app.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { tmpdir } from 'node:os';
+import request from 'supertest';
+import type { Express } from 'express';
+import { loadConfig } from '../../src/config/load.js';
+import { createServices, type Services } from '../../src/services.js';
+import { createApp } from '../../src/app.js';
+import { DEFAULT_ACCOUNT_META } from '../../src/management/accounts.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+const DOCS: string[] = [
+  'README.md',
+  'CHANGELOG.md',
+  'SECURITY.md',
+  ...readdirSync(path.join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
+
+const read = (rel: string): string => readFileSync(path.join(ROOT, rel), 'utf8');
+
+/** The text with fenced code blocks blanked (line count kept) and inline code spans removed. */
+export function prose(md: string): string {
+  const lines = md.split('\n');
+  let fence: string | null = null;
+  const out = lines.map((line) => {
+    const m = /^\s*(```+|~~~+)/.exec(line);
+    if (fence) {
+      if (m && m[1]![0] === fence[0] && m[1]!.length >= fence.length) fence = null;
+      return '';
+    }
+    if (m) {
+      fence = m[1]!;
+      return '';
+    }
+    return line;
+  });
+  return out.join('\n').replace(/`[^`\n]*`/g, '');
+}
+
+/** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens. */
+export function slug(heading: string): string {
+  return heading
+    .replace(/`/g, '')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+}
+
+/** Every anchor a Markdown file defines (duplicates get -1, -2, … as on GitHub). */
+export function anchors(md: string): Set<string> {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  const lines = md.split('\n');
+  let fence: string | null = null;
+  for (const line of lines) {
+    const f = /^\s*(```+|~~~+)/.exec(line);
+    if (fence) {
+      if (f && f[1]![0] === fence[0] && f[1]!.length >= fence.length) fence = null;
+      continue;
+    }
+    if (f) {
+      fence = f[1]!;
+      continue;
+    }
+    const h = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!h) continue;
+    const base = slug(h[1]!);
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    out.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return out;
+}
+
+/** The relative link targets of a document (no scheme, not mailto), as written. */
+export function relativeLinks(md: string): string[] {
+  const text = prose(md);
+  const out: string[] = [];
+  for (const m of text.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
+    const target = m[1]!;
+    if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
+    out.push(target);
+  }
+  return out;
+}
+
+/** Problems with one document's relative links: a missing file or a missing heading anchor. */
+export function brokenLinks(rel: string, md: string, readOther: (rel: string) => string | null): string[] {
+  const problems: string[] = [];
+  for (const target of relativeLinks(md)) {
+    const [file, hash] = target.split('#', 2) as [string, string | undefined];
+    const targetRel = file === '' ? rel : path.posix.normalize(path.posix.join(path.posix.dirname(rel), decodeURI(file)));
+    if (targetRel.startsWith('..')) {
+      problems.push(`${rel}: ${target} leaves the repository`);
+      continue;
+    }
+    const content = file === '' ? md : readOther(targetRel);
+    if (content === null) {
+      problems.push(`${rel}: ${target} → ${targetRel} does not exist`);
+      continue;
+    }
+    if (hash !== undefined && targetRel.endsWith('.md') && !anchors(content).has(decodeURIComponent(hash))) {
+      problems.push(`${rel}: ${target} → no heading #${hash} in ${targetRel}`);
+    }
+  }
+  return problems;
+}
+
+/** Work-note wording and references to documents outside the repository. */
+export const FORBIDDEN: RegExp[] = [/issue \d/i, /session \d/i, /previous session/i, /\bCONTRACT\b/, /CONTRACT\.md/i, /\.\.\/shared\b/, /\/work\/shared\b/];
+
+export function forbiddenWording(md: string): string[] {
+  const found: string[] = [];
+  md.split('\n').forEach((line, i) => {
+    const re = FORBIDDEN.find((r) => r.test(line));
+    if (re) found.push(`line ${i + 1}: ${re} in ${JSON.stringify(line.trim().slice(0, 120))}`);
+  });
+  return found;
+}
+
+const readIfExists = (rel: string): string | null => {
+  const p = path.join(ROOT, rel);
+  if (!existsSync(p)) return null;
+  return statSync(p).isDirectory() ? '' : readFileSync(p, 'utf8');
+};
+
+describe('documentation', () => {
+  it('covers the documents a newcomer is pointed to', () => {
+    for (const rel of ['docs/api.md', 'docs/callers.md', 'docs/operations.md', 'docs/performance.md', 'docs/architecture.md', 'docs/compatibility.md']) {
+      assert.ok(DOCS.includes(rel), `${rel} is missing`);
+    }
+  });
+
+  it('README.md is under 260 lines and starts with the two commands', () => {
+    const readme = read('README.md');
+    const lines = readme.split('\n').length;
+    assert.ok(lines < 260, `README.md has ${lines} lines`);
+    const firstBlock = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    assert.match(firstBlock, /^npm ci && npm start\b/m);
+    assert.match(firstBlock, /^npm test\b/m);
+  });
+
+  it('the README links every document in docs/', () => {
+    const linked = new Set(relativeLinks(read('README.md')).map((t) => t.split('#')[0]));
+    for (const rel of DOCS.filter((d) => d.startsWith('docs/'))) assert.ok(linked.has(rel), `README.md does not link ${rel}`);
+  });
+
+  for (const rel of DOCS) {
+    it(`${rel}: every relative link and heading anchor resolves`, () => {
+      assert.deepEqual(brokenLinks(rel, read(rel), readIfExists), []);
+    });
+
+    it(`${rel}: no work-note wording or outside references`, () => {
+      assert.deepEqual(forbiddenWording(read(rel)), []);
+    });
+  }
+
+  // The checkers must be able to fail: each is shown a document with the fault it looks for.
+  it('the link checker reports a missing file, a missing anchor and a path out of the repository', () => {
+    const md = '# Title\n\n[a](nowhere.md) [b](#title) [c](#missing) [d](../README.md) [e](https://example.com/x.md)\n\n```\n[f](in-code.md)\n```\n';
+    const files: Record<string, string> = { 'README.md': '# Readme\n' };
+    assert.deepEqual(brokenLinks('docs/x.md', md, (rel) => files[rel] ?? null), [
+      'docs/x.md: nowhere.md → docs/nowhere.md does not exist',
+      'docs/x.md: #missing → no heading #missing in docs/x.md',
+    ]);
+    assert.deepEqual(brokenLinks('docs/x.md', '[r](../README.md#nope) [o](../../outside.md)', (rel) => files[rel] ?? null), [
+      'docs/x.md: ../README.md#nope → no heading #nope in README.md',
+      'docs/x.md: ../../outside.md leaves the repository',
+    ]);
+    assert.deepEqual(brokenLinks('README.md', '[x](../y.md)', () => ''), ['README.md: ../y.md leaves the repository']);
+  });
+
+  it('anchors follow GitHub: code, punctuation and duplicates', () => {
+    const a = anchors('## nginx `auth_request` (HLS/DASH behind nginx)\n## Analytics: bandwidth per id\n## Events\n## Events\n');
+    assert.deepEqual([...a], ['nginx-auth_request-hlsdash-behind-nginx', 'analytics-bandwidth-per-id', 'events', 'events-1']);
+  });
+
+  it('the wording check finds work notes and outside references', () => {
+    const found = forbiddenWording('ok\nas issue 8 asked\nsee Session 3\nthe previous session\nper CONTRACT.md\nsee ../shared/x\nthe store contract');
+    assert.equal(found.length, 5);
+    assert.deepEqual(found.map((f) => f.split(':')[0]), ['line 2', 'line 3', 'line 4', 'line 5', 'line 6']);
+  });
+});
+
+// The README's five-minute walk-through, request by request, with the statuses and reasons it shows:
+// a first start on an empty embedded store (the default account and its secret file), as `npm start`.
+describe('README walk-through', () => {
+  let dataDir = '';
+  let services: Services;
+  let app: Express;
+  let api: string;
+  let accountId: string;
+
+  before(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'sg-docs-'));
+    const config = loadConfig({ env: {}, overrides: { dataDir, log: { level: 'silent' } } });
+    services = await createServices(config, { firstStart: true });
+    app = createApp(services);
+    api = `Bearer ${readFileSync(path.join(dataDir, 'default-api-secret'), 'utf8').trim()}`;
+    accountId = (await services.store.getMeta(DEFAULT_ACCOUNT_META)) ?? '';
+    assert.match(accountId, /^[A-Z2-9]{6}$/);
+  });
+  after(async () => {
+    await services?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const ask = (body: Record<string, unknown>) => request(app).post('/hooks/authorize').send(body);
+
+  it('creates two tokens, admits them, refuses what the README says, explains and revokes', async () => {
+    const pubRes = await request(app)
+      .post('/api/publish_token')
+      .set('authorization', api)
+      .send({ label: 'studio', streams: [{ streamName: 'cam1' }], subscribeRequiresAuth: true });
+    assert.equal(pubRes.status, 200);
+    assert.equal(pubRes.body.status, 'success');
+    assert.equal(pubRes.body.data.id, 1);
+    assert.match(pubRes.body.data.token, /^[0-9a-f]{64}$/);
+    const PUB = pubRes.body.data.token as string;
+
+    const subRes = await request(app)
+      .post('/api/subscribe_token')
+      .set('authorization', api)
+      .send({ label: 'viewers', streams: [{ streamName: 'cam1' }], allowedOrigins: ['*.example.com'] });
+    assert.equal(subRes.status, 200);
+    assert.equal(subRes.body.data.id, 2);
+    const SUB = subRes.body.data.token as string;
+
+    const decide = async (body: Record<string, unknown>, status: number, expected: Record<string, unknown>) => {
+      const r = await ask(body);
+      assert.equal(r.status, status, JSON.stringify(r.body));
+      assert.match(r.body.decisionId, /^[0-9a-f-]{36}$/);
+      const { decisionId: _id, ...rest } = r.body as Record<string, unknown>;
+      assert.deepEqual(rest, expected);
+    };
+    const refused = (reason: string, message: string) => ({ allowed: false, reason, message });
+    const admitted = (extra: Record<string, unknown>) => ({
+      allowed: true,
+      status: 200,
+      reason: 'allowed',
+      message: 'Allowed',
+      streamName: 'cam1',
+      accountId,
+      ...extra,
+    });
+
+    await decide({ action: 'publish', token: PUB, streamName: 'cam1', protocol: 'rtmp' }, 200, admitted({ tokenId: 1, record: false, subscribeRequiresAuth: true }));
+    await decide(
+      { action: 'subscribe', token: SUB, streamName: 'cam1', protocol: 'hls', origin: 'https://www.example.com' },
+      200,
+      admitted({ tokenId: 2 }),
+    );
+
+    await decide({ action: 'subscribe', streamName: 'cam1', protocol: 'hls' }, 401, refused('token_required', 'Unauthorized: Token required'));
+    await decide(
+      { action: 'subscribe', token: SUB, streamName: 'cam1', protocol: 'hls', origin: 'https://evil.example.net' },
+      403,
+      refused('origin_not_allowed', 'Unauthorized: Origin not allowed'),
+    );
+    await decide({ action: 'publish', token: PUB, streamName: 'cam2', protocol: 'rtmp' }, 403, refused('stream_not_allowed', 'Unauthorized: Stream name not allowed'));
+
+    const check = await request(app)
+      .post('/api/subscribe_token/2/check')
+      .set('authorization', api)
+      .send({ streamName: 'cam1', origin: 'https://evil.example.net' });
+    assert.equal(check.status, 200, JSON.stringify(check.body));
+    assert.equal(check.body.status, 'success');
+    assert.equal(check.body.data.allowed, false);
+    assert.equal(check.body.data.status, 403);
+    assert.equal(check.body.data.reason, 'origin_not_allowed');
+    assert.equal(check.body.data.message, 'Unauthorized: Origin not allowed');
+    assert.deepEqual(check.body.data.rules[0], { rule: 'token present', reason: 'token_required', result: 'pass' });
+
+    const disabled = await request(app).patch('/api/publish_token/disable').set('authorization', api).send({ tokenIds: [1] });
+    assert.equal(disabled.status, 200);
+    assert.deepEqual(disabled.body.data, { successfulTokens: [1], failedTokens: [] });
+    await decide({ action: 'publish', token: PUB, streamName: 'cam1', protocol: 'rtmp' }, 401, refused('token_disabled', 'Unauthorized: Token disabled'));
+    // cam1 was secured by the publish token alone: disabled, it no longer secures the stream.
+    await decide({ action: 'subscribe', streamName: 'cam1', protocol: 'hls' }, 200, admitted({}));
+  });
+});
