@@ -10,6 +10,7 @@ import type { DecisionRoutes } from '../../src/http/decision-routes.js';
 
 const SECRET = 'hook-secret-5f2c9a-0123456789abcdefgh';
 const REFUSED = { allowed: false, reason: 'hook_secret_required', message: 'Unauthorized: hook secret required' };
+const WRONG = { ...REFUSED, message: 'Unauthorized: hook secret invalid' };
 
 interface HookCall {
   method: string;
@@ -94,24 +95,25 @@ describe('security: hook endpoints need the hook secret', () => {
 
   it('refuses each call without the secret, with a wrong one, or with it only where a wrong header overrides it: 401, nothing done', async () => {
     const before = await state();
-    const wrong: Array<{ headers?: Record<string, string>; query?: string }> = [
-      {},
-      { headers: { 'x-streamgate-hook-secret': 'wrong' } },
-      { headers: { 'x-streamgate-hook-secret': '' } },
-      { headers: { 'x-streamgate-hook-secret': SECRET.slice(0, -1) } },
-      { headers: { 'x-streamgate-hook-secret': `${SECRET}x` } },
-      { query: 'secret=wrong' },
-      { query: `secret=${SECRET.toUpperCase()}` },
-      { query: `secret=${SECRET}&secret=${SECRET}` },
-      { query: `secret[]=${SECRET}` },
-      { headers: { 'x-streamgate-hook-secret': 'wrong' }, query: `secret=${SECRET}` },
-      { headers: { authorization: `Bearer ${SECRET}` } },
+    // "required" when no secret came where one is read (header, else ?secret=), "invalid" otherwise.
+    const wrong: Array<[{ headers?: Record<string, string>; query?: string }, typeof REFUSED]> = [
+      [{}, REFUSED],
+      [{ headers: { 'x-streamgate-hook-secret': 'wrong' } }, WRONG],
+      [{ headers: { 'x-streamgate-hook-secret': '' } }, REFUSED],
+      [{ headers: { 'x-streamgate-hook-secret': SECRET.slice(0, -1) } }, WRONG],
+      [{ headers: { 'x-streamgate-hook-secret': `${SECRET}x` } }, WRONG],
+      [{ query: 'secret=wrong' }, WRONG],
+      [{ query: `secret=${SECRET.toUpperCase()}` }, WRONG],
+      [{ query: `secret=${SECRET}&secret=${SECRET}` }, WRONG],
+      [{ query: `secret[]=${SECRET}` }, REFUSED],
+      [{ headers: { 'x-streamgate-hook-secret': 'wrong' }, query: `secret=${SECRET}` }, WRONG],
+      [{ headers: { authorization: `Bearer ${SECRET}` } }, REFUSED],
     ];
     for (const [name, c] of Object.entries(calls)) {
-      for (const w of wrong) {
+      for (const [w, answer] of wrong) {
         const r = await send(c, w);
         assert.equal(r.status, 401, `${name} ${JSON.stringify(w)}`);
-        assert.deepEqual(await r.json(), REFUSED, name);
+        assert.deepEqual(await r.json(), answer, `${name} ${JSON.stringify(w)}`);
       }
     }
     await t.services.lifecycle.idle();

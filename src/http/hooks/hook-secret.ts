@@ -9,6 +9,8 @@ export function requireHookSecret(secret: string): RequestHandler {
     const q = req.query.secret;
     const presented = req.get('x-streamgate-hook-secret') ?? (typeof q === 'string' ? q : undefined);
     if (presented !== undefined && safeEqual(presented, secret)) return next();
-    res.status(401).json({ allowed: false, reason: 'hook_secret_required', message: 'Unauthorized: hook secret required' });
+    // The header wins over the query parameter; anything non-empty in either was a secret presented.
+    const given = (presented !== undefined && presented !== '') || (q !== undefined && q !== '');
+    res.status(401).json({ allowed: false, reason: 'hook_secret_required', message: given ? 'Unauthorized: hook secret invalid' : 'Unauthorized: hook secret required' });
   };
 }
