@@ -81,6 +81,8 @@ export class Enforcer {
         action: req.action,
         allowed: d.allowed,
         reason: d.reason,
+        // Why, for the operator: the failed check's detail (never a token value or secret).
+        detail: d.allowed ? undefined : ev.rules.find((r) => r.result === 'fail')?.detail,
         tokenId: d.tokenId,
         accountId: d.accountId,
         streamName: req.streamName,

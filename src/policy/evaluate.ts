@@ -94,7 +94,8 @@ function tokenValid(x: Input): Outcome {
   if (claims.iat !== undefined && claims.iat > nowS + CLOCK_TOLERANCE_S) return fail('issued in the future (iat)');
   const parentTracking = parent.tracking?.trackingId;
   if (parentTracking !== undefined && claims.trackingId !== parentTracking) {
-    return fail('the trackingId must be the parent token\'s');
+    const carried = claims.trackingId === undefined ? 'carries none' : `carries '${claims.trackingId.slice(0, 100)}'`;
+    return fail(`the parent token has trackingId '${parentTracking}' and the JWT ${carried}: it must carry the same streaming.tracking.trackingId`);
   }
   return pass('self-signed');
 }
