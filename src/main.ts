@@ -13,6 +13,24 @@ function configFileArg(argv: string[]): string | undefined {
   return eq?.slice('--config='.length);
 }
 
+/** Why listening failed, with the setting that changes it. */
+function listenFailure(e: NodeJS.ErrnoException, host: string, port: number): string {
+  const at = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  switch (e.code) {
+    case 'EADDRINUSE':
+      return `cannot listen on ${at}: address already in use (set PORT or server.port)`;
+    case 'EACCES':
+      return `cannot listen on ${at}: permission denied${port < 1024 ? ' (ports below 1024 need privileges; set PORT or server.port)' : ''}`;
+    case 'EADDRNOTAVAIL':
+      return `cannot listen on ${at}: address not available on this machine (set HOST or server.host)`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `cannot listen on ${at}: unknown host (set HOST or server.host)`;
+    default:
+      return `cannot listen on ${at}: ${e.message}`;
+  }
+}
+
 export async function main(argv = process.argv.slice(2)): Promise<void> {
   let config;
   let tls;
@@ -39,6 +57,17 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   for (const warning of await configWarnings(config, services.accounts)) logger.warn(warning);
   const app = createApp(services);
   const server = createHttpServer(app, tls);
+  server.on('error', (e: NodeJS.ErrnoException) => {
+    if (server.listening) {
+      logger.error({ err: e.message }, 'server error');
+      return;
+    }
+    // Cannot listen (port taken, no permission, no such address): one line on stderr, as for a
+    // configuration error, rather than an unhandled 'error' stack.
+    process.stderr.write(`streamgate: ${listenFailure(e, config.server.host, config.server.port)}\n`);
+    setTimeout(() => process.exit(1), 2000).unref();
+    void services.close(Date.now()).finally(() => process.exit(1));
+  });
   server.listen(config.server.port, config.server.host, () => {
     const addr = server.address();
     const port = typeof addr === 'object' && addr ? addr.port : config.server.port;
