@@ -5,15 +5,19 @@
 //   streamgate accounts secret refresh|delete <accountId>
 //   streamgate keys rotate
 //   streamgate sign-subscribe --token <token> --token-id <id> --stream <name> [--expires-in 600] ...
+//   streamgate help
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config/load.js';
+import type { Config } from './config/schema.js';
 import { createLogger } from './observability/logger.js';
-import { createStore } from './services.js';
+import { createStore, usesRedis } from './services.js';
 import { AccountService, accountView } from './management/accounts.js';
 import { KeyRing } from './director/keys.js';
 import { signSubscribeJwt, SELF_SIGNED_ALGS, type SelfSignedAlg } from './policy/self-signed.js';
 
-const USAGE = `usage:
+export const USAGE = `usage:
   streamgate serve [--config <file>]
   streamgate accounts create --name <name>
   streamgate accounts list
@@ -23,14 +27,78 @@ const USAGE = `usage:
   streamgate sign-subscribe --token <subscribe token> --token-id <id> --stream <name>
       [--expires-in <seconds, default 600>] [--tracking-id <id>] [--origin <host>]... [--ip <cidr>]...
       [--custom-viewer-data <text>] [--alg HS256|HS384|HS512]
+  streamgate help             this text (also --help, -h)
 options:
-  --config <file>   settings file layered over config/default.yaml (also STREAMGATE_CONFIG)`;
+  --config <file>   settings file layered over config/default.yaml (also STREAMGATE_CONFIG)
+The commands on accounts and keys work on the store the server uses: dataDir (STREAMGATE_DATA_DIR,
+default ./data, relative to the current directory) or Redis (REDIS_URL).`;
 
 class UsageError extends Error {}
 
 type Out = { out: (s: string) => void; err: (s: string) => void };
 
-export async function runCli(argv: string[], io: Out): Promise<number> {
+/**
+ * What a store command does to a store that is not there yet: `creates` starts a new one (with a
+ * warning), `needs` refuses, since it can only read or change what an existing store holds.
+ */
+const STORE_COMMANDS: Record<string, 'creates' | 'needs'> = {
+  'accounts create': 'creates',
+  'keys rotate': 'creates',
+  'accounts list': 'needs',
+  'accounts secret refresh': 'needs',
+  'accounts secret delete': 'needs',
+};
+
+/** The store command the positionals name, or a usage error naming what is unknown. */
+function storeCommand(positionals: string[]): string {
+  const [group, verb, a] = positionals;
+  const name = group === 'accounts' && verb === 'secret' && a !== undefined ? `accounts secret ${a}` : `${group} ${verb ?? ''}`.trim();
+  if (name in STORE_COMMANDS) return name;
+  if (group !== 'accounts' && group !== 'keys') throw new UsageError(`unknown command '${positionals.join(' ')}'`);
+  throw new UsageError(`unknown command '${positionals.slice(0, 3).join(' ')}'`);
+}
+
+/**
+ * The embedded store is a file under dataDir, relative to the current directory: run from another
+ * directory, a command would open (and create) an empty store nobody serves. Returns the message
+ * that refuses the command, or null; a creating command gets a warning on stderr instead.
+ */
+function checkStoreExists(command: string, config: Config, io: Out): string | null {
+  if (usesRedis(config)) return null;
+  const dir = path.resolve(config.dataDir);
+  const file = path.resolve(dir, config.store.sqliteFile);
+  if (existsSync(file)) return null;
+  const where = existsSync(dir) ? `no store file ${file}` : `the data dir ${dir} does not exist`;
+  const fix = 'set STREAMGATE_DATA_DIR (or dataDir in a --config file) to the data dir the server uses, or REDIS_URL for a Redis store';
+  if (STORE_COMMANDS[command] === 'needs') {
+    const relative = path.isAbsolute(config.dataDir) ? '' : ` (dataDir '${config.dataDir}' is relative to the current directory ${process.cwd()})`;
+    return `streamgate: ${command}: ${where}, so there is nothing to read${relative}; ${fix}`;
+  }
+  io.err(`streamgate: warning: ${where}; '${command}' creates a new empty store at ${file}. If the server uses another store, ${fix}.`);
+  return null;
+}
+
+/**
+ * Runs one command. Returns the exit code: 0 done, 1 failed (message on err), 2 usage or
+ * configuration error (message and usage on err), -1 `serve` (the process keeps running).
+ */
+export async function runCli(argv: string[], io: Out, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  try {
+    return await run(argv, io, env);
+  } catch (e) {
+    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.err(`streamgate: ${(e as Error).message}\n${USAGE}`);
+      return 2;
+    }
+    if (e instanceof ConfigError) {
+      io.err(`streamgate: ${e.message}`);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -49,10 +117,11 @@ export async function runCli(argv: string[], io: Out): Promise<number> {
       alg: { type: 'string' },
     },
   });
-  if (values.help || positionals.length === 0) {
+  if (values.help || positionals[0] === 'help') {
     io.out(USAGE);
-    return values.help ? 0 : 2;
+    return 0;
   }
+  if (positionals.length === 0) throw new UsageError('no command given');
   if (positionals[0] === 'serve') {
     await import('./main.js');
     return -1; // keeps running
@@ -82,47 +151,50 @@ export async function runCli(argv: string[], io: Out): Promise<number> {
     );
     return 0;
   }
-  const config = loadConfig({ file: values.config });
+  // Everything is checked before the store is opened: a mistyped command creates nothing.
+  const command = storeCommand(positionals);
+  const [, , a, b] = positionals;
+  if (command === 'accounts create' && !values.name) throw new UsageError('accounts create needs --name <name>');
+  if (command.startsWith('accounts secret') && !b) throw new UsageError(`${command} needs an account id`);
+  const config = loadConfig({ file: values.config, env });
+  const refusal = checkStoreExists(command, config, io);
+  if (refusal) {
+    io.err(refusal);
+    return 1;
+  }
   const logger = createLogger('warn');
   const store = await createStore(config, logger);
   const accounts = new AccountService(store);
   try {
-    const [group, verb, a, b] = positionals;
-    if (group === 'keys' && verb === 'rotate') {
+    if (command === 'keys rotate') {
       const r = await KeyRing.rotate(store);
       io.out(JSON.stringify(r));
       return 0;
     }
-    if (group !== 'accounts') throw new UsageError(`unknown command '${positionals.join(' ')}'`);
-    if (verb === 'create') {
-      if (!values.name) throw new UsageError('accounts create needs --name <name>');
-      const { account, apiSecret } = await accounts.create(values.name);
+    if (command === 'accounts create') {
+      const { account, apiSecret } = await accounts.create(values.name!);
       io.out(JSON.stringify({ id: account.id, name: account.name, apiSecret, createdOn: account.createdOn }));
       return 0;
     }
-    if (verb === 'list') {
+    if (command === 'accounts list') {
       for (const acc of await accounts.list()) io.out(JSON.stringify(accountView(acc)));
       return 0;
     }
-    if (verb === 'secret' && (a === 'refresh' || a === 'delete')) {
-      if (!b) throw new UsageError(`accounts secret ${a} needs an account id`);
-      if (a === 'refresh') {
-        const apiSecret = await accounts.refreshSecret(b);
-        if (!apiSecret) {
-          io.err(`streamgate: no account with id ${b}`);
-          return 1;
-        }
-        io.out(JSON.stringify({ id: b, apiSecret }));
-        return 0;
-      }
-      if (!(await accounts.deleteSecret(b))) {
+    if (a === 'refresh') {
+      const apiSecret = await accounts.refreshSecret(b!);
+      if (!apiSecret) {
         io.err(`streamgate: no account with id ${b}`);
         return 1;
       }
-      io.out(JSON.stringify({ id: b, apiSecret: null }));
+      io.out(JSON.stringify({ id: b, apiSecret }));
       return 0;
     }
-    throw new UsageError(`unknown command 'accounts ${[verb, a].filter(Boolean).join(' ')}'`);
+    if (!(await accounts.deleteSecret(b!))) {
+      io.err(`streamgate: no account with id ${b}`);
+      return 1;
+    }
+    io.out(JSON.stringify({ id: b, apiSecret: null }));
+    return 0;
   } finally {
     await store.close();
   }
@@ -135,10 +207,6 @@ if (isMain) {
       if (code >= 0) process.exit(code);
     })
     .catch((e: unknown) => {
-      if (e instanceof UsageError || e instanceof ConfigError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-        console.error(`streamgate: ${(e as Error).message}\n${USAGE}`);
-        process.exit(2);
-      }
       console.error(`streamgate: ${(e as Error).message}`);
       process.exit(1);
     });
