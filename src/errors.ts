@@ -45,3 +45,29 @@ export class FieldErrorList {
     if (!this.empty) throw ApiError.validation(this.errors);
   }
 }
+
+/**
+ * The store did not answer (Redis down, failing over, timing out, a write not confirmed by its
+ * replicas; SQLite locked past its busy timeout): retryable, answered 503. The public message says
+ * only that; the cause stays in the log.
+ */
+export class StoreUnavailable extends Error {
+  constructor(
+    cause: unknown,
+    readonly publicMessage = 'Store unavailable; retry',
+  ) {
+    super(`store unavailable: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = 'StoreUnavailable';
+  }
+}
+
+/**
+ * A store write lost its compare-and-set race more times than the store retries (many writers on
+ * one record at once): retryable, answered 503.
+ */
+export class StoreConflict extends Error {
+  constructor(what: string, attempts: number) {
+    super(`${what}: too much write contention (${attempts} attempts)`);
+    this.name = 'StoreConflict';
+  }
+}

@@ -3,7 +3,8 @@
 import express, { type NextFunction, type Request, type Response, type RequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { ApiError } from '../errors.js';
+import { ApiError, StoreConflict, StoreUnavailable } from '../errors.js';
+import { StoreUnavailable as DecisionStoreUnavailable } from '../enforce/lookup.js';
 import type { AccountService } from '../management/accounts.js';
 import { safeEqual } from '../domain/secrets.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -109,17 +110,14 @@ interface BodyParserError {
   limit?: number;
 }
 
-/** The store did not answer (Redis down, failing over, timing out): retryable, so 503 not 500. */
-const STORE_TROUBLE = /Command timed out|Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|READONLY|LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|SQLITE_BUSY/;
-
 function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
   // The router's decoding of a path parameter (`/api/publish_token/%E0%A4%A`): the client's mistake.
   if (err instanceof URIError) return new ApiError(400, `Malformed percent-encoding in the request path: ${err.message}`);
-  const name = (err as Error)?.name;
-  if (name === 'MaxRetriesPerRequestError' || STORE_TROUBLE.test(String((err as Error)?.message ?? ''))) {
-    return new ApiError(503, 'Store unavailable; retry');
-  }
+  // The store did not answer, or lost too many write races: retryable, so 503 not 500. The stores
+  // turn their drivers' failures into these types; the decision path's lookups wrap them again.
+  if (err instanceof StoreUnavailable) return new ApiError(503, err.publicMessage);
+  if (err instanceof DecisionStoreUnavailable || err instanceof StoreConflict) return new ApiError(503, 'Store unavailable; retry');
   const e = err as BodyParserError;
   switch (e?.type) {
     case 'entity.too.large':

@@ -1,6 +1,11 @@
 // The persistence contract. Both backends (store/sqlite, store/redis) implement exactly this and
 // pass the same suite (test/contract/store-contract.ts). Every method is scoped: a token or
-// account of another account is invisible (null / false), never an error.
+// account of another account is invisible (null / false), never an error. Failures are typed
+// (errors.ts): a backend that does not answer rejects with StoreUnavailable, a write that loses its
+// compare-and-set race more often than the store retries with StoreConflict; both are retryable.
+// Every write of several records is one atomic step (a transaction, a Lua script); keys outside an
+// account's Redis Cluster slot are only hints, verified against the record on read. Rules both
+// backends apply (recording merge, bind decision, deliveries kept) are in domain/store-rules.ts.
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../domain/tokens.js';
 
 export interface Account {
@@ -184,7 +189,10 @@ export interface Store {
   getAccount(id: string): Promise<Account | null>;
   /** All accounts, ordered by creation. */
   listAccounts(): Promise<Account[]>;
-  /** Sets account settings (moving the account version); null when the account does not exist. */
+  /**
+   * Sets account settings (moving the account version) and answers the account as this change left
+   * it, atomically; null when the account does not exist.
+   */
   updateAccount(id: string, patch: AccountPatch): Promise<Account | null>;
   /**
    * Replaces (hash) or deletes (null) the account's API secret. From the moment this resolves the
@@ -254,7 +262,7 @@ export interface Store {
   deleteWebhook(accountId: string, id: number): Promise<boolean>;
   /** The account's webhooks by id: from `startingId` (inclusive) in the given direction. */
   listWebhooks(accountId: string, q: { startingId?: number; itemCount: number; descending: boolean }): Promise<Webhook[]>;
-  /** Appends a delivery attempt to the webhook's log, keeping the newest 100. */
+  /** Appends a delivery attempt to the webhook's log (while it exists), keeping the newest 100 (DELIVERIES_KEPT). */
   addDelivery(accountId: string, webhookId: number, d: Delivery): Promise<void>;
   /** The webhook's delivery attempts, newest first (at most 100). */
   listDeliveries(accountId: string, webhookId: number): Promise<Delivery[]>;
@@ -265,12 +273,13 @@ export interface Store {
   startRecording(r: NewRecording): Promise<Recording>;
   /**
    * A recording is complete: completes the open recording of the same stream and path if there is
-   * one, else stores a new completed recording.
+   * one, else stores a new completed recording (domain rule `completedRecording`). Of concurrent
+   * completions of one open recording exactly one completes it.
    */
   completeRecording(r: NewRecording & { completedOn: string }): Promise<Recording>;
   /** The account's recordings (of one stream, when given), newest first. */
   listRecordings(accountId: string, streamName?: string): Promise<Recording[]>;
-  /** Removes a recording; returns what was removed, null when not found. */
+  /** Removes a recording (and, if it is still open, its open mark); returns it, null when not found. */
   deleteRecording(accountId: string, id: number): Promise<Recording | null>;
 
   // ---- usage (analytics) ----------------------------------------------------------------------

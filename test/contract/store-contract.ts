@@ -593,5 +593,111 @@ export function storeContract(factory: StoreFactory): void {
         assert.equal(await s.accountVersion('B'), 0, 'other accounts untouched');
       });
     });
+
+    describe('concurrent writes', () => {
+      const at = (ms: number) => new Date(T0 + ms).toISOString();
+
+      it('20 recordings started and completed concurrently each complete their own start', async () => {
+        const s = await fresh();
+        const runs = await Promise.all(
+          Array.from({ length: 20 }, async (_, i) => {
+            const base = { accountId: 'A', streamName: 'cam1', tokenId: i + 1, path: `/r/${i}.mp4` };
+            const started = await s.startRecording({ ...base, recordedOn: at(i) });
+            const done = await s.completeRecording({ ...base, tokenId: undefined, recordedOn: at(1000 + i), completedOn: at(2000 + i) });
+            return { started, done };
+          }),
+        );
+        for (const [i, { started, done }] of runs.entries()) {
+          assert.deepEqual(done, { ...started, status: 'completed', completedOn: at(2000 + i) }, `path ${i}`);
+        }
+        const listed = await s.listRecordings('A');
+        assert.deepEqual(
+          listed.map((r) => [r.id, r.status, r.recordedOn]).sort((a, b) => Number(a[0]) - Number(b[0])),
+          runs.map(({ started }) => [started.id, 'completed', started.recordedOn]).sort((a, b) => Number(a[0]) - Number(b[0])),
+        );
+      });
+
+      it('10 concurrent completions of one open recording: exactly one completes it, each other one is stored as a new completed recording', async () => {
+        const s = await fresh();
+        const base = { accountId: 'A', streamName: 'cam1', path: '/r/x.mp4' };
+        const started = await s.startRecording({ ...base, tokenId: 7, recordedOn: at(0) });
+        const done = await Promise.all(Array.from({ length: 10 }, (_, i) => s.completeRecording({ ...base, recordedOn: at(100 + i), completedOn: at(200 + i) })));
+        const merged = done.filter((r) => r.id === started.id);
+        assert.equal(merged.length, 1);
+        assert.deepEqual([merged[0].recordedOn, merged[0].tokenId, merged[0].status], [at(0), 7, 'completed']);
+        assert.equal(new Set(done.map((r) => r.id)).size, 10, 'distinct ids');
+        const listed = await s.listRecordings('A');
+        assert.equal(listed.length, 10);
+        assert.deepEqual(new Set(listed.map((r) => r.status)), new Set(['completed']));
+        assert.deepEqual(listed.map((r) => r.id).sort((a, b) => a - b), done.map((r) => r.id).sort((a, b) => a - b));
+      });
+
+      it('deleting a completed recording leaves the open recording of the same stream and path to be completed', async () => {
+        const s = await fresh();
+        const base = { accountId: 'A', streamName: 'cam1', path: '/r/same.mp4' };
+        const first = await s.startRecording({ ...base, recordedOn: at(0) });
+        await s.completeRecording({ ...base, recordedOn: at(0), completedOn: at(10) });
+        const second = await s.startRecording({ ...base, recordedOn: at(20) });
+        assert.equal((await s.deleteRecording('A', first.id))?.id, first.id);
+        const done = await s.completeRecording({ ...base, recordedOn: at(25), completedOn: at(30) });
+        assert.deepEqual([done.id, done.recordedOn, done.status], [second.id, at(20), 'completed']);
+        assert.deepEqual((await s.listRecordings('A')).map((r) => r.id), [second.id]);
+      });
+
+      it('20 concurrent account updates: none lost, each answers its own change, the version moves once per update', async () => {
+        const s = await fresh();
+        await s.createAccount(account('AAAAAA', { secretHash: 'h1' }));
+        const v0 = await s.accountVersion('AAAAAA');
+        const patches = Array.from({ length: 20 }, (_, i) =>
+          i % 2 === 0 ? { name: `name ${i}` } : i % 4 === 1 ? { allowedCountries: [`A${i % 10}`], deniedCountries: [] } : { allowedCountries: [], deniedCountries: [`D${i % 10}`] },
+        );
+        const answers = await Promise.all(patches.map((p) => s.updateAccount('AAAAAA', p)));
+        for (const [i, p] of patches.entries()) {
+          const a = answers[i]!;
+          if ('name' in p) assert.equal(a.name, p.name, `update ${i} answers its own name`);
+          else assert.deepEqual([a.allowedCountries ?? [], a.deniedCountries ?? []], [p.allowedCountries, p.deniedCountries], `update ${i} answers its own lists`);
+          assert.equal(a.secretHash, 'h1');
+        }
+        assert.equal(await s.accountVersion('AAAAAA'), v0 + 20);
+        const final = (await s.getAccount('AAAAAA'))!;
+        assert.ok(patches.some((p) => 'name' in p && p.name === final.name), final.name);
+        const lists = [final.allowedCountries ?? [], final.deniedCountries ?? []];
+        assert.ok(
+          patches.some((p) => !('name' in p) && JSON.stringify([p.allowedCountries, p.deniedCountries]) === JSON.stringify(lists)),
+          `the lists are one update's pair: ${JSON.stringify(lists)}`,
+        );
+        assert.deepEqual(await s.findAccountBySecretHash('h1'), final);
+      });
+
+      it('concurrent secret rotations: of those expecting one secret exactly one wins; of unconditional ones exactly the last stays valid', async () => {
+        const s = await fresh();
+        await s.createAccount(account('AAAAAA', { secretHash: 'old' }));
+        const expecting = await Promise.all(Array.from({ length: 10 }, (_, i) => s.setAccountSecret('AAAAAA', `e${i}`, 'old')));
+        assert.equal(expecting.filter(Boolean).length, 1);
+        const winner = `e${expecting.indexOf(true)}`;
+        assert.equal((await s.getAccount('AAAAAA'))?.secretHash, winner);
+        for (let i = 0; i < 10; i++) assert.equal((await s.findAccountBySecretHash(`e${i}`))?.id, `e${i}` === winner ? 'AAAAAA' : undefined);
+        assert.equal(await s.findAccountBySecretHash('old'), null);
+
+        const plain = await Promise.all(Array.from({ length: 10 }, (_, i) => s.setAccountSecret('AAAAAA', `u${i}`)));
+        assert.deepEqual(plain, Array(10).fill(true));
+        const current = (await s.getAccount('AAAAAA'))!.secretHash;
+        const valid = [];
+        for (let i = 0; i < 10; i++) if (await s.findAccountBySecretHash(`u${i}`)) valid.push(`u${i}`);
+        assert.deepEqual(valid, [current]);
+        assert.equal(await s.findAccountBySecretHash(winner), null);
+      });
+
+      it('a create of an existing account changes nothing: record, secret, list', async () => {
+        const s = await fresh();
+        await s.createAccount(account('AAAAAA', { secretHash: 'h1' }));
+        const v = await s.accountVersion('AAAAAA');
+        await assert.rejects(s.createAccount(account('AAAAAA', { name: 'other', secretHash: 'h2', createdOn: new Date(T0 + 5).toISOString() })));
+        assert.deepEqual(await s.getAccount('AAAAAA'), account('AAAAAA', { secretHash: 'h1' }));
+        assert.equal(await s.findAccountBySecretHash('h2'), null);
+        assert.deepEqual((await s.listAccounts()).map((a) => a.id), ['AAAAAA']);
+        assert.equal(await s.accountVersion('AAAAAA'), v);
+      });
+    });
   });
 }

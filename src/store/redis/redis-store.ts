@@ -28,7 +28,11 @@ import { nameSortKey } from '../sort.js';
 import { keys, idMember, nameMember, idFromMember } from './keys.js';
 import type { RedisClient } from './connect.js';
 import { Cluster, type Redis } from 'ioredis';
-import { ApiError } from '../../errors.js';
+import { StoreUnavailable } from '../../errors.js';
+import { DELIVERIES_KEPT, completedRecording, type CompletedRecording } from '../../domain/store-rules.js';
+import { compareAndSet, typeStoreFailures } from '../failures.js';
+import { isRedisUnavailable } from './failures.js';
+import { Reply, casReply } from './codes.js';
 
 const SCRIPTS = {
   tokenCreate: { file: 'token-create.lua', keys: 5 },
@@ -36,7 +40,13 @@ const SCRIPTS = {
   tokenDelete: { file: 'token-delete.lua', keys: 6 },
   bindAddress: { file: 'bind-address.lua', keys: 2 },
   recordCas: { file: 'record-cas.lua', keys: 1 },
-  secretCas: { file: 'secret-cas.lua', keys: 1 },
+  secretSet: { file: 'secret-set.lua', keys: 1 },
+  accountCreate: { file: 'account-create.lua', keys: 2 },
+  accountUpdate: { file: 'account-update.lua', keys: 2 },
+  recordingStart: { file: 'recording-start.lua', keys: 3 },
+  recordingComplete: { file: 'recording-complete.lua', keys: 3 },
+  recordingDelete: { file: 'recording-delete.lua', keys: 3 },
+  deliveryAdd: { file: 'delivery-add.lua', keys: 2 },
   liveStart: { file: 'live-start.lua', keys: 3 },
   liveEnd: { file: 'live-end.lua', keys: 3 },
   usageAdd: { file: 'usage-add.lua', keys: 3 },
@@ -152,6 +162,7 @@ export class RedisStore implements Store {
     for (const [name, s] of Object.entries(SCRIPTS)) {
       redis.defineCommand(name, { numberOfKeys: s.keys, lua: loadScript(s.file) });
     }
+    typeStoreFailures(this, isRedisUnavailable);
   }
 
   /**
@@ -162,7 +173,8 @@ export class RedisStore implements Store {
     if (this.waitReplicas === 0 || this.redis instanceof Cluster) return;
     const n = await (this.redis as Redis).wait(this.waitReplicas, this.waitTimeoutMs);
     if (n < this.waitReplicas) {
-      throw new ApiError(503, `Write not confirmed by ${this.waitReplicas} replica(s) within ${this.waitTimeoutMs} ms; retry`);
+      const message = `Write not confirmed by ${this.waitReplicas} replica(s) within ${this.waitTimeoutMs} ms; retry`;
+      throw new StoreUnavailable(new Error(message), message);
     }
   }
 
@@ -186,30 +198,31 @@ export class RedisStore implements Store {
 
   // ---- accounts ----
 
+  /**
+   * The account's record and version in one script. The keys outside its slot come first: the
+   * list entry and the secret hint are verified against the record on read, so a crash between
+   * them and the record leaves nothing a reader believes.
+   */
   async createAccount(a: Account): Promise<Account> {
-    const created = await this.redis.hsetnx(keys.account(a.id), 'id', a.id);
-    if (created !== 1) throw new Error(`account ${a.id} exists`);
-    await this.writeAccount(a);
+    if (a.secretHash) await this.redis.set(keys.secret(a.secretHash), a.id);
+    await this.redis.zadd(keys.accountList, 'NX', Date.parse(a.createdOn), a.id);
+    await this.redis.set(keys.bootstrap, a.id, 'NX');
+    const fields = [
+      ['id', a.id],
+      ['name', a.name],
+      ['createdOn', a.createdOn],
+      ['secureViewer', a.secureViewer ? '1' : '0'],
+      ['allowedCountries', (a.allowedCountries ?? []).join(',')],
+      ['deniedCountries', (a.deniedCountries ?? []).join(',')],
+      ...(a.secretHash ? [['secretHash', a.secretHash]] : []),
+    ].flat();
+    const r = Number(await this.run('accountCreate', keys.account(a.id), keys.version(a.id), ...fields));
+    if (r === Reply.EXISTS) {
+      if (a.secretHash) await this.redis.del(keys.secret(a.secretHash));
+      throw new Error(`account ${a.id} exists`);
+    }
     await this.replicated();
     return { ...a };
-  }
-
-  private async writeAccount(a: Account): Promise<void> {
-    const fields: Record<string, string> = {
-      id: a.id,
-      name: a.name,
-      createdOn: a.createdOn,
-      secureViewer: a.secureViewer ? '1' : '0',
-      allowedCountries: (a.allowedCountries ?? []).join(','),
-      deniedCountries: (a.deniedCountries ?? []).join(','),
-    };
-    if (a.secretHash) {
-      fields.secretHash = a.secretHash;
-      await this.redis.set(keys.secret(a.secretHash), a.id);
-    }
-    await this.redis.multi().hset(keys.account(a.id), fields).incr(keys.version(a.id)).exec();
-    await this.redis.zadd(keys.accountList, Date.parse(a.createdOn), a.id);
-    await this.redis.set(keys.bootstrap, a.id, 'NX');
   }
 
   async createFirstAccount(a: Account): Promise<boolean> {
@@ -231,35 +244,34 @@ export class RedisStore implements Store {
   }
 
   async updateAccount(id: string, patch: AccountPatch): Promise<Account | null> {
-    const key = keys.account(id);
-    if (!(await this.redis.hexists(key, 'id'))) return null;
-    const fields: Record<string, string> = {};
-    if (patch.secureViewer !== undefined) fields.secureViewer = patch.secureViewer ? '1' : '0';
-    if (patch.name !== undefined) fields.name = patch.name;
-    // both lists in one HSET: a pair written together never mixes with a concurrent writer's pair
-    if (patch.allowedCountries !== undefined) fields.allowedCountries = patch.allowedCountries.join(',');
-    if (patch.deniedCountries !== undefined) fields.deniedCountries = patch.deniedCountries.join(',');
-    if (Object.keys(fields).length > 0) {
-      await this.redis.multi().hset(key, fields).incr(keys.version(id)).exec();
-    }
-    return this.getAccount(id);
+    const fields: string[] = [];
+    if (patch.secureViewer !== undefined) fields.push('secureViewer', patch.secureViewer ? '1' : '0');
+    if (patch.name !== undefined) fields.push('name', patch.name);
+    if (patch.allowedCountries !== undefined) fields.push('allowedCountries', patch.allowedCountries.join(','));
+    if (patch.deniedCountries !== undefined) fields.push('deniedCountries', patch.deniedCountries.join(','));
+    // one script: the change, the version and the record read back (no other writer in between)
+    const flat = (await this.run('accountUpdate', keys.account(id), keys.version(id), ...fields)) as string[] | null;
+    if (!flat) return null;
+    if (fields.length > 0) await this.replicated();
+    const h: Record<string, string> = {};
+    for (let i = 0; i < flat.length; i += 2) h[flat[i]] = flat[i + 1];
+    return accountFrom(h);
   }
 
   async setAccountSecret(id: string, secretHash: string | null, expected?: string): Promise<boolean> {
-    const key = keys.account(id);
-    const old = await this.redis.hmget(key, 'id', 'secretHash');
-    if (!old[0]) return false;
-    if (expected !== undefined && old[1] !== expected) return false;
-    // the hint first (it is verified against the account on read), then the account itself,
-    // compared-and-set on the hash read above so that of two racing rotations exactly one wins
+    // the hint first (it is verified against the account on read), then the account itself in one
+    // script that answers the hash it replaced, whose hint goes; of two racing rotations with the
+    // same expected hash exactly one wins, and an unconditional one never needs another attempt
     if (secretHash) await this.redis.set(keys.secret(secretHash), id);
-    const won = await this.run('secretCas', key, old[1] ?? '', secretHash ?? '');
-    if (won !== 1) {
+    const [reply, previous] = (await this.run('secretSet', keys.account(id), expected !== undefined ? '1' : '0', expected ?? '', secretHash ?? '')) as [
+      number,
+      string,
+    ];
+    if (reply !== Reply.DONE) {
       if (secretHash) await this.redis.del(keys.secret(secretHash));
-      if (expected !== undefined) return false;
-      return this.setAccountSecret(id, secretHash); // an unconditional change retries on the new value
+      return false;
     }
-    if (old[1] && old[1] !== secretHash) await this.redis.del(keys.secret(old[1]));
+    if (previous && previous !== secretHash) await this.redis.del(keys.secret(previous));
     await this.replicated();
     return true;
   }
@@ -291,7 +303,7 @@ export class RedisStore implements Store {
       setsViewerRules(t) ? '1' : '0',
       id,
     );
-    if (ok !== 1) throw new Error(`token id ${id} already taken (sequence reset?)`);
+    if (Number(ok) !== Reply.DONE) throw new Error(`token id ${id} already taken (sequence reset?)`);
     await this.replicated();
     return { ...t, id, rev: 1 };
   }
@@ -335,69 +347,64 @@ export class RedisStore implements Store {
   }
 
   async updateToken(accountId: string, kind: TokenKind, id: number, change: TokenChange): Promise<TokenRecord | null> {
-    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+    return compareAndSet(`token ${id}`, MAX_CAS_ATTEMPTS, async () => {
       const current = await this.getToken(accountId, kind, id);
-      if (!current) return null;
+      if (!current) return { done: null };
       const { next, clearBound } = change(current);
       const newHash = tokenHash(next.token);
       const oldHash = tokenHash(current.token);
       if (newHash !== oldHash) await this.redis.hset(...keys.tokenValue(newHash), `${accountId}:${id}`);
-      const rev = Number(
-        await this.run(
-          'tokenUpdate',
-          keys.token(accountId, id),
-          keys.byName(accountId, kind),
-          keys.bound(accountId, id),
-          keys.version(accountId),
-          keys.securing(accountId),
-          current.rev,
-          encodeToken(next),
-          nameMember(nameSortKey(current.label), id),
-          nameMember(nameSortKey(next.label), id),
-          clearBound ? '1' : '0',
-          setsViewerRules(next) ? '1' : '0',
-          id,
-        ),
+      const reply = await this.run(
+        'tokenUpdate',
+        keys.token(accountId, id),
+        keys.byName(accountId, kind),
+        keys.bound(accountId, id),
+        keys.version(accountId),
+        keys.securing(accountId),
+        current.rev,
+        encodeToken(next),
+        nameMember(nameSortKey(current.label), id),
+        nameMember(nameSortKey(next.label), id),
+        clearBound ? '1' : '0',
+        setsViewerRules(next) ? '1' : '0',
+        id,
       );
-      if (rev === -1) return null;
-      if (rev > 0) {
+      const step = casReply<TokenRecord | null>(reply, (rev) => ({ ...next, id, rev }), () => null);
+      if (step !== 'retry' && step.done) {
         if (newHash !== oldHash) await this.redis.hdel(...keys.tokenValue(oldHash));
         await this.replicated();
-        return { ...next, id, rev };
       }
-      // rev moved on: somebody else wrote first; apply the change again to their version
-    }
-    throw new Error(`token ${id}: too much write contention (${MAX_CAS_ATTEMPTS} attempts)`);
+      return step; // MOVED: somebody else wrote first; the change runs again on their version
+    });
   }
 
   async deleteToken(accountId: string, kind: TokenKind, id: number): Promise<boolean> {
-    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+    return compareAndSet(`token ${id}`, MAX_CAS_ATTEMPTS, async () => {
       const current = await this.getToken(accountId, kind, id);
-      if (!current) return false;
-      const r = Number(
-        await this.run(
-          'tokenDelete',
-          keys.token(accountId, id),
-          keys.byName(accountId, kind),
-          keys.byAdded(accountId, kind),
-          keys.bound(accountId, id),
-          keys.version(accountId),
-          keys.securing(accountId),
-          current.rev,
-          nameMember(nameSortKey(current.label), id),
-          idMember(id),
-          id,
-        ),
+      if (!current) return { done: false };
+      const reply = await this.run(
+        'tokenDelete',
+        keys.token(accountId, id),
+        keys.byName(accountId, kind),
+        keys.byAdded(accountId, kind),
+        keys.bound(accountId, id),
+        keys.version(accountId),
+        keys.securing(accountId),
+        current.rev,
+        nameMember(nameSortKey(current.label), id),
+        idMember(id),
+        id,
       );
-      if (r === -1) return false;
-      if (r === 0) continue; // changed since we read it: the index members may differ, read again
-      // the hints live in other Cluster slots: separate commands
-      await this.redis.hdel(...keys.tokenValue(tokenHash(current.token)));
-      await this.redis.hdel(...keys.tokenId(id));
-      await this.replicated();
-      return true;
-    }
-    throw new Error(`token ${id}: too much write contention (${MAX_CAS_ATTEMPTS} attempts)`);
+      // MOVED: changed since we read it, so the index members may differ: read again
+      const step = casReply(reply, () => true, () => false);
+      if (step !== 'retry' && step.done) {
+        // the hints live in other Cluster slots: separate commands
+        await this.redis.hdel(...keys.tokenValue(tokenHash(current.token)));
+        await this.redis.hdel(...keys.tokenId(id));
+        await this.replicated();
+      }
+      return step;
+    });
   }
 
   async findTokenByHash(hash: string): Promise<TokenRecord | null> {
@@ -456,18 +463,15 @@ export class RedisStore implements Store {
   }
 
   async updateWebhook(accountId: string, id: number, change: (cur: Webhook) => Webhook): Promise<Webhook | null> {
-    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+    return compareAndSet(`webhook ${id}`, MAX_CAS_ATTEMPTS, async () => {
       const cur = await this.readWebhook(accountId, id);
-      if (!cur) return null;
+      if (!cur) return { done: null };
       const { id: _i, rev: _r, ...next } = change(cur);
-      const rev = Number(await this.run('recordCas', keys.webhook(accountId, id), cur.rev, JSON.stringify(next)));
-      if (rev === -1) return null;
-      if (rev > 0) {
-        await this.replicated();
-        return { ...next, id, rev };
-      }
-    }
-    throw new Error(`webhook ${id}: too much write contention`);
+      const reply = await this.run('recordCas', keys.webhook(accountId, id), cur.rev, JSON.stringify(next));
+      const step = casReply<Webhook | null>(reply, (rev) => ({ ...next, id, rev }), () => null);
+      if (step !== 'retry' && step.done) await this.replicated();
+      return step;
+    });
   }
 
   async deleteWebhook(accountId: string, id: number): Promise<boolean> {
@@ -477,7 +481,9 @@ export class RedisStore implements Store {
       .del(keys.webhook(accountId, id), keys.deliveries(accountId, id))
       .zrem(keys.webhooks(accountId), String(id))
       .exec();
-    return Number(res?.[0]?.[1] ?? 0) > 0;
+    const deleted = Number(res?.[0]?.[1] ?? 0) > 0;
+    if (deleted) await this.replicated();
+    return deleted;
   }
 
   async listWebhooks(accountId: string, q: { startingId?: number; itemCount: number; descending: boolean }): Promise<Webhook[]> {
@@ -489,44 +495,56 @@ export class RedisStore implements Store {
   }
 
   async addDelivery(accountId: string, webhookId: number, d: Delivery): Promise<void> {
-    if (!(await this.redis.exists(keys.webhook(accountId, webhookId)))) return;
-    await this.redis.multi().lpush(keys.deliveries(accountId, webhookId), JSON.stringify(d)).ltrim(keys.deliveries(accountId, webhookId), 0, 99).exec();
+    await this.run('deliveryAdd', keys.webhook(accountId, webhookId), keys.deliveries(accountId, webhookId), JSON.stringify(d), DELIVERIES_KEPT);
   }
 
   async listDeliveries(accountId: string, webhookId: number): Promise<Delivery[]> {
     if (!(await this.redis.exists(keys.webhook(accountId, webhookId)))) return [];
-    return (await this.redis.lrange(keys.deliveries(accountId, webhookId), 0, 99)).map((x) => JSON.parse(x) as Delivery);
+    return (await this.redis.lrange(keys.deliveries(accountId, webhookId), 0, DELIVERIES_KEPT - 1)).map((x) => JSON.parse(x) as Delivery);
   }
 
   // ---- recordings ----
 
-  private async saveRecording(r: Recording): Promise<void> {
-    await this.redis
-      .multi()
-      .set(keys.recording(r.accountId, r.id), JSON.stringify(r))
-      .zadd(keys.recordings(r.accountId), r.id, String(r.id))
-      .exec();
-  }
-
   private readonly openField = (streamName: string, path?: string) => `${streamName}\u0000${path ?? ''}`;
 
   async startRecording(r: NewRecording): Promise<Recording> {
+    // the id comes from a sequence outside the account's slot: an id taken by a crash is only skipped
     const rec: Recording = { ...r, id: await this.redis.incr(keys.recordingSeq), status: 'recording' };
-    await this.saveRecording(rec);
-    await this.redis.hset(keys.openRecordings(r.accountId), this.openField(r.streamName, r.path), String(rec.id));
+    await this.run(
+      'recordingStart',
+      keys.recording(r.accountId, rec.id),
+      keys.recordings(r.accountId),
+      keys.openRecordings(r.accountId),
+      JSON.stringify(rec),
+      rec.id,
+      this.openField(r.streamName, r.path),
+    );
+    await this.replicated();
     return rec;
   }
 
-  async completeRecording(r: NewRecording & { completedOn: string }): Promise<Recording> {
+  async completeRecording(r: CompletedRecording): Promise<Recording> {
     const field = this.openField(r.streamName, r.path);
-    const openId = await this.redis.hget(keys.openRecordings(r.accountId), field);
-    const raw = openId ? await this.redis.get(keys.recording(r.accountId, Number(openId))) : null;
-    if (openId) await this.redis.hdel(keys.openRecordings(r.accountId), field);
-    const prev = raw ? (JSON.parse(raw) as Recording) : null;
-    const rec: Recording = prev
-      ? { ...prev, ...r, recordedOn: prev.recordedOn, tokenId: r.tokenId ?? prev.tokenId, status: 'completed', id: prev.id }
-      : { ...r, id: await this.redis.incr(keys.recordingSeq), status: 'completed' };
-    await this.saveRecording(rec);
+    let newId: number | undefined; // taken once, kept across attempts
+    const rec = await compareAndSet(`recording of ${r.streamName}`, MAX_CAS_ATTEMPTS, async () => {
+      const openId = await this.redis.hget(keys.openRecordings(r.accountId), field);
+      const raw = openId ? await this.redis.get(keys.recording(r.accountId, Number(openId))) : null;
+      const merged = completedRecording(raw ? (JSON.parse(raw) as Recording) : null, r);
+      const rec: Recording = { ...merged, id: merged.id ?? (newId ??= await this.redis.incr(keys.recordingSeq)) };
+      const reply = await this.run(
+        'recordingComplete',
+        keys.openRecordings(r.accountId),
+        keys.recording(r.accountId, rec.id),
+        keys.recordings(r.accountId),
+        field,
+        openId ?? '',
+        raw ?? '',
+        JSON.stringify(rec),
+        rec.id,
+      );
+      return Number(reply) === Reply.DONE ? { done: rec } : 'retry';
+    });
+    await this.replicated();
     return rec;
   }
 
@@ -541,12 +559,10 @@ export class RedisStore implements Store {
   }
 
   async deleteRecording(accountId: string, id: number): Promise<Recording | null> {
-    const raw = await this.redis.getdel(keys.recording(accountId, id));
+    const raw = (await this.run('recordingDelete', keys.recording(accountId, id), keys.recordings(accountId), keys.openRecordings(accountId), id)) as string | null;
     if (!raw) return null;
-    const r = JSON.parse(raw) as Recording;
-    await this.redis.zrem(keys.recordings(accountId), String(id));
-    await this.redis.hdel(keys.openRecordings(accountId), this.openField(r.streamName, r.path));
-    return r;
+    await this.replicated();
+    return JSON.parse(raw) as Recording;
   }
 
   // ---- usage ----

@@ -25,6 +25,8 @@ import type {
   Webhook,
 } from '../store.js';
 import { nameSortKey } from '../sort.js';
+import { StoreUnavailable } from '../../errors.js';
+import { DELIVERIES_KEPT, bindDecision, completedRecording, type CompletedRecording } from '../../domain/store-rules.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS accounts (
@@ -210,6 +212,18 @@ export class SqliteStore implements Store {
     return st;
   }
 
+  /**
+   * Every write runs here: one immediate transaction (nested ones become savepoints). A file still
+   * locked by another writer after busy_timeout is the store not answering: StoreUnavailable.
+   */
+  private tx<T>(fn: () => T): T {
+    try {
+      return this.db.transaction(fn).immediate();
+    } catch (e) {
+      throw (e as { code?: unknown })?.code === 'SQLITE_BUSY' ? new StoreUnavailable(e) : e;
+    }
+  }
+
   /** Runs `fn` in one transaction (bulk loads: benchmarks, imports). The store's own writes nest. */
   batch<T>(fn: () => T): T {
     return this.db.transaction(fn)();
@@ -228,27 +242,26 @@ export class SqliteStore implements Store {
   // ---- accounts ----
 
   async createAccount(a: Account): Promise<Account> {
-    this.db.transaction(() => this.insertAccount(a)).immediate();
+    this.tx(() => this.insertAccount(a));
     return { ...a };
   }
 
   private insertAccount(a: Account): void {
-    this.db
-      .prepare(
-        `INSERT INTO accounts (id, name, created_on, secure_viewer, secret_hash, allowed_countries, denied_countries, seq)
-         VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM accounts))`,
-      )
+    this.stmt(
+      `INSERT INTO accounts (id, name, created_on, secure_viewer, secret_hash, allowed_countries, denied_countries, seq)
+       VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM accounts))`,
+    )
       .run(a.id, a.name, a.createdOn, a.secureViewer ? 1 : 0, a.secretHash ?? null, (a.allowedCountries ?? []).join(','), (a.deniedCountries ?? []).join(','));
     this.bumpVersion(a.id); // a cached "no such account" must not outlive its creation
   }
 
   async createFirstAccount(a: Account): Promise<boolean> {
-    return this.db.transaction(() => {
+    return this.tx(() => {
       const n = this.stmt('SELECT COUNT(*) AS n FROM accounts').get() as { n: number };
       if (n.n > 0) return false;
       this.insertAccount(a);
       return true;
-    }).immediate();
+    });
   }
 
   async getAccount(id: string): Promise<Account | null> {
@@ -261,7 +274,7 @@ export class SqliteStore implements Store {
   }
 
   async updateAccount(id: string, patch: AccountPatch): Promise<Account | null> {
-    return this.db.transaction(() => {
+    return this.tx(() => {
       const r = this.stmt('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
       if (!r) return null;
       const next: AccountRow = {
@@ -280,14 +293,14 @@ export class SqliteStore implements Store {
       );
       this.bumpVersion(id);
       return accountFromRow(next);
-    }).immediate();
+    });
   }
 
   async setAccountSecret(id: string, secretHash: string | null, expected?: string): Promise<boolean> {
     if (expected !== undefined) {
-      return this.stmt('UPDATE accounts SET secret_hash = ? WHERE id = ? AND secret_hash = ?').run(secretHash, id, expected).changes === 1;
+      return this.tx(() => this.stmt('UPDATE accounts SET secret_hash = ? WHERE id = ? AND secret_hash = ?').run(secretHash, id, expected).changes === 1);
     }
-    return this.stmt('UPDATE accounts SET secret_hash = ? WHERE id = ?').run(secretHash, id).changes === 1;
+    return this.tx(() => this.stmt('UPDATE accounts SET secret_hash = ? WHERE id = ?').run(secretHash, id).changes === 1);
   }
 
   async findAccountBySecretHash(secretHash: string): Promise<Account | null> {
@@ -299,27 +312,24 @@ export class SqliteStore implements Store {
 
   /** Every write of an account's tokens or settings moves its version (inside the write's transaction). */
   private bumpVersion(accountId: string): void {
-    this.db
-      .prepare('INSERT INTO account_versions (account_id, ver) VALUES (?, 1) ON CONFLICT(account_id) DO UPDATE SET ver = ver + 1')
+    this.stmt('INSERT INTO account_versions (account_id, ver) VALUES (?, 1) ON CONFLICT(account_id) DO UPDATE SET ver = ver + 1')
       .run(accountId);
   }
 
   async createToken(t: NewTokenRecord): Promise<TokenRecord> {
-    return this.db.transaction(() => {
-      const info = this.db
-        .prepare(
-          `INSERT INTO tokens (account_id, kind, token_hash, sort_name, added_ms, rev, securing, data)
-           VALUES (?, ?, ?, ?, ?, 1, ?, ?)`,
-        )
+    return this.tx(() => {
+      const info = this.stmt(
+        `INSERT INTO tokens (account_id, kind, token_hash, sort_name, added_ms, rev, securing, data)
+         VALUES (?, ?, ?, ?, ?, 1, ?, ?)`,
+      )
         .run(t.accountId, t.kind, tokenHash(t.token), nameSortKey(t.label), Date.parse(t.addedOn), viewerRuleFlags(t), toData(t));
       this.bumpVersion(t.accountId);
       return { ...t, id: Number(info.lastInsertRowid), rev: 1 };
-    }).immediate();
+    });
   }
 
   private readToken(accountId: string, kind: TokenKind, id: number): TokenRecord | null {
-    const r = this.db
-      .prepare('SELECT id, rev, data FROM tokens WHERE id = ? AND account_id = ? AND kind = ?')
+    const r = this.stmt('SELECT id, rev, data FROM tokens WHERE id = ? AND account_id = ? AND kind = ?')
       .get(id, accountId, kind) as TokenRow | undefined;
     return r ? fromRow(r) : null;
   }
@@ -331,36 +341,34 @@ export class SqliteStore implements Store {
   async listTokens(accountId: string, kind: TokenKind, q: ListQuery): Promise<TokenRecord[]> {
     const dir = q.descending ? 'DESC' : 'ASC';
     const order = q.sortBy === 'Name' ? `sort_name ${dir}, id ${dir}` : `added_ms ${dir}, id ${dir}`;
-    const rows = this.db
-      .prepare(`SELECT id, rev, data FROM tokens WHERE account_id = ? AND kind = ? ORDER BY ${order} LIMIT ? OFFSET ?`)
+    const rows = this.stmt(`SELECT id, rev, data FROM tokens WHERE account_id = ? AND kind = ? ORDER BY ${order} LIMIT ? OFFSET ?`)
       .all(accountId, kind, q.itemsOnPage, (q.page - 1) * q.itemsOnPage) as TokenRow[];
     return rows.map(fromRow);
   }
 
   async updateToken(accountId: string, kind: TokenKind, id: number, change: TokenChange): Promise<TokenRecord | null> {
-    return this.db.transaction(() => {
+    return this.tx(() => {
       const current = this.readToken(accountId, kind, id);
       if (!current) return null;
       const { next, clearBound } = change(current);
       const rev = current.rev + 1;
-      this.db
-        .prepare('UPDATE tokens SET token_hash = ?, sort_name = ?, rev = ?, securing = ?, data = ? WHERE id = ?')
+      this.stmt('UPDATE tokens SET token_hash = ?, sort_name = ?, rev = ?, securing = ?, data = ? WHERE id = ?')
         .run(tokenHash(next.token), nameSortKey(next.label), rev, viewerRuleFlags(next), toData(next), id);
       this.bumpVersion(accountId);
       if (clearBound) this.stmt('DELETE FROM bound_addresses WHERE token_id = ?').run(id);
       return { ...next, id, rev };
-    }).immediate();
+    });
   }
 
   async deleteToken(accountId: string, kind: TokenKind, id: number): Promise<boolean> {
-    return this.db.transaction(() => {
+    return this.tx(() => {
       const n = this.stmt('DELETE FROM tokens WHERE id = ? AND account_id = ? AND kind = ?').run(id, accountId, kind).changes;
       if (n === 1) {
         this.stmt('DELETE FROM bound_addresses WHERE token_id = ?').run(id);
         this.bumpVersion(accountId);
       }
       return n === 1;
-    }).immediate();
+    });
   }
 
   async findTokenByHash(hash: string): Promise<TokenRecord | null> {
@@ -375,8 +383,7 @@ export class SqliteStore implements Store {
 
   async securingTokens(accountId: string): Promise<TokenRecord[]> {
     // `securing` holds viewer-rule flags (migrate()): bit 1 is "secures viewing"
-    const rows = this.db
-      .prepare('SELECT id, rev, data FROM tokens WHERE account_id = ? AND securing IN (1, 3) ORDER BY id')
+    const rows = this.stmt('SELECT id, rev, data FROM tokens WHERE account_id = ? AND securing IN (1, 3) ORDER BY id')
       .all(accountId) as TokenRow[];
     return rows.map(fromRow);
   }
@@ -404,7 +411,7 @@ export class SqliteStore implements Store {
   }
 
   async createWebhook(w: Omit<Webhook, 'id' | 'rev'>): Promise<Webhook> {
-    const info = this.stmt('INSERT INTO webhooks (account_id, rev, data) VALUES (?, 1, ?)').run(w.accountId, JSON.stringify(w));
+    const info = this.tx(() => this.stmt('INSERT INTO webhooks (account_id, rev, data) VALUES (?, 1, ?)').run(w.accountId, JSON.stringify(w)));
     return { ...w, id: Number(info.lastInsertRowid), rev: 1 };
   }
 
@@ -413,79 +420,75 @@ export class SqliteStore implements Store {
   }
 
   async updateWebhook(accountId: string, id: number, change: (cur: Webhook) => Webhook): Promise<Webhook | null> {
-    return this.db.transaction(() => {
+    return this.tx(() => {
       const cur = this.readWebhook(accountId, id);
       if (!cur) return null;
       const { id: _i, rev: _r, ...next } = change(cur);
       const rev = cur.rev + 1;
       this.stmt('UPDATE webhooks SET rev = ?, data = ? WHERE id = ?').run(rev, JSON.stringify(next), id);
       return { ...next, id, rev };
-    }).immediate();
+    });
   }
 
   async deleteWebhook(accountId: string, id: number): Promise<boolean> {
-    return this.db.transaction(() => {
+    return this.tx(() => {
       const n = this.stmt('DELETE FROM webhooks WHERE id = ? AND account_id = ?').run(id, accountId).changes;
       if (n === 1) this.stmt('DELETE FROM deliveries WHERE webhook_id = ?').run(id);
       return n === 1;
-    }).immediate();
+    });
   }
 
   async listWebhooks(accountId: string, q: { startingId?: number; itemCount: number; descending: boolean }): Promise<Webhook[]> {
     const rows = (
       q.descending
-        ? this.db
-            .prepare('SELECT id, rev, data FROM webhooks WHERE account_id = ? AND id <= ? ORDER BY id DESC LIMIT ?')
+        ? this.stmt('SELECT id, rev, data FROM webhooks WHERE account_id = ? AND id <= ? ORDER BY id DESC LIMIT ?')
             .all(accountId, q.startingId ?? Number.MAX_SAFE_INTEGER, q.itemCount)
-        : this.db
-            .prepare('SELECT id, rev, data FROM webhooks WHERE account_id = ? AND id >= ? ORDER BY id ASC LIMIT ?')
+        : this.stmt('SELECT id, rev, data FROM webhooks WHERE account_id = ? AND id >= ? ORDER BY id ASC LIMIT ?')
             .all(accountId, q.startingId ?? 0, q.itemCount)
     ) as TokenRow[];
     return rows.map((r) => ({ ...(JSON.parse(r.data) as Webhook), id: r.id, rev: r.rev }));
   }
 
   async addDelivery(accountId: string, webhookId: number, d: Delivery): Promise<void> {
-    this.db.transaction(() => {
+    this.tx(() => {
       if (!this.readWebhook(accountId, webhookId)) return;
       this.stmt('INSERT INTO deliveries (webhook_id, data) VALUES (?, ?)').run(webhookId, JSON.stringify(d));
-      this.db
-        .prepare(
-          'DELETE FROM deliveries WHERE webhook_id = ? AND seq NOT IN (SELECT seq FROM deliveries WHERE webhook_id = ? ORDER BY seq DESC LIMIT 100)',
-        )
-        .run(webhookId, webhookId);
-    }).immediate();
+      this.stmt('DELETE FROM deliveries WHERE webhook_id = ? AND seq NOT IN (SELECT seq FROM deliveries WHERE webhook_id = ? ORDER BY seq DESC LIMIT ?)').run(
+        webhookId,
+        webhookId,
+        DELIVERIES_KEPT,
+      );
+    });
   }
 
   async listDeliveries(accountId: string, webhookId: number): Promise<Delivery[]> {
     if (!this.readWebhook(accountId, webhookId)) return [];
-    const rows = this.stmt('SELECT data FROM deliveries WHERE webhook_id = ? ORDER BY seq DESC LIMIT 100').all(webhookId) as Array<{ data: string }>;
+    const rows = this.stmt('SELECT data FROM deliveries WHERE webhook_id = ? ORDER BY seq DESC LIMIT ?').all(webhookId, DELIVERIES_KEPT) as Array<{ data: string }>;
     return rows.map((r) => JSON.parse(r.data) as Delivery);
   }
 
   // ---- recordings ----
 
   private insertRecording(r: Omit<Recording, 'id'>): Recording {
-    const info = this.db
-      .prepare('INSERT INTO recordings (account_id, stream_name, path, status, data) VALUES (?, ?, ?, ?, ?)')
+    const info = this.stmt('INSERT INTO recordings (account_id, stream_name, path, status, data) VALUES (?, ?, ?, ?, ?)')
       .run(r.accountId, r.streamName, r.path ?? '', r.status, JSON.stringify(r));
     return { ...r, id: Number(info.lastInsertRowid) };
   }
 
   async startRecording(r: NewRecording): Promise<Recording> {
-    return this.insertRecording({ ...r, status: 'recording' });
+    return this.tx(() => this.insertRecording({ ...r, status: 'recording' }));
   }
 
-  async completeRecording(r: NewRecording & { completedOn: string }): Promise<Recording> {
-    return this.db.transaction(() => {
-      const open = this.db
-        .prepare("SELECT id, data FROM recordings WHERE account_id = ? AND stream_name = ? AND path = ? AND status = 'recording' ORDER BY id DESC LIMIT 1")
-        .get(r.accountId, r.streamName, r.path ?? '') as { id: number; data: string } | undefined;
-      if (!open) return this.insertRecording({ ...r, status: 'completed' });
-      const prev = JSON.parse(open.data) as Recording;
-      const next: Recording = { ...prev, ...r, recordedOn: prev.recordedOn, tokenId: r.tokenId ?? prev.tokenId, status: 'completed', id: open.id };
-      this.stmt("UPDATE recordings SET status = 'completed', data = ? WHERE id = ?").run(JSON.stringify(next), open.id);
-      return next;
-    }).immediate();
+  async completeRecording(r: CompletedRecording): Promise<Recording> {
+    return this.tx(() => {
+      const open = this.stmt(
+        "SELECT id, data FROM recordings WHERE account_id = ? AND stream_name = ? AND path = ? AND status = 'recording' ORDER BY id DESC LIMIT 1",
+      ).get(r.accountId, r.streamName, r.path ?? '') as { id: number; data: string } | undefined;
+      const next = completedRecording(open ? { ...(JSON.parse(open.data) as Recording), id: open.id } : null, r);
+      if (next.id === undefined) return this.insertRecording(next);
+      this.stmt("UPDATE recordings SET status = 'completed', data = ? WHERE id = ?").run(JSON.stringify(next), next.id);
+      return next as Recording;
+    });
   }
 
   async listRecordings(accountId: string, streamName?: string): Promise<Recording[]> {
@@ -498,42 +501,40 @@ export class SqliteStore implements Store {
   }
 
   async deleteRecording(accountId: string, id: number): Promise<Recording | null> {
-    return this.db.transaction(() => {
+    return this.tx(() => {
       const r = this.stmt('SELECT id, data FROM recordings WHERE id = ? AND account_id = ?').get(id, accountId) as { id: number; data: string } | undefined;
       if (!r) return null;
       this.stmt('DELETE FROM recordings WHERE id = ?').run(id);
       return { ...(JSON.parse(r.data) as Recording), id: r.id };
-    }).immediate();
+    });
   }
 
   // ---- usage ----
 
   async addUsage(u: UsageRecord, reportId?: string): Promise<boolean> {
-    return this.db.transaction(() => {
+    return this.tx(() => {
       if (reportId !== undefined) {
         const fresh = this.stmt('INSERT OR IGNORE INTO usage_reports (account_id, report_id) VALUES (?, ?)').run(u.accountId, reportId).changes;
         if (fresh === 0) return false;
       }
-      this.db
-        .prepare(
-          `INSERT INTO usage (account_id, tracking_id, token_id, stream_name, day, bytes_out, bytes_in) VALUES (?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (account_id, tracking_id, day, stream_name, token_id)
-           DO UPDATE SET bytes_out = bytes_out + excluded.bytes_out, bytes_in = bytes_in + excluded.bytes_in`,
-        )
+      this.stmt(
+        `INSERT INTO usage (account_id, tracking_id, token_id, stream_name, day, bytes_out, bytes_in) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (account_id, tracking_id, day, stream_name, token_id)
+         DO UPDATE SET bytes_out = bytes_out + excluded.bytes_out, bytes_in = bytes_in + excluded.bytes_in`,
+      )
         .run(u.accountId, u.trackingId ?? '', u.tokenId ?? 0, u.streamName, u.day, u.bytesOut, u.bytesIn);
       return true;
-    }).immediate();
+    });
   }
 
   async usageByTracking(accountId: string, trackingIds: string[], startDay: string, stopDay: string): Promise<UsageTotal[]> {
     const ids = trackingIds.filter((t) => t !== '');
     if (ids.length === 0) return [];
-    const rows = this.db
-      .prepare(
-        `SELECT tracking_id AS trackingId, stream_name AS streamName, SUM(bytes_out) AS bytesOut, SUM(bytes_in) AS bytesIn
-         FROM usage WHERE account_id = ? AND tracking_id IN (${ids.map(() => '?').join(',')}) AND day >= ? AND day < ?
-         GROUP BY tracking_id, stream_name ORDER BY tracking_id, stream_name`,
-      )
+    const rows = this.stmt(
+      `SELECT tracking_id AS trackingId, stream_name AS streamName, SUM(bytes_out) AS bytesOut, SUM(bytes_in) AS bytesIn
+       FROM usage WHERE account_id = ? AND tracking_id IN (${ids.map(() => '?').join(',')}) AND day >= ? AND day < ?
+       GROUP BY tracking_id, stream_name ORDER BY tracking_id, stream_name`,
+    )
       .all(accountId, ...ids, startDay, stopDay) as UsageTotal[];
     return rows;
   }
@@ -551,7 +552,7 @@ export class SqliteStore implements Store {
       : `SELECT day, stream_name AS streamName, SUM(bytes_out) AS bytesOut, SUM(bytes_in) AS bytesIn
          FROM usage INDEXED BY usage_by_stream WHERE account_id = ? AND stream_name IN (${marks}) AND day >= ? AND day < ?
          GROUP BY stream_name, day`;
-    return this.db.prepare(sql).all(accountId, ...names, startDay, stopDay) as UsageDay[];
+    return this.stmt(sql).all(accountId, ...names, startDay, stopDay) as UsageDay[];
   }
 
   // ---- metadata ----
@@ -565,7 +566,7 @@ export class SqliteStore implements Store {
     const sql = onlyIfAbsent
       ? 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO NOTHING'
       : 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value';
-    return this.stmt(sql).run(key, value).changes === 1;
+    return this.tx(() => this.stmt(sql).run(key, value).changes === 1);
   }
 
   // ---- bind on usage ----
@@ -581,79 +582,85 @@ export class SqliteStore implements Store {
   async bindAddress(token: TokenRecord, address: string): Promise<BindResult> {
     const tokenId = token.id;
     const limit = token.bindIpsOnUsage ?? 0;
-    return this.db.transaction((): BindResult => {
+    return this.tx((): BindResult => {
       const cur = this.stmt('SELECT rev FROM tokens WHERE id = ?').get(tokenId) as { rev: number } | undefined;
       if (!cur || cur.rev !== token.rev) return 'stale';
-      const has = this.stmt('SELECT 1 FROM bound_addresses WHERE token_id = ? AND address = ?').get(tokenId, address);
-      if (has) return 'already';
-      const { n } = this.stmt('SELECT COUNT(*) AS n FROM bound_addresses WHERE token_id = ?').get(tokenId) as { n: number };
-      if (n >= limit) return 'full';
-      this.stmt('INSERT INTO bound_addresses (token_id, address, seq) VALUES (?, ?, ?)').run(tokenId, address, n + 1);
+      let n = -1; // counted only when the address is not bound yet (as bindDecision asks)
+      const count = () => (n >= 0 ? n : (n = (this.stmt('SELECT COUNT(*) AS n FROM bound_addresses WHERE token_id = ?').get(tokenId) as { n: number }).n));
+      const bound = {
+        has: (a: string) => this.stmt('SELECT 1 FROM bound_addresses WHERE token_id = ? AND address = ?').get(tokenId, a) !== undefined,
+        get size() {
+          return count();
+        },
+      };
+      const step = bindDecision(bound, address, limit);
+      if (step !== 'bound') return step;
+      this.stmt('INSERT INTO bound_addresses (token_id, address, seq) VALUES (?, ?, ?)').run(tokenId, address, bound.size + 1);
       return 'bound';
-    }).immediate();
+    });
   }
 
   // ---- live streams ----
 
   async startLiveStream(s: LiveStream, ttlSeconds: number): Promise<void> {
-    this.db.transaction(() => {
+    this.tx(() => {
       const now = this.now();
       this.stmt('DELETE FROM live_streams WHERE expires_ms <= ?').run(now);
       const was = this.stmt('SELECT token_id FROM live_streams WHERE account_id = ? AND stream_name = ?').pluck().get(s.accountId, s.streamName) as
         | number
         | undefined;
-      this.db
-        .prepare(
-          `INSERT OR REPLACE INTO live_streams (account_id, stream_name, token_id, feed_id, expires_ms, data)
-           VALUES (?, ?, ?, ?, ?, ?)`,
-        )
+      this.stmt(
+        `INSERT OR REPLACE INTO live_streams (account_id, stream_name, token_id, feed_id, expires_ms, data)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      )
         .run(s.accountId, s.streamName, s.tokenId, s.feedId, now + ttlSeconds * 1000, JSON.stringify(s));
       // viewers' country lists follow the publishing token (see Store.startLiveStream)
       if (was !== s.tokenId && this.hasViewerRules(s.accountId)) this.bumpVersion(s.accountId);
-    }).immediate();
+    });
   }
 
   async endLiveStream(accountId: string, streamName: string, feedId?: string): Promise<LiveStream | null> {
-    return this.db.transaction(() => {
-      const r = this.db
-        .prepare('SELECT data, feed_id FROM live_streams WHERE account_id = ? AND stream_name = ?')
+    return this.tx(() => {
+      const r = this.stmt('SELECT data, feed_id FROM live_streams WHERE account_id = ? AND stream_name = ?')
         .get(accountId, streamName) as { data: string; feed_id: string } | undefined;
       if (!r || (feedId !== undefined && r.feed_id !== feedId)) return null;
       this.stmt('DELETE FROM live_streams WHERE account_id = ? AND stream_name = ?').run(accountId, streamName);
       if (this.hasViewerRules(accountId)) this.bumpVersion(accountId);
       return JSON.parse(r.data) as LiveStream;
-    }).immediate();
+    });
   }
 
   async startSession(s: Session, ttlSeconds: number): Promise<void> {
     const now = this.now();
-    this.stmt('DELETE FROM sessions WHERE expires_ms <= ?').run(now);
-    this.db
-      .prepare('INSERT OR REPLACE INTO sessions (caller, session_id, expires_ms, data) VALUES (?, ?, ?, ?)')
-      .run(s.caller, s.sessionId, now + ttlSeconds * 1000, JSON.stringify(s));
+    this.tx(() => {
+      this.stmt('DELETE FROM sessions WHERE expires_ms <= ?').run(now);
+      this.stmt('INSERT OR REPLACE INTO sessions (caller, session_id, expires_ms, data) VALUES (?, ?, ?, ?)').run(
+        s.caller,
+        s.sessionId,
+        now + ttlSeconds * 1000,
+        JSON.stringify(s),
+      );
+    });
   }
 
   async getSession(caller: string, sessionId: string): Promise<Session | null> {
-    const r = this.db
-      .prepare('SELECT data FROM sessions WHERE caller = ? AND session_id = ? AND expires_ms > ?')
+    const r = this.stmt('SELECT data FROM sessions WHERE caller = ? AND session_id = ? AND expires_ms > ?')
       .get(caller, sessionId, this.now()) as { data: string } | undefined;
     return r ? (JSON.parse(r.data) as Session) : null;
   }
 
   async endSession(caller: string, sessionId: string): Promise<Session | null> {
-    return this.db.transaction(() => {
-      const r = this.db
-        .prepare('SELECT data, expires_ms FROM sessions WHERE caller = ? AND session_id = ?')
+    return this.tx(() => {
+      const r = this.stmt('SELECT data, expires_ms FROM sessions WHERE caller = ? AND session_id = ?')
         .get(caller, sessionId) as { data: string; expires_ms: number } | undefined;
       if (!r) return null;
       this.stmt('DELETE FROM sessions WHERE caller = ? AND session_id = ?').run(caller, sessionId);
       return r.expires_ms > this.now() ? (JSON.parse(r.data) as Session) : null;
-    }).immediate();
+    });
   }
 
   async getLiveStream(accountId: string, streamName: string): Promise<LiveStream | null> {
-    const r = this.db
-      .prepare('SELECT data FROM live_streams WHERE account_id = ? AND stream_name = ? AND expires_ms > ?')
+    const r = this.stmt('SELECT data FROM live_streams WHERE account_id = ? AND stream_name = ? AND expires_ms > ?')
       .get(accountId, streamName, this.now()) as { data: string } | undefined;
     return r ? (JSON.parse(r.data) as LiveStream) : null;
   }
@@ -663,8 +670,7 @@ export class SqliteStore implements Store {
     const rows = (
       streamName === undefined
         ? this.stmt('SELECT DISTINCT token_id FROM live_streams WHERE account_id = ? AND expires_ms > ? ORDER BY token_id').all(accountId, now)
-        : this.db
-            .prepare('SELECT DISTINCT token_id FROM live_streams WHERE account_id = ? AND stream_name = ? AND expires_ms > ? ORDER BY token_id')
+        : this.stmt('SELECT DISTINCT token_id FROM live_streams WHERE account_id = ? AND stream_name = ? AND expires_ms > ? ORDER BY token_id')
             .all(accountId, streamName, now)
     ) as Array<{ token_id: number }>;
     return rows.map((r) => r.token_id);

@@ -1,7 +1,7 @@
 -- record-cas: compare-and-set of a JSON record kept as a hash {json, rev} (webhooks, recordings).
 -- KEYS[1] record hash
 -- ARGV[1] expected rev, ARGV[2] new JSON
--- Returns the new rev; -1 when the record is gone; 0 when rev moved on (re-read and retry).
+-- Returns the new rev; GONE (-1) when the record is gone; MOVED (0) when rev moved on (re-read and retry).
 local rev = redis.call('HGET', KEYS[1], 'rev')
 if not rev then return -1 end
 if rev ~= ARGV[1] then return 0 end

@@ -3,7 +3,8 @@
 -- KEYS[1] record string "<rev>:<json>", KEYS[2] name index zset, KEYS[3] added index zset,
 -- KEYS[4] bound zset, KEYS[5] account version, KEYS[6] securing set
 -- ARGV[1] expected rev, ARGV[2] name member, ARGV[3] id member, ARGV[4] id
--- Returns 1 when deleted, -1 when the record is gone, 0 when rev moved on (re-read and retry).
+-- Returns DONE (1) when deleted, GONE (-1) when the record is gone, MOVED (0) when rev moved on
+-- (re-read and retry).
 local cur = redis.call('GET', KEYS[1])
 if not cur then return -1 end
 if string.match(cur, '^(%d+):') ~= ARGV[1] then return 0 end

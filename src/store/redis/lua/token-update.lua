@@ -3,7 +3,7 @@
 -- KEYS[4] account version, KEYS[5] viewer-rule set (securing tokens and viewer-country ones)
 -- ARGV[1] expected rev, ARGV[2] new JSON, ARGV[3] old name member, ARGV[4] new name member,
 -- ARGV[5] '1' to clear the bound addresses, ARGV[6] '1' when it sets viewer rules, ARGV[7] id
--- Returns the new rev; -1 when the record is gone; 0 when rev moved on (re-read and retry).
+-- Returns the new rev; GONE (-1) when the record is gone; MOVED (0) when rev moved on (re-read and retry).
 local cur = redis.call('GET', KEYS[1])
 if not cur then return -1 end
 local rev = string.match(cur, '^(%d+):')
