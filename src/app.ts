@@ -1,7 +1,7 @@
 // createApp(services): the express app without listen (what supertest drives).
 import express from 'express';
 import { VERSION, type Services } from './services.js';
-import { mountRoutes, type RouteSpec } from './http/route.js';
+import { mountRoutes, unroutedRequests, type Guards, type RouteSpec } from './http/route.js';
 import { tokenRoutes } from './http/management/tokens.routes.js';
 import { webhookRoutes } from './http/management/webhooks.routes.js';
 import { analyticsRoutes } from './http/management/analytics.routes.js';
@@ -107,10 +107,13 @@ export function createApp(s: Services): express.Express {
   });
   mountDashboard(app, s.config.dashboard);
 
-  // Authentication and body parsing by prefix, then every route with its full path.
-  app.use('/admin', requireAdminKey(s.config.adminKey), ...jsonBody(limit));
-  app.use('/api', requireApiSecret(s.accounts), ...jsonBody(limit));
-  mountRoutes(app, routes, { unknownFields: s.config.api.unknownFields, logger: s.logger });
+  // Every management route behind the guard its declaration names, then its JSON body; requests
+  // no route answers meet the guard of their namespace (/api, /admin) before the 404.
+  const guards: Guards = { apiSecret: requireApiSecret(s.accounts), admin: requireAdminKey(s.config.adminKey) };
+  const managementBody = jsonBody(limit);
+  mountRoutes(app, routes, { unknownFields: s.config.api.unknownFields, logger: s.logger, guards, bodyParsers: managementBody });
+  app.use(unroutedRequests({ '/admin': guards.admin, '/api': guards.apiSecret }, managementBody));
+  app.locals.managementRoutes = routes; // what the tests enumerate
 
   app.use(notFound());
   app.use(errorHandler(s.logger));
