@@ -92,7 +92,7 @@ export function requireApiSecret(accounts: AccountService): RequestHandler {
 /** Admin API: 404 when no admin key is configured; else the bearer must equal it. */
 export function requireAdminKey(adminKey: string): RequestHandler {
   return (req, _res, next) => {
-    // Mounted at /admin: req.path is the rest, so the prefix is put back (never the query).
+    // The full path wherever the guard runs (on a route, or under a mount where req.path is the rest), never the query.
     if (adminKey === '') return next(new ApiError(404, `Not found: ${req.method} ${req.baseUrl}${req.path} (the admin API is off: set STREAMGATE_ADMIN_KEY)`));
     const presented = bearer(req);
     if (!presented || !safeEqual(presented, adminKey)) return next(ApiError.unauthorized());
