@@ -1,13 +1,15 @@
 // Bind on usage under concurrent first uses: for random limits N, many addresses racing through
 // two instances on one Redis (and one instance on SQLite), by token value and by self-signed JWTs of
 // the same token, bind exactly N addresses; exactly the requests from bound addresses are admitted.
-// (test/http/enforcement.redis-instances.test.ts has one fixed case; this one varies it.)
+// (test/http/enforcement.redis-instances.test.ts has one fixed case; this one varies it.) The limits
+// come from a seeded generator: the test prints its seed, and FC_SEED=<seed> replays the same limits.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { signSubscribeJwt } from '../../src/policy/self-signed.js';
 import { sqliteDeployment, redisDeployment, type Deployment } from '../helpers/instances.js';
 import { call } from '../helpers/listen.js';
 import { soak } from '../helpers/soak.js';
+import { seededRandom } from '../helpers/property.js';
 
 const ROUNDS = soak(4, 25);
 const ADDRESSES = 24;
@@ -28,13 +30,17 @@ for (const [name, make] of cases) {
     });
     after(() => d.close());
 
-    it(`binds exactly N of ${ADDRESSES} addresses for ${REQUESTS} racing requests (${ROUNDS} rounds, N random)`, async () => {
+    it(`binds exactly N of ${ADDRESSES} addresses for ${REQUESTS} racing requests (${ROUNDS} rounds, N random)`, async (t) => {
+      const rnd = seededRandom();
+      t.diagnostic(rnd.replay);
       for (let round = 0; round < ROUNDS; round++) {
-        const n = 1 + Math.floor(Math.random() * 6);
+        const n = rnd.int(1, 6);
+        const at = `${rnd.replay}, round ${round}`;
         const created = await call(d.instances[0].base, 'POST', '/api/subscribe_token', {
           secret,
           body: { label: 'b', streams: [{ streamName: 'cam1' }], bindIpsOnUsage: n },
         });
+        assert.equal(created.status, 200, JSON.stringify(created.body));
         const { id, token } = created.body.data;
         const jwt = await signSubscribeJwt({ token, tokenId: id, streamName: 'cam1', expiresInSeconds: 600 });
         // Odd rounds: every instance holds the token cached first (the optimistic path, confirmed by
@@ -55,12 +61,12 @@ for (const [name, make] of cases) {
         );
         const rec = await call(d.instances[d.instances.length - 1].base, 'GET', `/api/subscribe_token/${id}`, { secret });
         const bound: string[] = rec.body.data.boundIpAddresses;
-        assert.equal(bound.length, n, `round ${round}: ${bound.length} bound for bindIpsOnUsage ${n}`);
-        assert.equal(new Set(bound).size, n);
+        assert.equal(bound.length, n, `${at}: ${bound.length} bound for bindIpsOnUsage ${n}`);
+        assert.equal(new Set(bound).size, n, `${at}: bound addresses ${bound.join(', ')}`);
         results.forEach((r, i) => {
           const ip = ips[(i * 7) % ADDRESSES];
-          if (bound.includes(ip)) assert.deepEqual([r.status, r.body.reason], [200, 'allowed'], `round ${round}, request ${i} from bound ${ip}`);
-          else assert.deepEqual([r.status, r.body.reason, r.body.message], [403, 'ip_not_allowed', 'Unauthorized: IP Address not allowed'], `round ${round}, request ${i} from ${ip}`);
+          if (bound.includes(ip)) assert.deepEqual([r.status, r.body.reason], [200, 'allowed'], `${at}, request ${i} from bound ${ip}`);
+          else assert.deepEqual([r.status, r.body.reason, r.body.message], [403, 'ip_not_allowed', 'Unauthorized: IP Address not allowed'], `${at}, request ${i} from ${ip}`);
         });
       }
     });

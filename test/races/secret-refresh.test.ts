@@ -7,6 +7,7 @@ import { ADMIN_KEY } from '../helpers/app.js';
 import { sqliteDeployment, redisDeployment, type Deployment } from '../helpers/instances.js';
 import { call } from '../helpers/listen.js';
 import { soak } from '../helpers/soak.js';
+import { seededRandom } from '../helpers/property.js';
 
 const ROUNDS = soak(6, 40);
 const CALLERS = 4;
@@ -30,7 +31,9 @@ for (const [name, make] of cases) {
       ['the operator (POST /admin/accounts/{id}/secret)', (base, id) => call(base, 'POST', `/admin/accounts/${id}/secret`, { secret: ADMIN_KEY })],
     ];
     for (const [who, refresh] of refreshers) {
-      it(`refreshed by ${who}: the old secret is refused from the moment the refresh returns (${ROUNDS} rounds)`, async () => {
+      it(`refreshed by ${who}: the old secret is refused from the moment the refresh returns (${ROUNDS} rounds)`, async (t) => {
+        const rnd = seededRandom(); // the head start of the racing calls before the refresh is sent
+        t.diagnostic(rnd.replay);
         const manager = d.instances[0];
         const user = d.instances[d.instances.length - 1];
         const acct = await manager.t.account(`race-${who.length}`);
@@ -52,7 +55,7 @@ for (const [name, make] of cases) {
             }
           };
           const callers = Array.from({ length: CALLERS }, (_, i) => caller(i));
-          await new Promise((r) => setTimeout(r, Math.random() * 15));
+          await new Promise((r) => setTimeout(r, rnd.next() * 15));
           const sentAt = performance.now();
           const r = await refresh(manager.base, acct.id, old);
           returnedAt = performance.now();

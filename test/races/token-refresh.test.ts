@@ -7,6 +7,7 @@ import { signSubscribeJwt } from '../../src/policy/self-signed.js';
 import { sqliteDeployment, redisDeployment, type Deployment } from '../helpers/instances.js';
 import { call } from '../helpers/listen.js';
 import { soak } from '../helpers/soak.js';
+import { seededRandom } from '../helpers/property.js';
 
 const ROUNDS = soak(6, 25);
 const DECIDERS = 4;
@@ -40,7 +41,9 @@ for (const [name, make] of cases) {
       ['a self-signed JWT keyed with the token', {}, true],
     ];
     for (const [what, extra, viaJwt] of variants) {
-      it(`${what}: old value refused from the moment the refresh returns (${ROUNDS} rounds)`, async () => {
+      it(`${what}: old value refused from the moment the refresh returns (${ROUNDS} rounds)`, async (t) => {
+        const rnd = seededRandom(); // the head start of the racing calls before the refresh is sent
+        t.diagnostic(rnd.replay);
         const manager = d.instances[0];
         const user = d.instances[d.instances.length - 1];
         let overlapping = 0;
@@ -67,7 +70,7 @@ for (const [name, make] of cases) {
             }
           };
           const deciders = Array.from({ length: DECIDERS }, decider);
-          await new Promise((r) => setTimeout(r, Math.random() * 15));
+          await new Promise((r) => setTimeout(r, rnd.next() * 15));
           const sentAt = performance.now();
           const refreshed = await call(manager.base, 'PUT', `/api/subscribe_token/${id}`, { secret, body: { refreshToken: true } });
           returnedAt = performance.now();
