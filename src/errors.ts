@@ -36,7 +36,8 @@ export class ApiError extends Error {
 export class FieldErrorList {
   readonly errors: FieldErrors = Object.create(null) as FieldErrors;
   add(field: string, problem: string): void {
-    (this.errors[field] ??= []).push(problem);
+    this.errors[field] ??= [];
+    this.errors[field].push(problem);
   }
   get empty(): boolean {
     return Object.keys(this.errors).length === 0;

@@ -530,7 +530,12 @@ export class RedisStore implements Store {
       const openId = await this.redis.hget(keys.openRecordings(r.accountId), field);
       const raw = openId ? await this.redis.get(keys.recording(r.accountId, Number(openId))) : null;
       const merged = completedRecording(raw ? (JSON.parse(raw) as Recording) : null, r);
-      const rec: Recording = { ...merged, id: merged.id ?? (newId ??= await this.redis.incr(keys.recordingSeq)) };
+      let id = merged.id;
+      if (id === undefined) {
+        newId ??= await this.redis.incr(keys.recordingSeq);
+        id = newId;
+      }
+      const rec: Recording = { ...merged, id };
       const reply = await this.run(
         'recordingComplete',
         keys.openRecordings(r.accountId),
@@ -632,7 +637,10 @@ export class RedisStore implements Store {
           for (const [field, value] of Object.entries(h as Record<string, string>)) {
             const streamName = field.slice(0, field.lastIndexOf('\u0000'));
             let row = rows.get(streamName);
-            if (!row) rows.set(streamName, (row = { day, trackingId, streamName, bytesOut: 0, bytesIn: 0 }));
+            if (!row) {
+              row = { day, trackingId, streamName, bytesOut: 0, bytesIn: 0 };
+              rows.set(streamName, row);
+            }
             if (field.endsWith('\u0000o')) row.bytesOut += Number(value);
             else row.bytesIn += Number(value);
           }

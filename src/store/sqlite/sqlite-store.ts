@@ -198,7 +198,8 @@ export class SqliteStore implements Store {
 
   private readonly statements = new Map<string, Database.Statement>();
   private get versionStmt(): Database.Statement {
-    return (this._versionStmt ??= this.db.prepare('SELECT ver FROM account_versions WHERE account_id = ?').pluck());
+    this._versionStmt ??= this.db.prepare('SELECT ver FROM account_versions WHERE account_id = ?').pluck();
+    return this._versionStmt;
   }
   private _versionStmt?: Database.Statement;
 
@@ -586,7 +587,10 @@ export class SqliteStore implements Store {
       const cur = this.stmt('SELECT rev FROM tokens WHERE id = ?').get(tokenId) as { rev: number } | undefined;
       if (!cur || cur.rev !== token.rev) return 'stale';
       let n = -1; // counted only when the address is not bound yet (as bindDecision asks)
-      const count = () => (n >= 0 ? n : (n = (this.stmt('SELECT COUNT(*) AS n FROM bound_addresses WHERE token_id = ?').get(tokenId) as { n: number }).n));
+      const count = () => {
+        if (n < 0) n = (this.stmt('SELECT COUNT(*) AS n FROM bound_addresses WHERE token_id = ?').get(tokenId) as { n: number }).n;
+        return n;
+      };
       const bound = {
         has: (a: string) => this.stmt('SELECT 1 FROM bound_addresses WHERE token_id = ? AND address = ?').get(tokenId, a) !== undefined,
         get size() {
