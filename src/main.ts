@@ -5,6 +5,7 @@ import { createApp } from './app.js';
 import { createHttpServer } from './http/server.js';
 import { loadTls } from './http/tls.js';
 import { configWarnings } from './observability/warnings.js';
+import { flushLogs } from './observability/logger.js';
 
 function configFileArg(argv: string[]): string | undefined {
   const i = argv.indexOf('--config');
@@ -108,6 +109,8 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
         clearTimeout(force); // every connection is gone; webhooks may still use the rest of the grace
         await services.close(deadline);
         logger.info('stopped');
+        // A bounded last flush: a stalled log reader cannot hold the process past the grace.
+        await flushLogs(logger);
         process.exit(0);
       });
       server.closeIdleConnections();

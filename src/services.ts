@@ -5,7 +5,7 @@ import type { Store } from './store/store.js';
 import { SqliteStore } from './store/sqlite/sqlite-store.js';
 import { RedisStore } from './store/redis/redis-store.js';
 import { createRedisClient, connectRedis } from './store/redis/connect.js';
-import { createLogger, type Logger } from './observability/logger.js';
+import { createLogger, logSinkOf, type Logger } from './observability/logger.js';
 import { AccountService, DEFAULT_ACCOUNT_META } from './management/accounts.js';
 import { TokenService } from './management/tokens.js';
 import { Metrics } from './observability/metrics.js';
@@ -97,6 +97,7 @@ export async function createServices(
   const now = opts.now ?? Date.now;
   const geo = opts.geo ?? (await sharedGeo(config.geo.databasePath));
   const metrics = new Metrics();
+  metrics.logLinesDroppedFrom = () => logSinkOf(logger)?.dropped ?? 0;
   const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, now);
   enforcer.defaultAccountId = (await store.getMeta(DEFAULT_ACCOUNT_META)) ?? undefined;
   const keys = await KeyRing.load(store, now);

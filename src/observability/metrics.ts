@@ -63,6 +63,19 @@ export class Metrics {
     help: 'Webhook deliveries waiting for a free slot',
     registers: [this.registry],
   });
+  /** Read at each scrape: the logger's count of lines lost to a stalled or vanished sink. */
+  logLinesDroppedFrom: () => number = () => 0;
+  private logLinesDroppedSeen = 0;
+  readonly logLinesDropped = new Counter({
+    name: 'streamgate_log_lines_dropped_total',
+    help: 'Log lines dropped because the log sink (stdout) was stalled or gone',
+    registers: [this.registry],
+    collect: () => {
+      const total = this.logLinesDroppedFrom();
+      if (total > this.logLinesDroppedSeen) this.logLinesDropped.inc(total - this.logLinesDroppedSeen);
+      this.logLinesDroppedSeen = Math.max(total, this.logLinesDroppedSeen);
+    },
+  });
   readonly httpRequests = new Counter({
     name: 'streamgate_http_requests_total',
     help: 'HTTP requests by route pattern, method and status',
