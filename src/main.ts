@@ -45,16 +45,8 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     }
     throw e;
   }
-  const services = await createServices(config);
+  const services = await createServices(config, { firstStart: true });
   const { logger } = services;
-  const first = await services.accounts.ensureDefaultAccount(config.dataDir);
-  if (first) {
-    services.enforcer.defaultAccountId = first.account.id;
-    logger.info(
-      { accountId: first.account.id, secretFile: first.secretFile },
-      'first start: created account "default"; its API secret is in secretFile (shown nowhere else)',
-    );
-  }
   for (const warning of await configWarnings(config, services.accounts)) logger.warn(warning);
   const app = createApp(services);
   const server = createHttpServer(app, tls);

@@ -90,7 +90,15 @@ export async function createStore(config: Config, logger: Logger): Promise<Store
 
 export async function createServices(
   config: Config,
-  opts: { logger?: Logger; store?: Store; now?: () => number; geo?: GeoLookup; poster?: Poster } = {},
+  opts: {
+    logger?: Logger;
+    store?: Store;
+    now?: () => number;
+    geo?: GeoLookup;
+    poster?: Poster;
+    /** The server's start: when the store holds no account, create "default" (its secret in <dataDir>/default-api-secret). */
+    firstStart?: boolean;
+  } = {},
 ): Promise<Services> {
   const logger = opts.logger ?? createLogger(config.log.level);
   const store = opts.store ?? (await createStore(config, logger));
@@ -98,19 +106,28 @@ export async function createServices(
   const geo = opts.geo ?? (await sharedGeo(config.geo.databasePath));
   const metrics = new Metrics();
   metrics.logLinesDroppedFrom = () => logSinkOf(logger)?.dropped ?? 0;
-  const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, now);
-  enforcer.defaultAccountId = (await store.getMeta(DEFAULT_ACCOUNT_META)) ?? undefined;
+  const accounts = new AccountService(store, now);
+  // The default account exists before the enforcer that reads it is built (first start creates it).
+  const first = opts.firstStart ? await accounts.ensureDefaultAccount(config.dataDir) : null;
+  if (first) {
+    logger.info(
+      { accountId: first.account.id, secretFile: first.secretFile },
+      'first start: created account "default"; its API secret is in secretFile (shown nowhere else)',
+    );
+  }
+  const defaultAccountId = (await store.getMeta(DEFAULT_ACCOUNT_META)) ?? undefined;
+  const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, { now, defaultAccountId });
   const keys = await KeyRing.load(store, now);
+  const usage = new UsageService(store, (id) => store.findTokenById(id), now);
   const lifecycle = new Lifecycle(
     store,
     { queueSize: config.lifecycle.queueSize, liveTtlSeconds: config.enforcement.liveTtlSeconds, defaultAccountId: config.enforcement.defaultAccountId },
     metrics,
     logger,
     (value) => enforcer.lookup.byHashFresh(tokenHash(value)),
+    usage,
     now,
   );
-  const usage = new UsageService(store, (id) => store.findTokenById(id), now);
-  lifecycle.usage = usage;
   const poller = config.analytics.mediamtx.apiUrl
     ? new MediamtxPoller(
         { apiUrl: config.analytics.mediamtx.apiUrl, intervalMs: config.analytics.mediamtx.intervalMs, baselineFirstPoll: true, logger, now },
@@ -137,7 +154,7 @@ export async function createServices(
     config,
     logger,
     store,
-    accounts: new AccountService(store, now),
+    accounts,
     tokens: new TokenService(store, now, config.limits),
     metrics,
     geo,

@@ -3,15 +3,17 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import { tokenHash, type TokenRecord } from '../domain/tokens.js';
+import type { TokenRecord } from '../domain/tokens.js';
 import type { Store } from '../store/store.js';
 import type { Config } from '../config/schema.js';
 import type { Metrics } from '../observability/metrics.js';
 import { decision, type AccessRequest, type Decision, type ViewerCountries } from '../policy/types.js';
 import { evaluate, type Credential, type Evaluation, type RuleOutcome } from '../policy/evaluate.js';
-import { looksLikeJwt, peekSelfSigned, signatureValid } from '../policy/self-signed.js';
+import { applyBind } from '../policy/bind.js';
+import { bindDecision } from '../domain/store-rules.js';
 import { hasCountryLists } from '../domain/viewer-rules.js';
 import { TokenLookup, StoreUnavailable, securedBy, type AccountEntry } from './lookup.js';
+import { resolveCredential } from './credential.js';
 import type { GeoLookup } from './geo.js';
 
 export interface DecisionResult extends Decision {
@@ -23,17 +25,17 @@ export interface Explanation {
   rules: RuleOutcome[];
 }
 
-const MAX_TOKEN_LENGTH = 8192;
-const MAX_STALE_RETRIES = 3;
-
-interface Resolved {
-  cred: Credential;
-  /** False when the record came from the cache without the version check (optimistic path). */
-  verified: boolean;
-  hash?: string;
-  /** The account version the token's record is current at (read by this decision when verified). */
-  ver: number;
+export interface EnforcerOptions {
+  now?: () => number;
+  /**
+   * The account token-less requests belong to when neither the request nor
+   * enforcement.defaultAccountId names one: the account created on first start, read from the
+   * store before the enforcer is built.
+   */
+  defaultAccountId?: string;
 }
+
+const MAX_STALE_RETRIES = 3;
 
 /** The token whose rules apply to a resolved credential (a JWT's parent), if any. */
 const tokenOf = (c: Credential): TokenRecord | undefined => (c.type === 'token' ? c.token : c.type === 'jwt' ? c.parent : undefined);
@@ -45,6 +47,8 @@ export class Enforcer {
   readonly lookup: TokenLookup;
   /** Addresses this instance saw bound, per token: lets allow-cached admit them while the store is down. */
   private readonly knownBound = new LRUCache<number, Set<string>>({ max: 10000 });
+  private readonly now: () => number;
+  private readonly defaultAccountId: string | undefined;
 
   constructor(
     private readonly store: Store,
@@ -52,9 +56,11 @@ export class Enforcer {
     private readonly geo: GeoLookup,
     private readonly metrics: Metrics,
     private readonly logger: Logger,
-    private readonly now: () => number = Date.now,
+    opts: EnforcerOptions = {},
   ) {
     this.lookup = new TokenLookup(store, cfg);
+    this.now = opts.now ?? Date.now;
+    this.defaultAccountId = opts.defaultAccountId || undefined;
   }
 
   /** Decides an access request. Never throws for bad tokens or an unreachable store. */
@@ -102,18 +108,21 @@ export class Enforcer {
       viewer = await this.lookup.viewerCountries(await this.lookup.account(token.accountId), req.streamName, this.now());
     }
     const ev = evaluate(req, { type: 'token', token }, this.context(req, false, viewer));
-    const bindRule = ev.rules.find((r) => r.result === 'pending');
-    if (bindRule && ev.bind) {
-      const bound = await this.store.boundAddresses(token.accountId, token.id);
-      const limit = token.bindIpsOnUsage ?? 0;
-      if (bound.includes(ev.bind.address)) Object.assign(bindRule, { result: 'pass', detail: `${ev.bind.address} is bound` });
-      else if (bound.length < limit) Object.assign(bindRule, { result: 'pass', detail: `would bind ${ev.bind.address} (${bound.length} of ${limit} bound)` });
-      else {
-        Object.assign(bindRule, { result: 'fail', detail: `all ${limit} slot(s) are bound to other addresses` });
-        return { decision: decision('ip_not_allowed', fieldsOf(ev.decision)), rules: ev.rules };
-      }
-    }
-    return { decision: ev.decision, rules: ev.rules };
+    if (ev.bind === undefined) return { decision: ev.decision, rules: ev.rules };
+    const { address } = ev.bind;
+    const bound = await this.store.boundAddresses(token.accountId, token.id);
+    const limit = token.bindIpsOnUsage ?? 0;
+    const outcome = bindDecision(new Set(bound), address, limit);
+    const settled = applyBind(
+      ev,
+      outcome,
+      outcome === 'already'
+        ? `${address} is bound`
+        : outcome === 'bound'
+          ? `would bind ${address} (${bound.length} of ${limit} bound)`
+          : `all ${limit} slot(s) are bound to other addresses`,
+    );
+    return { decision: settled.decision, rules: settled.rules };
   }
 
   private context(req: AccessRequest, secured: boolean, viewerCountries: ViewerCountries | undefined) {
@@ -132,16 +141,14 @@ export class Enforcer {
   }
 
   /** The configured default account, else the one created on first start (so a fresh install has open streams). */
-  defaultAccountId: string | undefined;
-
   private accountOf(req: AccessRequest): string | undefined {
     return req.accountId || this.cfg.defaultAccountId || this.defaultAccountId || undefined;
   }
 
   private async decideWithStore(req: AccessRequest): Promise<Evaluation> {
-    let fresh = false;
+    let reading: 'optimistic' | 'fresh' = 'optimistic';
     for (let attempt = 0; attempt <= MAX_STALE_RETRIES; attempt++) {
-      const r = await this.resolve(req, fresh);
+      const r = await resolveCredential(req.token, reading, this.lookup, this.metrics);
       let secured = false;
       let viewer: ViewerCountries | undefined;
       if (req.action === 'subscribe') {
@@ -161,7 +168,7 @@ export class Enforcer {
           if (!r.verified && (account === undefined || account.geo !== undefined)) {
             // An unchecked cached copy (bind on usage) decides alone only while its account is known
             // to have no country rules; otherwise read the version first.
-            fresh = true;
+            reading = 'fresh';
             continue;
           }
           if (account === undefined) account = await this.lookup.loadAccountAt(token.accountId, r.ver);
@@ -174,75 +181,29 @@ export class Enforcer {
       const ev = evaluate(req, r.cred, this.context(req, secured, viewer));
       if (!r.verified && (!ev.decision.allowed || !ev.bind)) {
         // decided on an unchecked cached copy: only a bind (which checks the version) may confirm it
-        fresh = true;
+        reading = 'fresh';
         continue;
       }
       if (!ev.bind) return ev;
-      const result = await this.lookup.timed(this.store.bindAddress(ev.bind.token, ev.bind.address));
-      const rule = ev.rules.find((x) => x.result === 'pending')!;
-      if (result === 'bound' || result === 'already') {
-        Object.assign(rule, { result: 'pass', detail: result === 'bound' ? `bound ${ev.bind.address}` : `${ev.bind.address} is bound` });
-        this.remember(ev.bind.token.id, ev.bind.address);
-        return ev;
+      const { token, address } = ev.bind;
+      const result = await this.lookup.timed(this.store.bindAddress(token, address));
+      if (result === 'stale') {
+        this.lookup.forget(token, r.hash); // the token changed since we read it
+        reading = 'fresh';
+        continue;
       }
-      if (result === 'full') {
-        Object.assign(rule, { result: 'fail', detail: 'every slot is bound to another address' });
-        return { ...ev, decision: decision('ip_not_allowed', fieldsOf(ev.decision)), bind: undefined };
-      }
-      this.lookup.forget(ev.bind.token, r.hash); // 'stale': the token changed since we read it
-      fresh = true;
+      if (result === 'full') return applyBind(ev, result, 'every slot is bound to another address');
+      this.remember(token.id, address);
+      return applyBind(ev, result, result === 'bound' ? `bound ${address}` : `${address} is bound`);
     }
     throw new StoreUnavailable(new Error('token kept changing while binding'));
   }
 
-  private async resolve(req: AccessRequest, fresh: boolean): Promise<Resolved> {
-    const value = req.token;
-    if (value === undefined || value === '') return { cred: { type: 'none' }, verified: true, ver: 0 };
-    if (value.length > MAX_TOKEN_LENGTH) return { cred: { type: 'invalid', detail: 'token too long' }, verified: true, ver: 0 };
-    if (looksLikeJwt(value)) {
-      const peek = peekSelfSigned(value);
-      if ('problem' in peek) return { cred: { type: 'invalid', detail: peek.problem }, verified: true, ver: 0 };
-      const cached = fresh ? undefined : this.lookup.peekEntryById(peek.claims.tokenId);
-      const optimistic = cached !== undefined && (cached.token.bindIpsOnUsage ?? 0) > 0;
-      const entry = optimistic ? cached : await this.lookup.entryById(peek.claims.tokenId);
-      if (!entry) return { cred: { type: 'invalid', detail: 'unknown parent token' }, verified: true, ver: 0 };
-      const parent = entry.token;
-      if (!(await signatureValid(value, parent.token))) {
-        return { cred: { type: 'invalid', detail: 'bad signature' }, verified: !optimistic, ver: entry.ver };
-      }
-      return { cred: { type: 'jwt', parent, claims: peek.claims }, verified: !optimistic, ver: entry.ver };
-    }
-    const hash = tokenHash(value);
-    const cached = fresh ? undefined : this.lookup.peekEntryByHash(hash);
-    if (cached && (cached.token.bindIpsOnUsage ?? 0) > 0) {
-      this.metrics.cacheLookup('hit');
-      return { cred: { type: 'token', token: cached.token }, verified: false, hash, ver: cached.ver };
-    }
-    const before = this.lookup.stats.hits;
-    const entry = await this.lookup.entryByHash(hash);
-    this.metrics.cacheLookup(this.lookup.stats.hits > before ? 'hit' : 'miss');
-    return entry
-      ? { cred: { type: 'token', token: entry.token }, verified: true, hash, ver: entry.ver }
-      : { cred: { type: 'invalid', detail: 'unknown token' }, verified: true, hash, ver: 0 };
-  }
-
   /** allow-cached: decide from what this instance holds; anything it cannot vouch for is denied. */
   private async decideFromCache(req: AccessRequest): Promise<Evaluation> {
-    let cred: Credential = { type: 'none' };
-    if (req.token) {
-      if (looksLikeJwt(req.token)) {
-        const peek = peekSelfSigned(req.token);
-        const parent = 'problem' in peek ? undefined : this.lookup.peekById(peek.claims.tokenId);
-        if (!parent || 'problem' in peek) return this.unavailable(req);
-        cred = (await signatureValid(req.token, parent.token))
-          ? { type: 'jwt', parent, claims: peek.claims }
-          : { type: 'invalid', detail: 'bad signature' };
-      } else {
-        const t = this.lookup.peekByHash(tokenHash(req.token));
-        if (!t) return this.unavailable(req);
-        cred = { type: 'token', token: t };
-      }
-    }
+    const r = await resolveCredential(req.token, 'cache', this.lookup);
+    if (r === undefined) return this.unavailable(req);
+    const cred = r.cred;
     const secured =
       cred.type === 'none' && req.action === 'subscribe' ? req.accountId === undefined || this.lookup.securedCached(req.accountId, req.streamName) : false;
     let viewer: ViewerCountries | undefined;
@@ -259,11 +220,8 @@ export class Enforcer {
     }
     const ev = evaluate(req, cred, this.context(req, secured, viewer));
     if (!ev.bind) return ev;
-    if (this.knownBound.get(ev.bind.token.id)?.has(ev.bind.address)) {
-      Object.assign(ev.rules.find((x) => x.result === 'pending')!, { result: 'pass', detail: 'bound (cached)' });
-      return ev;
-    }
-    return this.unavailable(req);
+    // Only an address this instance saw bound is vouched for; the store alone knows the others.
+    return this.knownBound.get(ev.bind.token.id)?.has(ev.bind.address) ? applyBind(ev, 'already', 'bound (cached)') : this.unavailable(req);
   }
 
   private unavailable(req: AccessRequest): Evaluation {
@@ -272,12 +230,10 @@ export class Enforcer {
 
   private remember(tokenId: number, address: string): void {
     let s = this.knownBound.get(tokenId);
-    if (!s) this.knownBound.set(tokenId, (s = new Set()));
+    if (!s) {
+      s = new Set();
+      this.knownBound.set(tokenId, s);
+    }
     if (s.size < 1000) s.add(address);
   }
-}
-
-function fieldsOf(d: Decision): Omit<Decision, 'allowed' | 'status' | 'reason' | 'message'> {
-  const { allowed: _a, status: _s, reason: _r, message: _m, ...rest } = d;
-  return rest;
 }

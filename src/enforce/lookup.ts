@@ -124,7 +124,7 @@ export class TokenLookup {
   async timed<T>(p: Promise<T>): Promise<T> {
     if (this.store.inProcess) {
       // The work is done before the promise exists: a timer could not interrupt it, and arming
-      // one per call is measurable on the decision path (issue 8).
+      // one per call is measurable on the decision path (docs/performance.md).
       try {
         return await p;
       } catch (e) {
@@ -145,16 +145,7 @@ export class TokenLookup {
     }
   }
 
-  /** The cached record for a token value hash, without asking the store (may be stale). */
-  peekByHash(hash: string): TokenRecord | undefined {
-    return this.byHash.get(hash)?.token;
-  }
-
-  peekById(id: number): TokenRecord | undefined {
-    return this.byId.get(id)?.token;
-  }
-
-  /** The cached entry (record and the account version it was read at), without asking the store. */
+  /** The cached entry (record and the account version it was read at), without asking the store (may be stale). */
   peekEntryByHash(hash: string): TokenEntry | undefined {
     return this.byHash.get(hash);
   }

@@ -21,8 +21,6 @@ export class Lifecycle {
   private readonly queue: LifecycleSignal[] = [];
   private readonly subscribers: Subscriber[] = [];
   private running = false;
-  /** Set by services: where usage signals are counted. */
-  usage?: UsageService;
   private idleWaiters: Array<() => void> = [];
 
   constructor(
@@ -32,6 +30,8 @@ export class Lifecycle {
     private readonly logger: Logger,
     /** Resolves a token value to its record (for signals that carry no session). */
     private readonly tokenByValue: (value: string) => Promise<TokenRecord | null>,
+    /** Where usage signals are counted. */
+    private readonly usage: UsageService,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -171,7 +171,7 @@ export class Lifecycle {
         return [{ type: 'recording', event: s.event, timestamp: at, accountId, data }];
       }
       case 'usage':
-        await this.usage?.ingestSession(s.caller, s.sessionId, s.bytesOut, s.bytesIn, at);
+        await this.usage.ingestSession(s.caller, s.sessionId, s.bytesOut, s.bytesIn, at);
         return [];
       case 'thumbnail': {
         // The live entry names the feed and the publish token (whose enableThumbnails decides delivery).

@@ -9,7 +9,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { hookFixture, type HookFixture } from './fixture.js';
-import { ADMIN_KEY } from '../helpers/app.js';
+import { ADMIN_KEY, testApp } from '../helpers/app.js';
+import { DEFAULT_ACCOUNT_META } from '../../src/management/accounts.js';
+import { fixedGeo } from '../../src/enforce/geo.js';
 import { CONFUSING_PATHS } from '../helpers/confusing-paths.js';
 import { rawRequest } from '../helpers/raw-http.js';
 
@@ -33,16 +35,19 @@ describe('auth-request: a path a proxy could serve as another stream is refused,
   let premiumViewer: { id: number; token: string };
 
   before(async () => {
-    f = await hookFixture({
+    const overrides = {
       hooks: { secret: '', trustedProxies: ['127.0.0.1'], omeSecret: '', accountInPath: false, mediamtx: { allowApiFrom: [], pathPrefix: '' } },
       enforcement: { defaultAccountId: '' },
-    });
-    // f.acct is the default account here: token-less viewers belong to it
-    f.t.services.enforcer.defaultAccountId = f.acct.id;
+    };
+    f = await hookFixture(overrides);
+    // f.acct is the default account here (as the one a first start creates): token-less viewers
+    // belong to it. An app reads the default account when it starts: the served one starts now.
+    await f.t.services.store.setMeta(DEFAULT_ACCOUNT_META, f.acct.id, true);
+    const served = await testApp(f.t.services.store, overrides, { geo: fixedGeo({}) });
     await f.token('publish', { streams: [{ streamName: 'premium' }], subscribeRequiresAuth: true });
     cam1 = await f.token('subscribe', { streams: [{ streamName: 'cam1' }] });
     premiumViewer = await f.token('subscribe', { streams: [{ streamName: 'premium' }] });
-    server = f.t.app.listen(0, '127.0.0.1');
+    server = served.app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     port = (server.address() as AddressInfo).port;
   });

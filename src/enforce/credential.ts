@@ -1,0 +1,81 @@
+// The first step of every decision: the presented value (nothing, a token, a self-signed JWT)
+// becomes a Credential, read from this instance's caches or the store as the caller allows.
+import { tokenHash, type TokenRecord } from '../domain/tokens.js';
+import type { Credential } from '../policy/evaluate.js';
+import { looksLikeJwt, peekSelfSigned, signatureValid } from '../policy/self-signed.js';
+import type { TokenLookup } from './lookup.js';
+
+export const MAX_TOKEN_LENGTH = 8192;
+
+/**
+ * How a token record may be read:
+ * - 'optimistic': a cached bind-on-usage token is taken without the version check (the bind that
+ *   follows checks the version); any other record is checked against the account version first;
+ * - 'fresh': every record is checked, or loaded;
+ * - 'cache': this instance's caches alone (the store is unreachable).
+ */
+export type Reading = 'optimistic' | 'fresh' | 'cache';
+
+export interface Resolved {
+  cred: Credential;
+  /** False when the record was not checked against the account version ('optimistic' hits, 'cache'). */
+  verified: boolean;
+  /** The SHA-256 of a plain token's value (the cache key to forget when a bind finds the record stale). */
+  hash?: string;
+  /** The account version the record is current at (0 without a record). */
+  ver: number;
+}
+
+/** Cache hits and misses of plain token lookups are counted here. */
+export interface LookupCounter {
+  cacheLookup(result: 'hit' | 'miss'): void;
+}
+
+const NO_TOKEN: Resolved = Object.freeze({ cred: Object.freeze({ type: 'none' as const }), verified: true, ver: 0 });
+
+const bindsOnUsage = (t: TokenRecord): boolean => (t.bindIpsOnUsage ?? 0) > 0;
+
+const invalid = (detail: string, hash?: string): Resolved => ({ cred: { type: 'invalid', detail }, verified: true, hash, ver: 0 });
+
+/**
+ * Resolves a presented token value. With the store ('optimistic', 'fresh') an unknown, malformed
+ * or badly signed value is an 'invalid' credential. With 'cache', undefined when the caches cannot
+ * vouch for the value either way (nothing cached for it, or a value only the store could judge):
+ * the caller answers that the store is unavailable.
+ */
+export function resolveCredential(value: string | undefined, reading: 'optimistic' | 'fresh', lookup: TokenLookup, counter?: LookupCounter): Promise<Resolved>;
+export function resolveCredential(value: string | undefined, reading: Reading, lookup: TokenLookup, counter?: LookupCounter): Promise<Resolved | undefined>;
+export async function resolveCredential(
+  value: string | undefined,
+  reading: Reading,
+  lookup: TokenLookup,
+  counter?: LookupCounter,
+): Promise<Resolved | undefined> {
+  if (value === undefined || value === '') return NO_TOKEN;
+  const cacheOnly = reading === 'cache';
+  if (value.length > MAX_TOKEN_LENGTH) return cacheOnly ? undefined : invalid('token too long');
+  if (looksLikeJwt(value)) {
+    const peek = peekSelfSigned(value);
+    if ('problem' in peek) return cacheOnly ? undefined : invalid(peek.problem);
+    const cached = reading === 'fresh' ? undefined : lookup.peekEntryById(peek.claims.tokenId);
+    const unchecked = cacheOnly || (cached !== undefined && bindsOnUsage(cached.token));
+    const entry = unchecked ? cached : await lookup.entryById(peek.claims.tokenId);
+    if (!entry) return cacheOnly ? undefined : invalid('unknown parent token');
+    const parent = entry.token;
+    const cred: Credential = (await signatureValid(value, parent.token))
+      ? { type: 'jwt', parent, claims: peek.claims }
+      : { type: 'invalid', detail: 'bad signature' };
+    return { cred, verified: !unchecked, ver: entry.ver };
+  }
+  const hash = tokenHash(value);
+  const cached = reading === 'fresh' ? undefined : lookup.peekEntryByHash(hash);
+  if (cacheOnly) return cached && { cred: { type: 'token', token: cached.token }, verified: false, hash, ver: cached.ver };
+  if (cached !== undefined && bindsOnUsage(cached.token)) {
+    counter?.cacheLookup('hit');
+    return { cred: { type: 'token', token: cached.token }, verified: false, hash, ver: cached.ver };
+  }
+  const before = lookup.stats.hits;
+  const entry = await lookup.entryByHash(hash);
+  counter?.cacheLookup(lookup.stats.hits > before ? 'hit' : 'miss');
+  return entry ? { cred: { type: 'token', token: entry.token }, verified: true, hash, ver: entry.ver } : invalid('unknown token', hash);
+}
