@@ -11,7 +11,7 @@ import path from 'node:path';
 import { request as httpRequest, Agent } from 'node:http';
 import { ROOT, cleanEnv } from '../helpers/process.js';
 
-const GRACE_MS = 2000;
+const GRACE_MS = 5000;
 const DECISIONS = 5000;
 
 interface Server {
