@@ -31,7 +31,8 @@ export interface LookupCounter {
   cacheLookup(result: 'hit' | 'miss'): void;
 }
 
-const NO_TOKEN: Resolved = Object.freeze({ cred: Object.freeze({ type: 'none' as const }), verified: true, ver: 0 });
+/** Shared by every token-less request (nothing downstream changes a Resolved): no allocation for them. */
+const NO_TOKEN: Resolved = { cred: { type: 'none' }, verified: true, ver: 0 };
 
 const bindsOnUsage = (t: TokenRecord): boolean => (t.bindIpsOnUsage ?? 0) > 0;
 
