@@ -17,6 +17,8 @@ export interface HookFixture {
   api(method: 'get' | 'put' | 'post' | 'delete', p: string, body?: object): Promise<request.Response>;
   /** Waits for queued lifecycle signals to be applied. */
   settle(): Promise<void>;
+  /** Stops the app's background work and closes its store. */
+  close(): Promise<void>;
 }
 
 export async function hookFixture(overrides: Record<string, unknown> = {}): Promise<HookFixture> {
@@ -44,5 +46,6 @@ export async function hookFixture(overrides: Record<string, unknown> = {}): Prom
       return r.body.data;
     },
     settle: () => t.services.lifecycle.idle(),
+    close: () => t.services.close(),
   };
 }

@@ -1,5 +1,6 @@
-// MediaMTX authMethod: http bodies (with and without userAgent, id null) and runOn* hooks.
-import { describe, it, before } from 'node:test';
+// MediaMTX authMethod: http bodies (with and without userAgent, id null) and runOn* hooks. Each test
+// has an app and tokens of its own, so any one runs alone or in any order.
+import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { hookFixture, type HookFixture } from './fixture.js';
@@ -11,13 +12,14 @@ describe('MediaMTX adapter', () => {
   let f: HookFixture;
   let pub: { id: number; token: string };
   let sub: { id: number; token: string };
-  before(async () => {
+  beforeEach(async () => {
     f = await hookFixture({
       hooks: { secret: '', trustedProxies: [], omeSecret: '', accountInPath: false, mediamtx: { allowApiFrom: ['127.0.0.1'], pathPrefix: 'live/' } },
     });
     pub = await f.token('publish', { streams: [{ streamName: 'cam[0-9]+', isRegex: true }] });
     sub = await f.token('subscribe', { allowedIpAddresses: ['203.0.113.0/24'], tracking: { trackingId: 'viewers' } });
   });
+  afterEach(() => f.close());
   const auth = (body: object) => request(f.t.app).post('/hooks/mediamtx/auth').send(body);
   const base = (over: object) => ({
     ip: '203.0.113.7',
@@ -79,6 +81,10 @@ describe('MediaMTX adapter', () => {
   });
 
   it('ends the feed on runOnNotReady / runOnUnavailable (form-encoded from curl), keyed by the source id', async () => {
+    assert.equal((await auth(base({ query: `token=${pub.token}` }))).status, 200);
+    assert.equal((await auth(base({ token: pub.token, id: 'a2', path: 'live/cam3' }))).status, 200);
+    await f.settle();
+    assert.deepEqual((await f.api('get', '/api/publish_token/active/all')).body.data, { tokenIds: [pub.id] });
     const r = await request(f.t.app)
       .post('/hooks/mediamtx/event?event=notReady')
       .type('form')
@@ -107,6 +113,8 @@ describe('MediaMTX adapter', () => {
   });
 
   it('reports recording segments', async () => {
+    const ready = await request(f.t.app).post('/hooks/mediamtx/event').send({ event: 'runOnReady', path: 'live/cam2', sourceId: 'src-9', query: `token=${pub.token}` });
+    assert.equal(ready.status, 200);
     await request(f.t.app).post('/hooks/mediamtx/event').send({ event: 'recordSegmentComplete', path: 'live/cam2', sourceId: 'src-9', segmentPath: '/rec/cam2/1.mp4', segmentDuration: '3600' });
     await f.settle();
     const rec = f.events.find((e) => e.type === 'recording');

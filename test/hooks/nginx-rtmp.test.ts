@@ -1,5 +1,6 @@
-// nginx-rtmp-module notify calls, as the module sends them (form-encoded, raw appended args).
-import { describe, it, before } from 'node:test';
+// nginx-rtmp-module notify calls, as the module sends them (form-encoded, raw appended args). Each
+// test has an app and tokens of its own, so any one runs alone or in any order.
+import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { hookFixture, type HookFixture } from './fixture.js';
@@ -11,11 +12,12 @@ describe('nginx-rtmp adapter', () => {
   let f: HookFixture;
   let pub: { id: number; token: string };
   let sub: { id: number; token: string };
-  before(async () => {
+  beforeEach(async () => {
     f = await hookFixture();
     pub = await f.token('publish', { record: true });
     sub = await f.token('subscribe');
   });
+  afterEach(() => f.close());
   const post = (body: string) =>
     request(f.t.app).post('/hooks/nginx-rtmp').set('content-type', 'application/x-www-form-urlencoded').set('connection', 'close').send(body);
 
@@ -38,6 +40,9 @@ describe('nginx-rtmp adapter', () => {
   });
 
   it('ends the feed on publish_done with the same feedId, and ignores the following done', async () => {
+    assert.equal((await post(`${SESSION}&call=publish&name=cam1&type=live&token=${pub.token}`)).status, 200);
+    await f.settle();
+    assert.deepEqual((await f.api('get', '/api/publish_token/active/all')).body.data, { tokenIds: [pub.id] });
     const r = await post(`${SESSION}&call=publish_done&name=cam1&token=${pub.token}`);
     assert.equal(r.status, 200);
     assert.equal((await post(`${SESSION}&call=done&name=cam1&token=${pub.token}`)).status, 200);

@@ -1,5 +1,6 @@
-// OvenMediaEngine AdmissionWebhooks, with X-OME-Signature computed here independently.
-import { describe, it, before } from 'node:test';
+// OvenMediaEngine AdmissionWebhooks, with X-OME-Signature computed here independently. Each test has
+// an app and tokens of its own, so any one runs alone or in any order.
+import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import request from 'supertest';
@@ -12,11 +13,12 @@ describe('OvenMediaEngine adapter', () => {
   let f: HookFixture;
   let pub: { id: number; token: string };
   let sub: { id: number; token: string };
-  before(async () => {
+  beforeEach(async () => {
     f = await hookFixture({ hooks: { secret: '', trustedProxies: [], omeSecret: SECRET, accountInPath: false, mediamtx: { allowApiFrom: [], pathPrefix: '' } } });
     pub = await f.token('publish', { streams: [{ streamName: 'stream' }] });
     sub = await f.token('subscribe', { streams: [{ streamName: 'stream' }] });
   });
+  afterEach(() => f.close());
   const body = (direction: string, status: string, url: string) =>
     JSON.stringify({
       client: { address: '211.233.58.86', port: 29291, real_ip: '192.0.2.43', user_agent: 'Mozilla/5.0' },
@@ -47,6 +49,10 @@ describe('OvenMediaEngine adapter', () => {
   });
 
   it('ends the feed on closing with {}', async () => {
+    const opened = await send(body('incoming', 'opening', `rtmp://host:1935/app/stream?token=${pub.token}`));
+    assert.deepEqual([opened.status, opened.body], [200, { allowed: true, reason: 'authorized' }]);
+    await f.settle();
+    assert.deepEqual((await f.api('get', '/api/publish_token/active/all')).body.data, { tokenIds: [pub.id] });
     const r = await send(body('incoming', 'closing', `rtmp://host:1935/app/stream?token=${pub.token}`));
     assert.deepEqual([r.status, r.body], [200, {}]);
     await f.settle();

@@ -1,5 +1,6 @@
-// SRS http_hooks bodies (v5–v7 shapes, and client_id as an integer from older versions).
-import { describe, it, before } from 'node:test';
+// SRS http_hooks bodies (v5–v7 shapes, and client_id as an integer from older versions). Each test
+// has an app and tokens of its own, so any one runs alone or in any order.
+import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { hookFixture, type HookFixture } from './fixture.js';
@@ -8,11 +9,12 @@ describe('SRS adapter', () => {
   let f: HookFixture;
   let pub: { id: number; token: string };
   let sub: { id: number; token: string };
-  before(async () => {
+  beforeEach(async () => {
     f = await hookFixture();
     pub = await f.token('publish', { streams: [{ streamName: 'livestream' }] });
     sub = await f.token('subscribe', { streams: [{ streamName: 'livestream' }], allowedOrigins: ['player.example.com'] });
   });
+  afterEach(() => f.close());
   const srs = (body: object) => request(f.t.app).post('/hooks/srs').send(body);
   const publish = (token: string, clientId: string | number = '341w361a') => ({
     server_id: 'vid-0xk989d',
@@ -53,6 +55,9 @@ describe('SRS adapter', () => {
   });
 
   it('ends the feed on on_unpublish, and answers the other actions with {"code":0}', async () => {
+    assert.equal((await srs(publish(pub.token))).text, '{"code":0}');
+    await f.settle();
+    assert.deepEqual((await f.api('get', '/api/publish_token/active/all')).body.data, { tokenIds: [pub.id] });
     const r = await srs({ ...publish(pub.token), action: 'on_unpublish' });
     assert.equal(r.text, '{"code":0}');
     await f.settle();
