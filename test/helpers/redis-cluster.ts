@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from './redis.js';
+import { assertRedisAllowed, freePort } from './redis.js';
 
 export interface TestCluster {
   nodes: string[];
@@ -31,6 +31,7 @@ async function portPair(): Promise<number> {
 }
 
 export async function startCluster(): Promise<TestCluster> {
+  assertRedisAllowed();
   if (spawnSync('redis-server', ['--version']).error) throw new Error('redis-server is not installed (apt-get install -y redis-server)');
   const dir = mkdtempSync(path.join(tmpdir(), 'sg-cluster-'));
   const procs: ChildProcess[] = [];

@@ -1,6 +1,7 @@
 // A private redis-server for tests, on a free port, never someone's 6379. TEST_REDIS_URL points
 // the tests at a server of your choice instead (each test still uses its own key prefix).
 // When Redis cannot be had the calling suite fails with the reason: it never skips.
+// TEST_NO_REDIS=1 (set by `npm run test:unit`) makes any start a failure that says so.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -55,8 +56,16 @@ async function waitForPing(url: string, ms = 10000): Promise<void> {
 
 const newPrefix = () => `t${randomBytes(4).toString('hex')}:`;
 
+/** Throws when the running suite must not need Redis (TEST_NO_REDIS=1, as test:unit runs). */
+export function assertRedisAllowed(): void {
+  if (process.env.TEST_NO_REDIS === '1') {
+    throw new Error('this test needs Redis, but it runs under TEST_NO_REDIS=1 (npm run test:unit): put it under test/unit-redis');
+  }
+}
+
 /** `persistent`: an append-only file (fsync always), so data survives kill() and start(). */
 export async function startRedis(opts: { persistent?: boolean } = {}): Promise<TestRedis> {
+  assertRedisAllowed();
   const external = process.env.TEST_REDIS_URL;
   if (external) {
     await waitForPing(external);
