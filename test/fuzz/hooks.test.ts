@@ -12,6 +12,8 @@ import { caseOf, FORM, toRequest, type EntryPoint } from './cases.js';
 
 const rtmp = (t: Target) => ({ call: 'publish', name: 'cam1', addr: '203.0.113.7', clientid: '7', app: 'live', tcurl: 'rtmp://h/live', token: t.seeded.pub.token });
 
+let reports = 0; // each usage report its own id, the same ids on every run of a seed
+
 const HOOKS: EntryPoint[] = [
   {
     method: 'POST',
@@ -48,7 +50,7 @@ const HOOKS: EntryPoint[] = [
     method: 'POST',
     path: '/hooks/usage',
     auth: 'none',
-    body: (t) => ({ tokenId: t.seeded.sub.id, streamName: 'cam1', bytesOut: 1000, bytesIn: 10, reportId: `r-${Math.random()}`, at: Date.now() }),
+    body: (t) => ({ tokenId: t.seeded.sub.id, streamName: 'cam1', bytesOut: 1000, bytesIn: 10, reportId: `r-${++reports}`, at: Date.now() }),
   },
   { method: 'POST', path: '/hooks/thumbnail', auth: 'none', type: 'image/jpeg', query: (t) => `streamId=${t.seeded.accountId}/cam1`, raw: () => Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 74, 70, 73, 70, 0, 0xff, 0xd9]) },
 ];
