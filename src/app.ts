@@ -50,7 +50,7 @@ export function createApp(s: Services): express.Express {
   const app = express();
   app.disable('x-powered-by');
   // No ETags: a decision must never be answered 304 from a cache, and hashing every body costs
-  // time on the decision path (issue 8).
+  // time on the decision path (docs/performance.md).
   app.set('etag', false);
   app.set('trust proxy', s.config.server.trustProxy);
   const trusted = new TrustedProxies(s.config.hooks.trustedProxies, s.config.hooks.realIpHeader);

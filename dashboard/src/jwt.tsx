@@ -1,4 +1,4 @@
-// Self-signed subscribe JWTs (CONTRACT 5.4), signed here with WebCrypto HMAC: the parent token's
+// Self-signed subscribe JWTs (docs/api.md#self-signed-subscribe-tokens), signed here with WebCrypto HMAC: the parent token's
 // value is the key (its UTF-8 bytes) and is never sent anywhere. Claims as src/policy/self-signed.ts
 // signs them: {streaming: {tokenId, tokenType: "Subscribe", streamName, allowedOrigins,
 // allowedIpAddresses, tracking?, customViewerData?}, iat, exp}.

@@ -1,8 +1,9 @@
 // Usage ingest and the bandwidth queries: reports are attributed to an account, tracking id, token
 // and stream (via the session registry or the token), then added to per-UTC-day buckets, so a query
 // costs O(days × streams), not O(reports). The answers take the hosted platform's analytics shapes
-// (README, "Analytics").
+// (docs/api.md#analytics-bandwidth-per-tracking-id-and-per-stream).
 import { ApiError } from '../errors.js';
+import { SESSION_CALLERS } from '../callers/registry.js';
 import type { Store, Session } from '../store/store.js';
 import type { TokenRecord } from '../domain/tokens.js';
 

@@ -82,7 +82,7 @@ export type NewTokenRecord = Omit<TokenRecord, 'id' | 'rev'>;
 
 export const tokenHash = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex');
 
-/** A publish token whose streams can be viewed only with a subscribe token (CONTRACT 5.3). */
+/** A publish token whose streams can be viewed only with a subscribe token (docs/api.md#secured-streams). */
 export const securesViewing = (t: Pick<TokenRecord, 'kind' | 'isActive' | 'subscribeRequiresAuth'>): boolean =>
   t.kind === 'publish' && t.isActive && t.subscribeRequiresAuth === true;
 

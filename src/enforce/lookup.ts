@@ -325,7 +325,7 @@ export class TokenLookup {
 
   /**
    * The country lists the viewers of `streamName` are held to unless their own token sets some
-   * (docs: README, Enforcement, Country): the publishing token's while the stream is live; else
+   * (docs/api.md#country): the publishing token's while the stream is live; else
    * those of every active publish token with lists whose streams match (each must pass); else the
    * account's defaults. Synchronous when this version of the entry already knows the answer (a
    * promise only when the live registry must be read, once per stream and version).

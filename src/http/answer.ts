@@ -1,8 +1,8 @@
 // How the decision endpoints write their answers: the body serialized once and written together
 // with the headers in one piece. express's res.json/res.send parse the content type for a
 // charset, turn the body into a Buffer and write headers and body separately (writev); on the
-// decision path that was a measurable share of the CPU time per request (issue 8, CPU profile
-// against the express floor). The bytes and headers are the same as res.json / res.type().send().
+// decision path that was a measurable share of the CPU time per request (a CPU profile
+// against the express floor; docs/performance.md). The bytes and headers are the same as res.json / res.type().send().
 import type { ServerResponse } from 'node:http';
 
 function send(res: ServerResponse, status: number, type: string, text: string): void {

@@ -1,6 +1,6 @@
 // The director API: browsers and SDKs exchange a publish/subscribe token (or a self-signed JWT)
 // for media-server URLs and a short-lived ES256 connection JWT; plus the JWKS. The answer and the
-// JWT's `millicast` claim are what the hosted platform's Web SDK reads (see README, Director API).
+// JWT's `millicast` claim are what the hosted platform's Web SDK reads (docs/api.md#director-api-browser-sdks).
 import type { NextFunction, Request, Response } from 'express';
 import type { DecisionRoutes } from './decision-routes.js';
 import { z } from 'zod';

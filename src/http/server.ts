@@ -6,8 +6,8 @@
 // classes, and those kept about a fifth of the young generation alive through each scavenge:
 // measured on a bare express 5 app at 2,000 req/s (--trace-gc-nvp), scavenges of 3.5–7.8 ms with
 // 3–5 MB surviving each one, against 0.2–0.3 ms and 2 KB with the objects born with the right
-// prototype, and client p99 8.5 ms against 1.9 ms (issue 8: this was most of Streamgate's p99 at
-// half load). Here node's server constructs subclasses whose prototypes are the app's request and
+// prototype, and client p99 8.5 ms against 1.9 ms (this was most of Streamgate's p99 at
+// half load; docs/performance.md). Here node's server constructs subclasses whose prototypes are the app's request and
 // response prototypes; express's own setPrototypeOf then finds the prototype already in place and
 // changes nothing, so every request still behaves exactly as express defines it.
 // (Subclasses, not a function returning Reflect.construct(..., newTarget): that form cost ~30 µs

@@ -1,5 +1,5 @@
 // Lifecycle signals from the callers (publish/play started and ended, recordings, thumbnails),
-// and the public events they become (the shapes webhooks deliver, CONTRACT 6).
+// and the public events they become (the shapes webhooks deliver, docs/api.md#events).
 
 /** What an adapter reports. Processed after the caller has its answer (never on the decision path). */
 export type LifecycleSignal =

@@ -1,5 +1,5 @@
 // Webhook management: create, read, update (refreshSecret, reEnable), delete, list, test sends and
-// the deliveries log, scoped to one account, with the hosted API's shapes (README "Webhooks").
+// the deliveries log, scoped to one account, with the hosted API's shapes (docs/api.md#webhooks).
 // URLs pass the SSRF guard before they are stored.
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors.js';

@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 /**
  * The child of a labelled metric for one set of label values, made once: prom-client otherwise
- * hashes a label object on every call (a few µs per decision in a CPU profile, issue 8). Label
+ * hashes a label object on every call (a few µs per decision in a CPU profile; docs/performance.md). Label
  * values come from small fixed sets, so the map stays small.
  */
 function children<C>(make: (values: string[]) => C): (...values: string[]) => C {

@@ -1,4 +1,4 @@
-// evaluate(): the ordered checks of the decision table (README, Enforcement) as a table of small
+// evaluate(): the ordered checks of the decision table (docs/api.md#decision-table) as a table of small
 // pure functions. It never does I/O: the enforcer resolves the credential, the stream's security
 // and the viewer's country lists first, and performs the bind-on-usage step evaluate() only asks for.
 import type { TokenRecord } from '../domain/tokens.js';
@@ -18,7 +18,7 @@ export type Credential =
 export interface EvalContext {
   /** Milliseconds since the epoch. */
   now: number;
-  /** The stream needs a subscribe token (README, Secured streams); only read for a token-less subscribe. */
+  /** The stream needs a subscribe token (docs/api.md#secured-streams); only read for a token-less subscribe. */
   secured: boolean;
   rtmpIpFilters: 'enforce' | 'ignore';
   /** The client's country, looked up only when a rule needs it. */

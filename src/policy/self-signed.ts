@@ -1,4 +1,4 @@
-// Self-signed subscribe tokens (CONTRACT 5.4): HS256/384/512 JWTs keyed with the UTF-8 bytes of
+// Self-signed subscribe tokens (docs/api.md#self-signed-subscribe-tokens): HS256/384/512 JWTs keyed with the UTF-8 bytes of
 // a parent subscribe token's value. Parsing and signature checks here; the rules in evaluate.ts.
 import { SignJWT, compactVerify, decodeJwt, decodeProtectedHeader } from 'jose';
 import { ipRuleProblem, originRuleProblem } from '../domain/matchers.js';

@@ -1,5 +1,5 @@
 // The vocabulary of a decision: what is asked (AccessRequest), what is answered (Decision), and
-// the stable reason codes used in responses, logs and metrics (README, Enforcement).
+// the stable reason codes used in responses, logs and metrics (docs/api.md#reasons).
 export type Action = 'publish' | 'subscribe';
 
 export interface AccessRequest {
@@ -29,7 +29,7 @@ export interface CountryLists {
 }
 
 /**
- * The country lists a viewer is held to unless its own token sets some (docs: README, Enforcement):
+ * The country lists a viewer is held to unless its own token sets some (docs/api.md#country):
  * the publishing token's while the stream is live, else those of every active publish token whose
  * streams match the name (each must pass), else the account's defaults.
  */

@@ -49,7 +49,7 @@ export interface ListQuery {
  */
 export type TokenChange = (current: TokenRecord) => { next: TokenRecord; clearBound: boolean };
 
-/** A stream being published (CONTRACT 5.8). */
+/** A stream being published (docs/api.md#hooks). */
 export interface LiveStream {
   accountId: string;
   streamName: string;
@@ -60,7 +60,7 @@ export interface LiveStream {
   caller: string;
 }
 
-/** A publish or play session admitted through a caller (CONTRACT 5.8). */
+/** A publish or play session admitted through a caller (docs/api.md#hooks). */
 export interface Session {
   /** The adapter that admitted it (nginx-rtmp, mediamtx, srs, ome, ...). */
   caller: string;
@@ -76,7 +76,7 @@ export interface Session {
   startedOn: string;
 }
 
-/** An account's webhook (CONTRACT 6). */
+/** An account's webhook (docs/api.md#webhooks). */
 export interface Webhook {
   id: number;
   accountId: string;
@@ -128,7 +128,7 @@ export interface Recording {
 
 export type NewRecording = Omit<Recording, 'id' | 'status' | 'completedOn'>;
 
-/** Bytes of one report, already attributed (CONTRACT 7). */
+/** Bytes of one report, already attributed (docs/api.md#analytics-bandwidth-per-tracking-id-and-per-stream). */
 export interface UsageRecord {
   accountId: string;
   /** Absent: kept per token and stream (not lost) */

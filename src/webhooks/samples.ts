@@ -1,7 +1,7 @@
 // Test sends: the sample event of each webhook type the hosted API lets an account test, in the
 // hosted platform's shapes. Feeds, recordings and thumbnails are Streamgate's own events; the
 // transcoder, media and viewerConnection types have no source in Streamgate, so only these samples
-// produce them (README "Webhooks", "Test sends").
+// produce them (docs/api.md#test-sends).
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { PublicEvent } from '../lifecycle/events.js';
 

@@ -1,5 +1,5 @@
 // GET /api/analytics/{tracking,streams}/{total,series}: bytes per tracking id or stream over
-// [startDate, stopDate), in the hosted platform's analytics shapes (README, "Analytics").
+// [startDate, stopDate), in the hosted platform's analytics shapes (docs/api.md#analytics-bandwidth-per-tracking-id-and-per-stream).
 import { z } from 'zod';
 import { route, type RouteSpec } from '../route.js';
 import { RESOLUTIONS, utcDay, type UsageService } from '../../analytics/usage.js';

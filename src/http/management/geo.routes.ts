@@ -1,5 +1,5 @@
 // /api/geo/account: the account's viewer country defaults, which apply to a viewer when neither its
-// subscribe token nor the publish token(s) of the stream set country lists (README, Enforcement).
+// subscribe token nor the publish token(s) of the stream set country lists (docs/api.md#country).
 import { z } from 'zod';
 import { ApiError } from '../../errors.js';
 import { countryProblem } from '../../domain/matchers.js';

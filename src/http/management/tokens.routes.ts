@@ -163,7 +163,7 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enf
       params: idParamsSchema,
       body: checkBodySchema,
       // The country rule's `source` names whose lists applied: the token's own, the publishing (or
-      // matching) publish tokens', or the account default (README, Enforcement).
+      // matching) publish tokens', or the account default (docs/api.md#country).
       response: checkOut.extend({
         rules: z.array(
           z.object({

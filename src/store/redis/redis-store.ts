@@ -73,7 +73,7 @@ function loadScript(file: string): string {
 }
 
 /**
- * A token record is one string "<rev>:<json>" (issue 8: under 1 KiB per token). The JSON leaves out
+ * A token record is one string "<rev>:<json>" (under 1 KiB per token; docs/operations.md#what-a-token-costs-on-redis). The JSON leaves out
  * what the key already says (id, account) and every field at its default, which decodeToken puts
  * back: a typical record shrinks from ~480 to ~260 bytes, and a string costs far less than a hash
  * whose JSON field is too long to be kept as a listpack.
