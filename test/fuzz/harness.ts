@@ -1,6 +1,6 @@
 // The fuzzing harness: a Streamgate app on a real socket with seeded state, a raw HTTP client (so
 // bodies can be any bytes, headers anything Node lets through), a snapshot of everything stored,
-// and one check that every fuzz file applies to every answer (CONTRACT 0, 5.7; issue 9):
+// and one check that every fuzz file applies to every answer (docs/api.md#errors, docs/api.md#hooks):
 //   - never a 5xx (the documented 503 needs an unreachable store, which these tests never have);
 //   - a refused request (4xx) changes nothing stored: the snapshot before equals the one after;
 //   - a refused request says what is wrong (a JSON envelope with a message on /api and /admin);

@@ -40,7 +40,7 @@ describe('CIDR matching agrees with integer ranges', () => {
         const ip = dotted(probe);
         const expected = inRange(probe, first, bits);
         assert.equal(ipInRanges(normaliseIp(ip), parseCidrs([rule])), expected, `${ip} in ${rule}`);
-        // The IPv4-mapped IPv6 spelling of the same client is the same address (CONTRACT 5.1).
+        // The IPv4-mapped IPv6 spelling of the same client is the same address (docs/api.md#decision-table).
         assert.equal(ipInRanges(normaliseIp(`::ffff:${ip}`), parseCidrs([rule])), expected, `::ffff:${ip} in ${rule}`);
       }),
       fcOptions(3000, 100000),

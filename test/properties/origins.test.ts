@@ -1,5 +1,5 @@
 // Origin rules as enforcement applies them (originHost of the Origin/Referer value, then
-// originAllowed over the canonical rules) agree with a reference written from CONTRACT 4 and 5.1:
+// originAllowed over the canonical rules) agree with a reference written from docs/api.md (token field rules, decision table):
 // `example.com` is that host only, `*.example.com` any deeper sub-domain but not the bare domain,
 // case-insensitive; scheme, port and path of the header value do not matter.
 import { describe, it } from 'node:test';

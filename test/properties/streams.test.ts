@@ -1,6 +1,6 @@
 // Stream rules: validating a pattern never throws, and the one compiled matcher of a token
 // (compileStreams: exact names in a Set, every pattern in one RE2 alternation) answers exactly as
-// "the name equals an exact entry, or RE2 full-matches one of the patterns alone" (CONTRACT 4).
+// "the name equals an exact entry, or RE2 full-matches one of the patterns alone" (docs/api.md#rules-a-tokens-fields-follow).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';

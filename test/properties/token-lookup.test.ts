@@ -2,7 +2,7 @@
 // management layer (TokenService), the lookup by token value finds exactly the live, current
 // tokens, on each store: the store's findTokenByHash, the enforcer's cached lookup, and the
 // decision itself (an old value after a refresh and a deleted token are token_invalid, a disabled
-// one is found but token_disabled; CONTRACT 5.1 checks 2 and 3).
+// one is found but token_disabled; docs/api.md#decision-table checks 2 and 3).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';

@@ -1,4 +1,4 @@
-// Attacks on the JWTs Streamgate reads (self-signed subscribe tokens, CONTRACT 5.4) and issues (the
+// Attacks on the JWTs Streamgate reads (self-signed subscribe tokens, docs/api.md#self-signed-subscribe-tokens) and issues (the
 // director's ES256 connection JWTs, checked by MediaMTX against the JWKS): each forged, replayed,
 // stale or oversized token is refused with the exact answer, by the generic hook, the director and
 // auth-request alike.

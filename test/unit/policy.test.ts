@@ -1,4 +1,4 @@
-// The policy table of CONTRACT 5.1, case by case, with the clock injected.
+// The decision table (docs/api.md#decision-table), case by case, with the clock injected.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { evaluate, type Credential, type EvalContext } from '../../src/policy/evaluate.js';

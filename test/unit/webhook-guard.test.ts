@@ -1,4 +1,4 @@
-// The webhook URL rule (CONTRACT 6): which targets a 400 refuses and with what words, including
+// The webhook URL rule (docs/api.md#webhooks): which targets a 400 refuses and with what words, including
 // the IP spellings that smuggle a private address past a naive check.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
