@@ -1,5 +1,6 @@
 // Entry point: config → services → app → listen, first-start account, graceful shutdown.
 import { loadConfig, ConfigError } from './config/load.js';
+import type { Config } from './config/schema.js';
 import { createServices } from './services.js';
 import { createApp } from './app.js';
 import { createHttpServer } from './http/server.js';
@@ -33,8 +34,8 @@ function listenFailure(e: NodeJS.ErrnoException, host: string, port: number): st
 }
 
 export async function main(argv = process.argv.slice(2)): Promise<void> {
-  let config;
-  let tls;
+  let config: Config;
+  let tls: ReturnType<typeof loadTls>;
   try {
     config = loadConfig({ file: configFileArg(argv) });
     tls = loadTls(config.server.tls);

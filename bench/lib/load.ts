@@ -68,7 +68,7 @@ async function runWrk(url: string, c: Case, seconds: number, rate?: number): Pro
   for (const [k, v] of Object.entries(c.headers)) lua.push(`wrk.headers[${luaString(k)}] = ${luaString(v)}`);
   if (rate) lua.push(`local d = ${(CONNECTIONS * 1000) / rate}`, 'function delay() return d * (0.5 + math.random()) end');
   const script = path.join(mkdtempSync(path.join(tmpdir(), 'sg-wrk-')), 'case.lua');
-  writeFileSync(script, lua.join('\n') + '\n');
+  writeFileSync(script, `${lua.join('\n')}\n`);
   const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', script, url];
   // Not spawnSync: this process's own keep-alive sockets (the metrics scrapes) must see the
   // server close them meanwhile, or the next scrape reuses a dead one.

@@ -150,6 +150,7 @@ function BarChart({ rows }: { rows: Row[] }) {
         width="100%"
         preserveAspectRatio="xMinYMin meet"
       >
+        <title>Bytes out per stream</title>
         {sorted.map((r, i) => {
           const y = gap + i * (barH + gap);
           const w = Math.max(1, Math.round((r.bytesOut / max) * chartW));

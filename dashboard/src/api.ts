@@ -40,9 +40,11 @@ export async function request<T>(method: Method, path: string, body?: unknown, s
   } catch {
     throw new ApiError(0, 'Streamgate could not be reached (network error).');
   }
-  let json: any = null;
+  /** The envelope as it came, whatever its shape: read only through optional chaining. */
+  type Envelope = { status?: string; data?: { message?: string; errors?: FieldErrors } & Record<string, unknown>; message?: string } | null;
+  let json: Envelope = null;
   try {
-    json = await res.json();
+    json = (await res.json()) as Envelope;
   } catch {
     json = null;
   }

@@ -242,7 +242,7 @@ export const toList = (s: string): string[] =>
     .map((x) => x.trim())
     .filter((x) => x !== '');
 
-export const formatTime = (iso?: string): string => (iso ? new Date(iso).toISOString().replace('T', ' ').slice(0, 19) + ' UTC' : '—');
+export const formatTime = (iso?: string): string => (iso ? `${new Date(iso).toISOString().replace('T', ' ').slice(0, 19)} UTC` : '—');
 
 export const formatNumber = (n: number): string => n.toLocaleString('en-US');
 

@@ -155,7 +155,9 @@ export function JwtPage({ params }: { params: URLSearchParams }) {
           <textarea id="jwt-output" class="mono" readOnly rows={4} value={out.jwt} />
           <CopyButton text={out.jwt} what="the JWT" />
           <h3>Claims</h3>
-          <pre class="mono" aria-label="Claims">{JSON.stringify(out.claims, null, 2)}</pre>
+          <section aria-label="Claims">
+            <pre class="mono">{JSON.stringify(out.claims, null, 2)}</pre>
+          </section>
         </section>
       )}
     </section>

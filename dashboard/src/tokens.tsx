@@ -80,7 +80,11 @@ export function TokensPage({ kind }: { kind: TokenKind }) {
         {title}
       </h1>
       <div class="toolbar">
-        <button type="button" class="primary" onClick={() => (setMode('new'), setMessage(''), setSelected(null))}>
+        <button type="button" class="primary" onClick={() => {
+          setMode('new');
+          setMessage('');
+          setSelected(null);
+        }}>
           New {kind} token
         </button>
         <Select
@@ -91,7 +95,10 @@ export function TokensPage({ kind }: { kind: TokenKind }) {
             ['AddedOn', 'Added on'],
             ['Name', 'Label'],
           ]}
-          onChange={(v) => (setSortBy(v), setPage(1))}
+          onChange={(v) => {
+            setSortBy(v);
+            setPage(1);
+          }}
         />
         <Select
           id={`${kind}-order`}
@@ -101,7 +108,10 @@ export function TokensPage({ kind }: { kind: TokenKind }) {
             ['asc', 'Ascending'],
             ['desc', 'Descending'],
           ]}
-          onChange={(v) => (setDescending(v === 'desc'), setPage(1))}
+          onChange={(v) => {
+            setDescending(v === 'desc');
+            setPage(1);
+          }}
         />
         <Select
           id={`${kind}-page-size`}
@@ -113,7 +123,10 @@ export function TokensPage({ kind }: { kind: TokenKind }) {
             ['50', '50'],
             ['100', '100'],
           ]}
-          onChange={(v) => (setItemsOnPage(Number(v)), setPage(1))}
+          onChange={(v) => {
+            setItemsOnPage(Number(v));
+            setPage(1);
+          }}
         />
         <button type="button" onClick={list.reload}>
           Reload
@@ -151,7 +164,11 @@ export function TokensPage({ kind }: { kind: TokenKind }) {
               <td>{formatTime(t.addedOn)}</td>
               <td>{t.expiresOn ? formatTime(t.expiresOn) : 'Never'}</td>
               <td>
-                <button type="button" aria-label={`Open token ${t.id}`} onClick={() => (setSelected(t), setMode('list'), setMessage(''))}>
+                <button type="button" aria-label={`Open token ${t.id}`} onClick={() => {
+                  setSelected(t);
+                  setMode('list');
+                  setMessage('');
+                }}>
                   Open
                 </button>
               </td>

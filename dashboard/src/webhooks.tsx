@@ -111,7 +111,11 @@ export function WebhooksPage() {
         Webhooks
       </h1>
       <div class="toolbar">
-        <button type="button" class="primary" onClick={() => (setMode('new'), setSelected(null), setMessage(''))}>
+        <button type="button" class="primary" onClick={() => {
+          setMode('new');
+          setSelected(null);
+          setMessage('');
+        }}>
           New webhook
         </button>
         <button type="button" onClick={list.reload}>
@@ -143,7 +147,11 @@ export function WebhooksPage() {
               <td>{kinds(w)}</td>
               <td class="mono">{w.filter ?? 'every stream'}</td>
               <td>
-                <button type="button" aria-label={`Open webhook ${w.id}`} onClick={() => (setSelected(w), setMode('list'), setMessage(''))}>
+                <button type="button" aria-label={`Open webhook ${w.id}`} onClick={() => {
+                  setSelected(w);
+                  setMode('list');
+                  setMessage('');
+                }}>
                   Open
                 </button>
               </td>

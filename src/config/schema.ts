@@ -36,6 +36,7 @@ const optionalSecret = z
   .refine((s) => s === '' || s.length >= MIN_SECRET_LENGTH, `must be empty (off) or at least ${MIN_SECRET_LENGTH} characters`)
   // An HTTP header value loses surrounding white space and cannot carry control characters: such a
   // secret could never be presented as configured (and 32 spaces are no secret).
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what this refuses
   .refine((s) => !/^\s|\s$|[\x00-\x1f\x7f]/.test(s), 'must not start or end with white space or hold control characters');
 
 /** Whether a listen address accepts connections from this machine only. */

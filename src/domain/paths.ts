@@ -14,6 +14,7 @@ const SEGMENT_META = /[/\\?#;%\p{Cc}]/u;
 /** '.', '..', '...', '. .': dot segments, also as Windows (which drops trailing dots and spaces) reads them. */
 const DOTS_ONLY = /^[.\s]*\.[.\s]*$/u;
 /** ASCII is left as it is by NFKC: the common case skips the normalisation. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the whole ASCII range, control characters included
 const ASCII = /^[\x00-\x7f]*$/;
 /** Windows serves `premium.` and `premium ` as `premium`. */
 const TRAILING_DOT_OR_SPACE = /[.\s]$/u;

@@ -235,7 +235,7 @@ export function patternCost(p: string): number {
   };
 
   /** \x{...}, \xHH, \123, \n, \. … at i (after the backslash): the code point, or a set. */
-  const escape = (): { cp?: number; set?: Ranges } => {
+  const readEscape = (): { cp?: number; set?: Ranges } => {
     const c = at(i);
     i++;
     if (c === 'x') {
@@ -262,7 +262,10 @@ export function patternCost(p: string): number {
         i++;
       }
       let negated = c === 'P';
-      if (name.startsWith('^')) (negated = !negated), (name = name.slice(1));
+      if (name.startsWith('^')) {
+        negated = !negated;
+        name = name.slice(1);
+      }
       const rs = property(name.slice(0, 64));
       return { set: negated ? complement(rs) : rs };
     }
@@ -282,7 +285,10 @@ export function patternCost(p: string): number {
   const bracket = (): Ranges => {
     i++;
     let negated = false;
-    if (at(i) === '^') (negated = true), i++;
+    if (at(i) === '^') {
+      negated = true;
+      i++;
+    }
     const rs: Ranges = [];
     let first = true;
     while (i < cps.length && (at(i) !== ']' || first)) {
@@ -300,7 +306,7 @@ export function patternCost(p: string): number {
       }
       if (at(i) === '\\') {
         i++;
-        const e = escape();
+        const e = readEscape();
         if (e.set) {
           rs.push(...e.set);
           continue;
@@ -314,7 +320,7 @@ export function patternCost(p: string): number {
         let hi: number;
         if (at(i) === '\\') {
           i++;
-          hi = escape().cp ?? lo;
+          hi = readEscape().cp ?? lo;
         } else hi = cps[i++];
         rs.push([Math.min(lo, hi), Math.max(lo, hi)]);
       } else rs.push([lo, lo]);
@@ -392,7 +398,7 @@ export function patternCost(p: string): number {
           atom(1);
           continue;
         }
-        const e = escape();
+        const e = readEscape();
         atom(e.set ? classCost(e.set, f) : literal(e.cp!, f));
       } else if (c === '.') {
         i++;

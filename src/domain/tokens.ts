@@ -147,7 +147,12 @@ export interface UpdateTokenInput {
 const iso = (ms: number): string => new Date(ms).toISOString();
 const unique = <T>(xs: T[], key: (x: T) => string = String): T[] => {
   const seen = new Set<string>();
-  return xs.filter((x) => (seen.has(key(x)) ? false : (seen.add(key(x)), true)));
+  return xs.filter((x) => {
+    const k = key(x);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
 };
 const streamKey = (s: StreamRule): string => `${s.isRegex ? 'r' : 'e'}:${s.streamName}`;
 const normStreams = (xs: Array<{ streamName: string; isRegex?: boolean }>): StreamRule[] =>

@@ -117,7 +117,10 @@ export class SecuringPatterns {
     const { kept, pool } = this.plan(this.wanted);
     if (pool.length > SMALL_CHANGE) return false;
     let cost = 0;
-    for (const p of pool) if ((cost += this.cost(p)) > CHUNK_COST) return false;
+    for (const p of pool) {
+      cost += this.cost(p);
+      if (cost > CHUNK_COST) return false;
+    }
     if (pool.length > 0) this.compiles++;
     this.finish(gen, kept, pool.length > 0 ? [{ members: pool, cost, test: compileChunk(pool) }] : []);
     return true;

@@ -93,7 +93,8 @@ export function openApiDocument(routes: DocRoute[], version: string): Record<str
     } else if (r.bodyType) {
       op.requestBody = { required: true, content: { [r.bodyType]: {} } };
     }
-    (paths[p] ??= {})[r.method] = op;
+    paths[p] ??= {};
+    paths[p][r.method] = op;
   }
   return {
     openapi: '3.1.0',

@@ -22,6 +22,7 @@ export interface HandlerContext<P, Q, B> {
   res: Response;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a route table holds routes of every params/query/body type; each route() call is checked with its own
 export interface RouteSpec<P = any, Q = any, B = any> {
   method: 'get' | 'post' | 'put' | 'delete' | 'patch';
   /** express path, e.g. /api/publish_token/:id */

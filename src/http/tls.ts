@@ -1,7 +1,7 @@
 // The server's own certificate and key (server.tls), read and checked before anything listens, so a
 // wrong path or file is a start-up error naming the setting and the file — never the key's content.
 import { readFileSync } from 'node:fs';
-import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { type KeyObject, X509Certificate, createPrivateKey } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import { ConfigError } from '../config/load.js';
 
@@ -34,7 +34,7 @@ export function loadTls(files: TlsFiles): TlsMaterial | null {
   } catch {
     throw new ConfigError(`server.tls.certFile: ${files.certFile} holds no valid PEM certificate`);
   }
-  let privateKey;
+  let privateKey: KeyObject;
   try {
     privateKey = createPrivateKey(key);
   } catch {

@@ -15,7 +15,8 @@ export function issuesToFieldErrors(issues: ReadonlyArray<z.core.$ZodIssue>, roo
   // Null prototype: a field named __proto__ must be reported, not assigned to the prototype.
   const errors: FieldErrors = Object.create(null) as FieldErrors;
   const add = (k: string, m: string) => {
-    const list = (errors[k] ??= []);
+    errors[k] ??= [];
+    const list = errors[k];
     if (!list.includes(m)) list.push(m);
   };
   for (const i of issues) {

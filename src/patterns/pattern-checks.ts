@@ -74,8 +74,12 @@ export class PatternChecks {
         queueMicrotask(() => {
           this.next = undefined;
           this.compileProblems(batch.patterns).then(
-            (problems) => batch.waiters.forEach((w, i) => w.resolve(problems[i])),
-            (e: unknown) => batch.waiters.forEach((w) => w.reject(e)),
+            (problems) => {
+              for (const [i, w] of batch.waiters.entries()) w.resolve(problems[i]);
+            },
+            (e: unknown) => {
+              for (const w of batch.waiters) w.reject(e);
+            },
           );
         });
       }

@@ -97,7 +97,7 @@ describe('dashboard in Chromium', () => {
     // Nothing may be fetched from anywhere but this Streamgate.
     await context.route('**/*', (route) => {
       const url = route.request().url();
-      if (url.startsWith(base + '/')) return route.continue();
+      if (url.startsWith(`${base}/`)) return route.continue();
       outside.push(url);
       return route.abort();
     });

@@ -125,7 +125,9 @@ describe('the official Web SDK in Chromium against Streamgate', () => {
   const sdpAnswer = (offer: string) =>
     answerer.evaluate(async (sdp) => {
       const pc = new RTCPeerConnection();
-      ((window as unknown as { pcs: RTCPeerConnection[] }).pcs ??= []).push(pc);
+      const w = window as unknown as { pcs?: RTCPeerConnection[] };
+      w.pcs ??= [];
+      w.pcs.push(pc);
       await pc.setRemoteDescription({ type: 'offer', sdp });
       await pc.setLocalDescription(await pc.createAnswer());
       return pc.localDescription!.sdp;

@@ -97,7 +97,7 @@ export async function toRequest(c: Case, t: Target): Promise<Req> {
     }
     return pick(name);
   };
-  const pick = (name: string): string => {
+  const pick = (_name: string): string => {
     if (c.param === 'other') return String(t.seeded.otherPub.id);
     if ('fixed' in c.param) return pct(c.param.fixed).replace(/%25/g, '%');
     const pool = /webhooks/.test(ep.path) ? ids.webhooks : /recordings/.test(ep.path) ? ids.recordings : ids.tokens;

@@ -224,7 +224,7 @@ export class RawJson {
   }
 }
 const rawTexts: string[] = [];
-const deep = (n: number): RawJson => new RawJson('{"a":['.repeat(n / 2) + '1' + ']}'.repeat(n / 2));
+const deep = (n: number): RawJson => new RawJson(`${'{"a":['.repeat(n / 2)}1${']}'.repeat(n / 2)}`);
 
 /** JSON.stringify that splices RawJson texts in place. */
 export function toJson(value: unknown): string {
@@ -301,7 +301,7 @@ export function encodeBody(value: unknown): fc.Arbitrary<Buffer | string | undef
         Buffer.from(json.replace(/"([a-z]+)"/, '"$1\u00e9"'), 'latin1'), // latin-1 bytes declared as UTF-8
         `\ufeff${json}`, // BOM
         '['.repeat(10_000) + ']'.repeat(10_000),
-        '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000),
+        `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`,
         `{"x":"${'a'.repeat(1024 * 1024)}"}`, // 1 MB string
         'a'.repeat(65_537),
         '{"n":1e999999,"m":-1e999999,"k":123456789012345678901234567890}',

@@ -25,6 +25,7 @@ const raw = async (port: number, target: string, headers: Record<string, string>
 
 /** Header values cannot carry CR or LF; a request target cannot carry spaces or controls. */
 const fitsHeader = (p: string) => !/[\r\n]/.test(p);
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a request target cannot carry
 const fitsTarget = (p: string) => p.startsWith('/') && !/[\s\u0000-\u001f\u007f#]/.test(p);
 
 describe('auth-request: a path a proxy could serve as another stream is refused, never resolved', () => {

@@ -28,7 +28,14 @@ describe('DecisionRoutes (matching as express does)', () => {
     .get('/hooks/a', (req, res) => void res.send(`get a ${(req.route as { path: string }).path}`))
     .all('/any', (req, res) => void res.send(`any ${req.method}`))
     .allUnder('/any', (req, res) => void res.send(`under ${req.originalUrl} ${(req.route as { path: string }).path}`))
-    .post('/chain', (_req, res, next) => ((res.locals.n = 1), next()), (_req, res) => void res.send(`chain ${res.locals.n}`))
+    .post(
+      '/chain',
+      (_req, res, next) => {
+        res.locals.n = 1;
+        next();
+      },
+      (_req, res) => void res.send(`chain ${res.locals.n}`),
+    )
     .post('/next-route', (_req, _res, next) => next('route'), (_req, res) => void res.send('never'))
     .post('/throws', () => {
       throw new Error('sync boom');

@@ -52,7 +52,7 @@ describe('two instances on one Redis', () => {
     const rec = (await request(b.app).get(`/api/subscribe_token/${s.id}`).set('authorization', `Bearer ${acct.secret}`)).body.data;
     assert.equal(rec.boundIpAddresses.length, 3);
     assert.equal(results.filter((r) => r.status === 200).length, 15);
-    results.forEach((r, i) => assert.equal(r.status === 200, rec.boundIpAddresses.includes(ips[i % 40]), `request ${i}`));
+    for (const [i, r] of results.entries()) assert.equal(r.status === 200, rec.boundIpAddresses.includes(ips[i % 40]), `request ${i}`);
   });
 
   it('a token created on A is usable on B at once; disabled or refreshed on A, denied on B at the next decision', async () => {

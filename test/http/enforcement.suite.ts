@@ -136,7 +136,7 @@ export function enforcementSuite(factory: StoreFactory): void {
           else assert.deepEqual([r.status, r.body.message], [403, 'Unauthorized: IP Address not allowed'], ip);
         }
         // every concurrent answer agrees with the final binding
-        results.forEach((r, i) => assert.equal(r.status === 200, rec.boundIpAddresses.includes(ips[i % 40]), `request ${i}`));
+        for (const [i, r] of results.entries()) assert.equal(r.status === 200, rec.boundIpAddresses.includes(ips[i % 40]), `request ${i}`);
       });
 
       it('binds nothing for a request that fails an earlier check, and nothing through the check endpoint', async () => {
@@ -288,8 +288,8 @@ export function enforcementSuite(factory: StoreFactory): void {
           'f'.repeat(8000),
           'eyJhbGciOiJIUzI1NiJ9.e30.',
           'eyJ!!!.bad.jwt',
-          'eyJhbGciOiJIUzI1NiJ9.' + base64url.encode('{"streaming":{"tokenId":"1"}}') + '.sig',
-          'eyJhbGciOiJIUzI1NiJ9.' + base64url.encode('not json') + '.sig',
+          `eyJhbGciOiJIUzI1NiJ9.${base64url.encode('{"streaming":{"tokenId":"1"}}')}.sig`,
+          `eyJhbGciOiJIUzI1NiJ9.${base64url.encode('not json')}.sig`,
           `eyJ${'A'.repeat(8000)}.a.b`,
           '\u0000\u00ff',
         ];

@@ -14,10 +14,10 @@ const DELIVERY_BOUND_MS = 2000;
 
 function signatureVerifies(r: Received, secret: string): boolean {
   const key = Buffer.from(secret, 'base64');
-  const sha1 = 'sha1=' + createHmac('sha1', key).update(r.body).digest('hex');
+  const sha1 = `sha1=${createHmac('sha1', key).update(r.body).digest('hex')}`;
   const id = String(r.headers['webhook-id']);
   const ts = String(r.headers['webhook-timestamp']);
-  const v1 = 'v1,' + createHmac('sha256', key).update(`${id}.${ts}.`).update(r.body).digest('base64');
+  const v1 = `v1,${createHmac('sha256', key).update(`${id}.${ts}.`).update(r.body).digest('base64')}`;
   return r.headers['x-service-signature'] === sha1 && String(r.headers['webhook-signature']).split(' ').includes(v1);
 }
 

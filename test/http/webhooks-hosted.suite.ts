@@ -13,7 +13,7 @@ import { startReceiver, type Receiver, type Received } from '../helpers/receiver
 
 /** The hosted platform's documented signature check, written from its docs. */
 function hostedSignatureOk(r: Received, secret: string): boolean {
-  return r.headers['x-millicast-signature'] === 'sha1=' + createHmac('sha1', Buffer.from(secret, 'base64')).update(r.body).digest('hex');
+  return r.headers['x-millicast-signature'] === `sha1=${createHmac('sha1', Buffer.from(secret, 'base64')).update(r.body).digest('hex')}`;
 }
 
 type Model = Record<string, unknown> & { id: number; secret: string; url: string };

@@ -10,7 +10,7 @@ import { startReceiver, type Receiver, type Received } from '../helpers/receiver
 
 /** The hosted platform's documented check, written from its docs, not from Streamgate's code. */
 function verifyServiceSignature(r: Received, secret: string): boolean {
-  const expected = 'sha1=' + createHmac('sha1', Buffer.from(secret, 'base64')).update(r.body).digest('hex');
+  const expected = `sha1=${createHmac('sha1', Buffer.from(secret, 'base64')).update(r.body).digest('hex')}`;
   return r.headers['x-service-signature'] === expected;
 }
 
@@ -19,7 +19,7 @@ function verifyServiceSignature(r: Received, secret: string): boolean {
  * 'sha1=' + hex(HMAC-SHA1(rawBody, base64decode(secret))).
  */
 function verifyHostedSignature(r: Received, secret: string): boolean {
-  const expected = 'sha1=' + createHmac('sha1', Buffer.from(secret, 'base64')).update(r.body).digest('hex');
+  const expected = `sha1=${createHmac('sha1', Buffer.from(secret, 'base64')).update(r.body).digest('hex')}`;
   return r.headers['x-millicast-signature'] === expected;
 }
 

@@ -33,7 +33,7 @@ for (const factory of [sqliteFactory(), redisFactory()] as StoreFactory[]) {
       const scenario = kind.chain((k) => fc.record({ kind: fc.constant(k), create: createInput(k), update: updateInput(k), values: fc.uniqueArray(hex, { minLength: 2, maxLength: 2 }), bound: addresses }));
       await fc.assert(
         fc.asyncProperty(scenario, async ({ kind: k, create, update, values: [before, after], bound }) => {
-          let rec;
+          let rec: ReturnType<typeof newTokenRecord>;
           try {
             rec = newTokenRecord(k, ACC, create, before, T0);
           } catch (e) {

@@ -53,7 +53,10 @@ for (const [name, make] of cases) {
 
     it(`ends in the state of one serial order of the same updates (${ROUNDS} rounds of 3 concurrent updates)`, async () => {
       let seed = 0x5eed;
-      const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+      const rnd = () => {
+        seed = (seed * 1103515245 + 12345) % 2147483648;
+        return seed / 2147483648;
+      };
       const initial = { label: 'start', streams: [{ streamName: 'keep' }, { streamName: 'a' }, { streamName: 'b', isRegex: true }] };
       const fresh = async () => {
         const r = await call(d.instances[0].base, 'POST', '/api/publish_token', { secret, body: initial });

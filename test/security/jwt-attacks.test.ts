@@ -5,7 +5,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { SignJWT, createLocalJWKSet, jwtVerify, exportJWK, generateKeyPair, type JWK } from 'jose';
+import { SignJWT, createLocalJWKSet, jwtVerify, generateKeyPair, type JWK } from 'jose';
 import { signSubscribeJwt } from '../../src/policy/self-signed.js';
 import { sqliteFactory } from '../helpers/stores.js';
 import { ADMIN_KEY, testApp, type TestApp } from '../helpers/app.js';

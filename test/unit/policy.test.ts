@@ -148,7 +148,12 @@ describe('policy: the ordered checks', () => {
 
   it('looks the country up only when a rule needs it', () => {
     let lookups = 0;
-    const x = ctx({ countryOf: () => (lookups++, 'US') });
+    const x = ctx({
+      countryOf: () => {
+        lookups++;
+        return 'US';
+      },
+    });
     evaluate(req({ clientIp: '8.8.8.8' }), tok(), x);
     assert.equal(lookups, 0);
     evaluate(req({ clientIp: '8.8.8.8' }), tok({ deniedCountries: ['FR'] }), x);

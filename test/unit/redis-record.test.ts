@@ -79,7 +79,7 @@ test('publish defaults (false flags) come back as false, subscribe tracking is k
   assert.deepEqual(JSON.parse(encoded), { kind: 'publish', label: 'min', token: 'b'.repeat(64), addedOn: '2026-11-26T01:00:00.000Z', streams: [{ streamName: 'cam1' }] });
   assert.deepEqual(decodeToken('ACCT01', 9, `1:${encoded}`), pub);
   // A record written before the hosted settings were kept decodes with the hosted defaults.
-  const older = '1:{"kind":"publish","label":"min","token":"' + 'b'.repeat(64) + '","addedOn":"2026-11-26T01:00:00.000Z","streams":[{"streamName":"cam1"}]}';
+  const older = `1:{"kind":"publish","label":"min","token":"${'b'.repeat(64)}","addedOn":"2026-11-26T01:00:00.000Z","streams":[{"streamName":"cam1"}]}`;
   assert.deepEqual(decodeToken('ACCT01', 9, older), pub);
   const tracked: TokenRecord = { ...minimalSubscribe, tracking: { trackingId: 't-1' } };
   assert.deepEqual(decodeToken('ACCT01', 9, `1:${encodeToken(tracked)}`), tracked);

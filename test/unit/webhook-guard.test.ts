@@ -6,7 +6,7 @@ import type { LookupAddress } from 'node:dns';
 import { addressProblem, resolveProblem, urlProblem } from '../../src/webhooks/guard.js';
 
 describe('urlProblem', () => {
-  const long = (n: number) => 'https://example.com/' + 'a'.repeat(n - 'https://example.com/'.length);
+  const long = (n: number) => `https://example.com/${'a'.repeat(n - 'https://example.com/'.length)}`;
   const cases: Array<[string, string | null]> = [
     ['http://example.com', 'must use https'],
     ['ftp://example.com/x', 'must use https'],

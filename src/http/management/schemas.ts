@@ -9,7 +9,7 @@ import {
   originRuleProblem,
 } from '../../domain/matchers.js';
 import { normaliseIp } from '../../policy/rules.js';
-import { MAX_LIST, parseExpiresOn, type TokenKind, type CreateTokenInput, type UpdateTokenInput } from '../../domain/tokens.js';
+import { MAX_LIST, parseExpiresOn, type TokenKind, type UpdateTokenInput } from '../../domain/tokens.js';
 
 const checked = (problem: (s: string) => string | null) =>
   z.string().superRefine((s, ctx) => {
