@@ -5,20 +5,15 @@ import { mountRoutes, unroutedRequests, type Guards, type RouteSpec } from './ht
 import { tokenRoutes } from './http/management/tokens.routes.js';
 import { webhookRoutes } from './http/management/webhooks.routes.js';
 import { analyticsRoutes } from './http/management/analytics.routes.js';
-import { mountUsage } from './http/hooks/usage.js';
 import { accountRoutes, adminRoutes } from './http/management/accounts.routes.js';
 import { geoRoutes } from './http/management/geo.routes.js';
 import { openApiDocument } from './http/openapi.js';
 import { DOCUMENTED_ONLY } from './http/docs.js';
 import { directorCors, mountDirector } from './http/director.js';
 import { DecisionRoutes } from './http/decision-routes.js';
-import { mountAuthorize } from './http/hooks/authorize.js';
-import { mountAuthRequest } from './http/hooks/auth-request.js';
-import { mountNginxRtmp } from './http/hooks/nginx-rtmp.js';
-import { mountMediamtx } from './http/hooks/mediamtx.js';
-import { mountSrs } from './http/hooks/srs.js';
-import { mountOme } from './http/hooks/ome.js';
-import { mountEvents } from './http/hooks/events.js';
+import { CALLERS } from './callers/registry.js';
+import { mountCallers } from './callers/mount.js';
+import { callerContext } from './callers/context.js';
 import { requireHookSecret } from './http/hooks/hook-secret.js';
 import { TrustedProxies } from './http/client.js';
 import { mountDashboard } from './http/dashboard.js';
@@ -63,18 +58,11 @@ export function createApp(s: Services): express.Express {
   app.use(requestContext(s.logger, s.metrics, () => s.draining));
 
   // The decision endpoints come first, in their own table (src/http/decision-routes.ts): express
-  // tried every earlier layer's and route's path on each request (issue 8: the director, behind
-  // every hook route, was the slowest adapter). Each hook parses its caller's own encoding (JSON,
-  // form, raw for signed or binary bodies).
+  // tries every earlier layer's and route's path on each request, and the director, behind every
+  // hook route, was the slowest adapter. The callers' routes come from the registry
+  // (src/callers/registry.ts); each parses its caller's own encoding (JSON, form, raw bytes).
   const decisions = new DecisionRoutes().guard('/hooks', requireHookSecret(s.config.hooks.secret));
-  mountAuthorize(decisions, s.enforcer, limit);
-  mountAuthRequest(decisions, s, trusted);
-  mountNginxRtmp(decisions, s);
-  mountMediamtx(decisions, s);
-  mountSrs(decisions, s);
-  mountOme(decisions, s);
-  mountEvents(decisions, s);
-  mountUsage(decisions, s);
+  mountCallers(decisions, CALLERS, callerContext(s, trusted));
   // The director: the token is in the Authorization header, so before the API-secret check of /api.
   mountDirector(decisions, s, trusted);
   app.use(decisions.middleware());

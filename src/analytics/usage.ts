@@ -10,7 +10,6 @@ import type { TokenRecord } from '../domain/tokens.js';
 export const ENDED_PREFIX = 'ended:';
 /** An ended session stays findable this long: SRS sends on_close (with the byte counts) after on_stop. */
 export const ENDED_SESSION_TTL_S = 600;
-const CALLERS = ['mediamtx', 'srs', 'nginx-rtmp', 'ome', 'events'];
 
 export interface UsageReport {
   reportId?: string;
@@ -36,7 +35,7 @@ export class UsageService {
   ) {}
 
   private async session(caller: string | undefined, sessionId: string): Promise<Session | null> {
-    for (const c of caller ? [caller] : CALLERS) {
+    for (const c of caller ? [caller] : SESSION_CALLERS) {
       const s = (await this.store.getSession(c, sessionId)) ?? (await this.store.getSession(`${ENDED_PREFIX}${c}`, sessionId));
       if (s) return s;
     }

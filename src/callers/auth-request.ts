@@ -1,16 +1,14 @@
 // nginx auth_request, Traefik forwardAuth, Envoy ext_authz (HTTP): the original request arrives
 // as headers (X-Original-URI / X-Forwarded-Uri) or as a path suffix (Envoy path_prefix). Allow is
 // exactly 200 with x-streamgate-* headers for auth_request_set; deny is 401/403 only.
-import type { Request, Response } from 'express';
-import type { DecisionRoutes } from '../decision-routes.js';
+import type { Request } from 'express';
 import RE2 from 're2';
-import type { Services } from '../../services.js';
-import { bearer } from '../middleware.js';
-import { clientAddress, requestOrigin, trustedCountry, type TrustedProxies } from '../client.js';
-import { tokenFromQuery } from './common.js';
-import { MAX_NAME } from '../../domain/matchers.js';
-import { sendJson } from '../answer.js';
-import { originalPath } from '../../domain/paths.js';
+import { z } from 'zod';
+import { bearer } from '../http/middleware.js';
+import { clientAddress, requestOrigin, trustedCountry } from '../http/client.js';
+import { originalPath } from '../domain/paths.js';
+import type { Caller, CallerRoute, Outcome, Reply } from './caller.js';
+import { nameable, perConfig, refusalBody, refusalStatus, tokenFromQuery } from './shared.js';
 
 const PREFIX = '/hooks/auth-request';
 
@@ -30,8 +28,7 @@ export function originalUri(req: Request): string | undefined | { conflict: true
 }
 
 /** No stream can be named from the original URI: nothing can be allowed (a denial, never a 404 or 5xx). */
-const noStream = (res: Response) =>
-  sendJson(res, 403, { allowed: false, reason: 'stream_not_allowed', message: 'Unauthorized: Stream name not allowed' });
+const NO_STREAM: Outcome = { reply: { status: 403, json: refusalBody('stream_not_allowed') } };
 
 const PROTOCOL_BY_EXT: Array<[RegExp, string]> = [
   [/\.(m3u8|ts|m4s|aac)$/i, 'hls'],
@@ -39,61 +36,83 @@ const PROTOCOL_BY_EXT: Array<[RegExp, string]> = [
   [/\.flv$/i, 'http-flv'],
 ];
 
-export function mountAuthRequest(app: DecisionRoutes, s: Services, trusted: TrustedProxies): void {
-  const patterns = s.config.hooks.authRequest.streamPatterns.map((p) => new RE2(p, 'u'));
-  const action = s.config.hooks.authRequest.action;
+const patternsOf = perConfig((c) => c.hooks.authRequest.streamPatterns.map((p) => new RE2(p, 'u')));
 
-  const handler = async (req: Request, res: Response) => {
-    const uri = originalUri(req) ?? '';
-    // Refused, never resolved: a path a proxy or server could normalise into another stream's.
-    const original = typeof uri === 'string' ? originalPath(uri) : { problem: 'the forwarding headers name different paths' };
-    if ('problem' in original) {
-      s.logger.debug({ problem: original.problem }, 'auth-request: original URI refused');
-      noStream(res);
-      return;
+const read: CallerRoute['read'] = (req, ctx) => {
+  const uri = originalUri(req) ?? '';
+  // Refused, never resolved: a path a proxy or server could normalise into another stream's.
+  const original = typeof uri === 'string' ? originalPath(uri) : { problem: 'the forwarding headers name different paths' };
+  if ('problem' in original) {
+    ctx.logger.debug({ problem: original.problem }, 'auth-request: original URI refused');
+    return NO_STREAM;
+  }
+  const { path, query } = original;
+  let streamName: string | undefined;
+  let accountId: string | undefined;
+  for (const re of patternsOf(ctx.config)) {
+    const m = re.exec(path);
+    if (m?.groups?.stream) {
+      streamName = m.groups.stream;
+      accountId = m.groups.account || undefined;
+      break;
     }
-    const { path, query } = original;
-    let streamName: string | undefined;
-    let accountId: string | undefined;
-    for (const re of patterns) {
-      const m = re.exec(path);
-      if (m?.groups?.stream) {
-        streamName = m.groups.stream;
-        accountId = m.groups.account || undefined;
-        break;
-      }
-    }
-    if (!streamName || streamName.length > MAX_NAME) {
-      // No stream can be named: nothing can be allowed (a denial, never a 404 or 5xx).
-      noStream(res);
-      return;
-    }
-    const d = await s.enforcer.decide(
-      {
-        action,
-        token: tokenFromQuery(query || undefined) ?? bearer(req),
+  }
+  // No stream can be named: nothing can be allowed (a denial, never a 404 or 5xx).
+  if (!streamName || !nameable({ streamName, accountId })) return NO_STREAM;
+  const token = tokenFromQuery(query || undefined) ?? bearer(req);
+  return {
+    admit: {
+      access: {
+        action: ctx.config.hooks.authRequest.action,
+        token,
         streamName,
         accountId,
-        clientIp: clientAddress(req, trusted),
+        clientIp: clientAddress(req, ctx.trusted),
         origin: requestOrigin(req),
-        country: trustedCountry(req, trusted, s.config.geo.trustedHeader),
+        country: trustedCountry(req, ctx.trusted, ctx.config.geo.trustedHeader),
         protocol: PROTOCOL_BY_EXT.find(([re]) => re.test(path))?.[1] ?? 'http',
       },
-      'auth-request',
-    );
-    res.setHeader('cache-control', 'no-store');
-    if (d.allowed) {
-      if (d.tokenId !== undefined) res.setHeader('x-streamgate-token-id', String(d.tokenId));
-      if (d.trackingId !== undefined) res.setHeader('x-streamgate-tracking-id', encodeURIComponent(d.trackingId));
-      if (d.accountId !== undefined) res.setHeader('x-streamgate-account-id', d.accountId);
-      res.setHeader('x-streamgate-stream', encodeURIComponent(d.streamName));
-      sendJson(res, 200, { allowed: true });
-      return;
-    }
-    sendJson(res, d.status, { allowed: false, reason: d.reason, message: d.message });
+      starts: false,
+      credentialsGiven: token !== undefined,
+    },
   };
-  // A suffixed path is taken raw: the handler checks and decodes it, and a path it refuses names
-  // no stream (a 403 denial; proxies take anything but 200/401/403 as an error).
-  app.all(PREFIX, handler);
-  app.allUnder(PREFIX, handler);
-}
+};
+
+export const authRequest: Caller = {
+  name: 'auth-request',
+  capabilities: { sessionIdentity: false, reasks: false, terminate: false },
+  routes: [
+    {
+      // A suffixed path is taken raw: the handler checks and decodes it, and a path it refuses names
+      // no stream (a 403 denial; proxies take anything but 200/401/403 as an error).
+      method: 'ALL',
+      path: PREFIX,
+      below: true,
+      body: 'none',
+      read,
+      docs: [
+        {
+          method: 'get',
+          summary: 'nginx auth_request / Traefik forwardAuth / Envoy ext_authz (any method; the original URI in X-Original-URI or X-Forwarded-Uri)',
+          answer: 'Exactly 200 to allow, 401/403 to deny',
+        },
+        {
+          method: 'get',
+          path: `${PREFIX}/:originalPath`,
+          params: z.object({ originalPath: z.string().meta({ description: 'the original path and query, appended (Envoy path_prefix); may hold slashes' }) }),
+          summary: 'Envoy ext_authz with path_prefix: the original request path appended (any method)',
+          answer: 'Exactly 200 to allow, 401/403 to deny',
+        },
+      ],
+    },
+  ],
+  answer(d): Reply {
+    const headers: Array<[string, string]> = [['cache-control', 'no-store']];
+    if (!d.allowed) return { status: refusalStatus(d, 'by-reason'), headers, json: { allowed: false, reason: d.reason, message: d.message } };
+    if (d.tokenId !== undefined) headers.push(['x-streamgate-token-id', String(d.tokenId)]);
+    if (d.trackingId !== undefined) headers.push(['x-streamgate-tracking-id', encodeURIComponent(d.trackingId)]);
+    if (d.accountId !== undefined) headers.push(['x-streamgate-account-id', d.accountId]);
+    headers.push(['x-streamgate-stream', encodeURIComponent(d.streamName)]);
+    return { status: 200, headers, json: { allowed: true } };
+  },
+};

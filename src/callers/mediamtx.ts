@@ -1,19 +1,14 @@
 // MediaMTX: `authMethod: http` calls /hooks/mediamtx/auth with JSON {ip,user,password,token,
 // action,path,protocol,id,query}; any 2xx admits. 401 only when no credentials came at all, so
 // RTSP clients retry with theirs. runOn* hooks (through curl) post to /hooks/mediamtx/event.
-import type { Request, Response } from 'express';
-import type { DecisionRoutes } from '../decision-routes.js';
 import { z } from 'zod';
-import type { Services } from '../../services.js';
-import { bodyParsers } from '../middleware.js';
-import type { AccessRequest, Action } from '../../policy/types.js';
-import { normaliseIp } from '../../policy/rules.js';
-import { TrustedProxies } from '../client.js';
-import { field, reportStart, streamIdentity, tokenFromQuery } from './common.js';
-import { badHookRequest } from './authorize.js';
-import { tokenHash } from '../../domain/tokens.js';
-import { issuesToFieldErrors } from '../validation.js';
-import { sendJson } from '../answer.js';
+import type { Action } from '../policy/types.js';
+import { normaliseIp } from '../policy/rules.js';
+import { TrustedProxies } from '../http/client.js';
+import { issuesToFieldErrors } from '../http/validation.js';
+import type { LifecycleSignal } from '../lifecycle/events.js';
+import type { Caller, CallerContext, CallerRoute, Outcome } from './caller.js';
+import { badRequest, field, nameable, perConfig, refusalBody, refusalStatus, streamIdentity, tokenFromQuery, type StreamIdentity } from './shared.js';
 
 const CALLER = 'mediamtx';
 
@@ -48,103 +43,125 @@ const EVENTS: Record<string, { kind: 'publish-start' | 'publish-end' | 'read-sta
   recordsegmentcomplete: { kind: 'record-done' },
 };
 
-export function mountMediamtx(app: DecisionRoutes, s: Services): void {
-  const { pathPrefix } = s.config.hooks.mediamtx;
-  const apiFrom = new TrustedProxies(s.config.hooks.mediamtx.allowApiFrom);
-  const { accountInPath } = s.config.hooks;
-  const limit = s.config.server.bodyLimitBytes;
+const apiFromOf = perConfig((c) => new TrustedProxies(c.hooks.mediamtx.allowApiFrom));
+const RECEIVED = { status: 200, json: { received: true } };
 
-  app.post('/hooks/mediamtx/auth', ...bodyParsers('json', limit), async (req: Request, res: Response) => {
-    const parsed = mediamtxAuthSchema.safeParse(req.body ?? {});
-    if (!parsed.success) return badHookRequest(res, issuesToFieldErrors(parsed.error.issues, 'body'));
-    const b = parsed.data;
-    const ip = normaliseIp(b.ip ?? undefined);
-    if (API_ACTIONS.has(b.action)) {
-      if (apiFrom.has(ip)) return sendJson(res, 200, { allowed: true });
-      return sendJson(res, 403, { allowed: false, reason: 'api_not_allowed', message: `Unauthorized: ${b.action} not allowed from this address` });
-    }
-    const action = ACTIONS[b.action];
-    if (!action) return badHookRequest(res, { action: [`unknown MediaMTX action '${b.action}'`] });
-    const token = b.token || b.password || tokenFromQuery(b.query ?? undefined) || undefined;
-    const noCredentials = !b.user && !b.password && !b.token && token === undefined;
-    const id = streamIdentity(b.path ?? '', pathPrefix, accountInPath);
-    const access: AccessRequest = {
-      action,
-      token,
-      streamName: id.streamName,
-      accountId: id.accountId,
-      clientIp: ip,
-      protocol: (b.protocol ?? 'unknown').toLowerCase(),
-      sessionId: b.id ?? undefined,
-    };
-    if (id.streamName === '' || id.streamName.length > 128) {
-      return sendJson(res, 403, { allowed: false, reason: 'stream_not_allowed', message: 'Unauthorized: Stream name not allowed' });
-    }
-    const d = await s.enforcer.decide(access, CALLER);
-    if (d.allowed) {
-      reportStart(s, CALLER, access, d);
-      return sendJson(res, 200, { allowed: true });
-    }
-    const status = d.status === 503 ? 503 : noCredentials ? 401 : 403;
-    if (status === 401) res.setHeader('www-authenticate', 'Bearer realm="streamgate"');
-    sendJson(res, status, { allowed: false, reason: d.reason, message: d.message });
-  });
+const readAuth: CallerRoute['read'] = (req, ctx) => {
+  const parsed = mediamtxAuthSchema.safeParse(req.body ?? {});
+  if (!parsed.success) return { reply: badRequest(issuesToFieldErrors(parsed.error.issues, 'body')) };
+  const b = parsed.data;
+  const ip = normaliseIp(b.ip ?? undefined);
+  if (API_ACTIONS.has(b.action)) {
+    if (apiFromOf(ctx.config).has(ip)) return { reply: { status: 200, json: { allowed: true } } };
+    return { reply: { status: 403, json: { allowed: false, reason: 'api_not_allowed', message: `Unauthorized: ${b.action} not allowed from this address` } } };
+  }
+  const action = ACTIONS[b.action];
+  if (!action) return { reply: badRequest({ action: [`unknown MediaMTX action '${b.action}'`] }) };
+  const token = b.token || b.password || tokenFromQuery(b.query ?? undefined) || undefined;
+  const id = streamIdentity(b.path ?? '', ctx.config.hooks.mediamtx.pathPrefix, ctx.config.hooks.accountInPath);
+  if (!nameable(id)) return { reply: { status: 403, json: refusalBody('stream_not_allowed') } };
+  return {
+    admit: {
+      access: {
+        action,
+        token,
+        streamName: id.streamName,
+        accountId: id.accountId,
+        clientIp: ip,
+        protocol: (b.protocol ?? 'unknown').toLowerCase(),
+        sessionId: b.id ?? undefined,
+      },
+      session: b.id ? { id: b.id, native: { id: b.id } } : undefined,
+      starts: true,
+      credentialsGiven: Boolean(b.user || b.password || b.token) || token !== undefined,
+    },
+  };
+};
 
-  app.post('/hooks/mediamtx/event', ...bodyParsers('json-or-form', limit), async (req: Request, res: Response) => {
-    const b = { ...(req.query as Record<string, unknown>), ...((req.body ?? {}) as Record<string, unknown>) };
-    const name = (field(b, 'event') ?? '').replace(/^runOn/i, '').toLowerCase();
-    const ev = EVENTS[name];
-    const path = field(b, 'path') ?? field(b, 'MTX_PATH');
-    if (!ev || !path) {
-      const errors: Record<string, string[]> = {};
-      if (!ev) errors.event = [`expected one of ${Object.keys(EVENTS).join(', ')} (runOn… names accepted)`];
-      if (!path) errors.path = ['the MediaMTX path ($MTX_PATH) is required'];
-      return badHookRequest(res, errors);
+const readEvent: CallerRoute['read'] = async (req, ctx): Promise<Outcome> => {
+  const b = { ...(req.query as Record<string, unknown>), ...((req.body ?? {}) as Record<string, unknown>) };
+  const name = (field(b, 'event') ?? '').replace(/^runOn/i, '').toLowerCase();
+  const ev = EVENTS[name];
+  const path = field(b, 'path') ?? field(b, 'MTX_PATH');
+  if (!ev || !path) {
+    const errors: Record<string, string[]> = {};
+    if (!ev) errors.event = [`expected one of ${Object.keys(EVENTS).join(', ')} (runOn… names accepted)`];
+    if (!path) errors.path = ['the MediaMTX path ($MTX_PATH) is required'];
+    return { reply: badRequest(errors) };
+  }
+  const id = streamIdentity(path, ctx.config.hooks.mediamtx.pathPrefix, ctx.config.hooks.accountInPath);
+  const sourceId = field(b, 'sourceId') ?? field(b, 'source_id') ?? field(b, 'MTX_SOURCE_ID');
+  const readerId = field(b, 'readerId') ?? field(b, 'reader_id') ?? field(b, 'MTX_READER_ID');
+  const segment = field(b, 'segmentPath') ?? field(b, 'segment_path') ?? field(b, 'MTX_SEGMENT_PATH');
+  const signals: LifecycleSignal[] = [];
+  switch (ev.kind) {
+    case 'publish-start': {
+      // The admission (auth call with this id) already started the feed; without one, the
+      // publisher's query names the token. Awaited: the signal is queued before the answer
+      // (runOn* hooks are not on a decision path).
+      const started = await startFromEvent(ctx, sourceId, id, tokenFromQuery(field(b, 'query') ?? field(b, 'MTX_QUERY')));
+      if (started) signals.push(started);
+      break;
     }
-    const id = streamIdentity(path, pathPrefix, accountInPath);
-    const sourceId = field(b, 'sourceId') ?? field(b, 'source_id') ?? field(b, 'MTX_SOURCE_ID');
-    const readerId = field(b, 'readerId') ?? field(b, 'reader_id') ?? field(b, 'MTX_READER_ID');
-    const segment = field(b, 'segmentPath') ?? field(b, 'segment_path') ?? field(b, 'MTX_SEGMENT_PATH');
-    switch (ev.kind) {
-      case 'publish-start':
-        // The admission (auth call with this id) already started the feed; without one, the
-        // publisher's query names the token.
-        // awaited: the signal is queued before the answer (runOn* hooks are not on a decision path)
-        await startFromEvent(s, sourceId, id, tokenFromQuery(field(b, 'query') ?? field(b, 'MTX_QUERY')));
-        break;
-      case 'publish-end':
-        void s.poller?.pollOnce(); // a last reading of the bytes before the session is forgotten
-        s.lifecycle.signal({ kind: 'session_ended', caller: CALLER, sessionId: sourceId, action: 'publish', accountId: id.accountId, streamName: id.streamName });
-        break;
-      case 'read-start':
-        break; // the admission of the reader started its session
-      case 'read-end':
-        void s.poller?.pollOnce();
-        s.lifecycle.signal({ kind: 'session_ended', caller: CALLER, sessionId: readerId, action: 'subscribe', accountId: id.accountId, streamName: id.streamName });
-        break;
-      case 'record-start':
-      case 'record-done':
-        s.lifecycle.signal({
-          kind: 'recording',
-          event: ev.kind === 'record-start' ? 'started' : 'completed',
-          caller: CALLER,
-          sessionId: sourceId,
-          accountId: id.accountId,
-          streamName: id.streamName,
-          path: segment,
-          metadata: field(b, 'segmentDuration') ? { duration: field(b, 'segmentDuration') } : undefined,
-        });
-        break;
-    }
-    res.status(200).json({ received: true });
-  });
-}
+    case 'publish-end':
+      ctx.pollUsage(); // a last reading of the bytes before the session is forgotten
+      signals.push({ kind: 'session_ended', caller: CALLER, sessionId: sourceId, action: 'publish', accountId: id.accountId, streamName: id.streamName });
+      break;
+    case 'read-start':
+      break; // the admission of the reader started its session
+    case 'read-end':
+      ctx.pollUsage();
+      signals.push({ kind: 'session_ended', caller: CALLER, sessionId: readerId, action: 'subscribe', accountId: id.accountId, streamName: id.streamName });
+      break;
+    case 'record-start':
+    case 'record-done':
+      signals.push({
+        kind: 'recording',
+        event: ev.kind === 'record-start' ? 'started' : 'completed',
+        caller: CALLER,
+        sessionId: sourceId,
+        accountId: id.accountId,
+        streamName: id.streamName,
+        path: segment,
+        metadata: field(b, 'segmentDuration') ? { duration: field(b, 'segmentDuration') } : undefined,
+      });
+      break;
+  }
+  return { reply: RECEIVED, signals };
+};
 
 /** A ready/available hook for a publisher this instance did not admit (e.g. auth by another method). */
-async function startFromEvent(s: Services, sourceId: string | undefined, id: { streamName: string; accountId?: string }, token: string | undefined) {
-  if (sourceId && (await s.store.getSession(CALLER, sourceId).catch(() => null))) return;
-  if (!token) return;
-  const t = await s.enforcer.lookup.byHashFresh(tokenHash(token)).catch(() => null);
-  if (!t || t.kind !== 'publish') return;
-  s.lifecycle.signal({ kind: 'session_started', caller: CALLER, sessionId: sourceId, action: 'publish', accountId: t.accountId, streamName: id.streamName, tokenId: t.id });
+async function startFromEvent(ctx: CallerContext, sourceId: string | undefined, id: StreamIdentity, token: string | undefined): Promise<LifecycleSignal | undefined> {
+  if (sourceId && (await ctx.sessionOf(CALLER, sourceId))) return undefined;
+  if (!token) return undefined;
+  const t = await ctx.publishTokenOf(token);
+  if (!t) return undefined;
+  return { kind: 'session_started', caller: CALLER, sessionId: sourceId, action: 'publish', accountId: t.accountId, streamName: id.streamName, tokenId: t.id };
 }
+
+export const mediamtx: Caller = {
+  name: CALLER,
+  capabilities: { sessionIdentity: true, reasks: false, terminate: false },
+  routes: [
+    {
+      method: 'POST',
+      path: '/hooks/mediamtx/auth',
+      body: 'json',
+      read: readAuth,
+      docs: [{ summary: 'MediaMTX authMethod: http', body: mediamtxAuthSchema, answer: '200 allow; 401 no credentials (challenge); 403 deny' }],
+    },
+    {
+      method: 'POST',
+      path: '/hooks/mediamtx/event',
+      body: 'json-or-form',
+      read: readEvent,
+      docs: [{ summary: 'MediaMTX runOn* hooks (JSON, form or query: event, path, sourceId, readerId, segmentPath)', answer: '200' }],
+    },
+  ],
+  answer(d, admission) {
+    if (d.allowed) return { status: 200, json: { allowed: true } };
+    const status = refusalStatus(d, 'without-credentials', admission.credentialsGiven);
+    const headers: Array<[string, string]> | undefined = status === 401 ? [['www-authenticate', 'Bearer realm="streamgate"']] : undefined;
+    return { status, headers, json: { allowed: false, reason: d.reason, message: d.message } };
+  },
+};

@@ -1,89 +1,88 @@
 // nginx-rtmp-module notify calls (on_publish, on_play, *_done, on_record_done, on_update):
 // form-encoded POST (or GET with notify_method get). 2xx lets the client on, anything else makes
 // nginx drop it. The module's own fields come first; the client's query args follow, raw.
-import type { Request, Response } from 'express';
-import type { DecisionRoutes } from '../decision-routes.js';
-import type { Services } from '../../services.js';
-import { bodyParsers } from '../middleware.js';
-import type { AccessRequest, Action } from '../../policy/types.js';
-import { normaliseIp } from '../../policy/rules.js';
-import { peerAddress } from '../client.js';
-import { field, reportBytes, reportStart, streamIdentity, tokenFromQuery } from './common.js';
-import { MAX_NAME } from '../../domain/matchers.js';
-import { sendText } from '../answer.js';
+import type { Action } from '../policy/types.js';
+import { normaliseIp } from '../policy/rules.js';
+import { peerAddress } from '../http/client.js';
+import type { Caller, CallerRoute, Outcome, SessionIdentity } from './caller.js';
+import { bytesSignal, field, nameable, refusalMessage, refusalStatus, streamIdentity, tokenFromQuery } from './shared.js';
 
 const CALLER = 'nginx-rtmp';
+const OK: Outcome = { reply: { status: 200, text: 'OK' } };
+const NO_STREAM: Outcome = { reply: { status: 403, text: refusalMessage('stream_not_allowed') } };
 
-export function mountNginxRtmp(app: DecisionRoutes, s: Services): void {
-  const { accountInPath } = s.config.hooks;
+const read: CallerRoute['read'] = async (req, ctx) => {
+  const body = (req.method === 'GET' ? req.query : req.body) as Record<string, unknown> | undefined;
+  const call = field(body, 'call');
+  const name = field(body, 'name');
+  const clientid = field(body, 'clientid');
+  // nginx connection numbers restart with nginx and repeat across servers: qualify by the server.
+  const server = peerAddress(req) ?? 'unknown';
+  const session: SessionIdentity | undefined = clientid ? { id: `${server}#${clientid}`, native: { server, clientid } } : undefined;
+  const sessionId = session?.id;
+  const token = field(body, 'token') ?? tokenFromQuery(field(body, 'tcurl'));
 
-  const handler = async (req: Request, res: Response) => {
-    const body = (req.method === 'GET' ? req.query : req.body) as Record<string, unknown> | undefined;
-    const call = field(body, 'call');
-    const name = field(body, 'name');
-    const clientid = field(body, 'clientid');
-    // nginx connection numbers restart with nginx and repeat across servers: qualify by the server.
-    const sessionId = clientid ? `${peerAddress(req) ?? 'unknown'}#${clientid}` : undefined;
-    const token = field(body, 'token') ?? tokenFromQuery(field(body, 'tcurl'));
-    const ok = () => sendText(res, 200, 'OK');
-
-    if (call === 'connect' || call === undefined) return ok(); // no stream yet: decided at publish/play
-    if (!name || name.length > MAX_NAME * 2) {
-      sendText(res, 403, 'Forbidden: no stream name');
-      return;
+  if (call === 'connect' || call === undefined) return OK; // no stream yet: decided at publish/play
+  const id = streamIdentity(name ?? '', '', ctx.config.hooks.accountInPath);
+  if (!nameable(id)) return NO_STREAM;
+  switch (call) {
+    case 'publish':
+    case 'play':
+    case 'update': {
+      let action: Action = call === 'publish' ? 'publish' : 'subscribe';
+      if (call === 'update') action = (sessionId ? await ctx.sessionOf(CALLER, sessionId) : null)?.action ?? 'subscribe';
+      return {
+        admit: {
+          access: { action, token, streamName: id.streamName, accountId: id.accountId, clientIp: normaliseIp(field(body, 'addr')), origin: undefined, protocol: 'rtmp', sessionId },
+          session,
+          starts: call !== 'update',
+          credentialsGiven: token !== undefined,
+        },
+      };
     }
-    const id = streamIdentity(name, '', accountInPath);
-    switch (call) {
-      case 'publish':
-      case 'play':
-      case 'update': {
-        let action: Action = call === 'publish' ? 'publish' : 'subscribe';
-        if (call === 'update') {
-          const known = sessionId ? await s.store.getSession(CALLER, sessionId).catch(() => null) : null;
-          action = known?.action ?? 'subscribe';
-        }
-        const access: AccessRequest = {
-          action,
-          token,
-          streamName: id.streamName,
-          accountId: id.accountId,
-          clientIp: normaliseIp(field(body, 'addr')),
-          origin: undefined,
-          protocol: 'rtmp',
-          sessionId,
-        };
-        const d = await s.enforcer.decide(access, CALLER);
-        if (!d.allowed) {
-          sendText(res, d.status === 503 ? 503 : 403, d.message);
-          return;
-        }
-        if (call !== 'update') reportStart(s, CALLER, access, d);
-        return ok();
-      }
-      case 'publish_done':
-      case 'play_done':
-      case 'done': {
-        // arut's module sends no byte counts; forks and wrappers that add bytes_out/bytes_in are counted.
-        reportBytes(s, CALLER, sessionId, field(body, 'bytes_out'), field(body, 'bytes_in'));
-        s.lifecycle.signal({
-          kind: 'session_ended',
-          caller: CALLER,
-          sessionId,
-          action: call === 'publish_done' ? 'publish' : call === 'play_done' ? 'subscribe' : undefined,
-          accountId: id.accountId,
-          streamName: id.streamName,
-          token,
-        });
-        return ok();
-      }
-      case 'record_done':
-        s.lifecycle.signal({ kind: 'recording', event: 'completed', caller: CALLER, sessionId, accountId: id.accountId, streamName: id.streamName, path: field(body, 'path'), token });
-        return ok();
-      default:
-        return ok(); // calls added by forks (on_record_started, ...) are not ours to refuse
-    }
-  };
+    case 'publish_done':
+    case 'play_done':
+    case 'done':
+      return {
+        reply: OK.reply,
+        signals: [
+          // arut's module sends no byte counts; forks and wrappers that add bytes_out/bytes_in are counted.
+          ...bytesSignal(CALLER, sessionId, field(body, 'bytes_out'), field(body, 'bytes_in')),
+          {
+            kind: 'session_ended',
+            caller: CALLER,
+            sessionId,
+            action: call === 'publish_done' ? 'publish' : call === 'play_done' ? 'subscribe' : undefined,
+            accountId: id.accountId,
+            streamName: id.streamName,
+            token,
+          },
+        ],
+      };
+    case 'record_done':
+      return {
+        reply: OK.reply,
+        signals: [{ kind: 'recording', event: 'completed', caller: CALLER, sessionId, accountId: id.accountId, streamName: id.streamName, path: field(body, 'path'), token }],
+      };
+    default:
+      return OK; // calls added by forks (on_record_started, ...) are not ours to refuse
+  }
+};
 
-  app.post('/hooks/nginx-rtmp', ...bodyParsers('form', s.config.server.bodyLimitBytes), handler);
-  app.get('/hooks/nginx-rtmp', handler);
-}
+export const nginxRtmp: Caller = {
+  name: CALLER,
+  capabilities: { sessionIdentity: true, reasks: true, terminate: false },
+  routes: [
+    {
+      method: 'POST',
+      path: '/hooks/nginx-rtmp',
+      body: 'form',
+      read,
+      docs: [{ summary: 'nginx-rtmp notify calls (also GET with notify_method get)', bodyType: 'application/x-www-form-urlencoded', answer: '200 to allow, 403 to drop the client' }],
+    },
+    { method: 'GET', path: '/hooks/nginx-rtmp', body: 'none', read, docs: [] },
+  ],
+  answer(d) {
+    return d.allowed ? OK.reply : { status: refusalStatus(d, 'never'), text: d.message };
+  },
+};

@@ -1,7 +1,7 @@
 // The decision endpoints' own router: one Map lookup instead of express's walk through every
 // layer and route in order (path-to-regexp match, next() recursion, a route's inner stack). The
 // director walked every hook route before its own and measured 68% of the express floor, below
-// the issue 8 target; on the other endpoints the table saves a few percent of CPU per request
+// the target (docs/performance.md); on the other endpoints the table saves a few percent of CPU per request
 // (the larger gain was src/http/server.ts). This table is mounted as the first layer of the express
 // app, so everything else about a request stays express's: the same req/res objects, the same
 // body parsers and error handler, and a path it does not know continues down the app untouched.

@@ -7,6 +7,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { DOCUMENTED_ONLY } from '../../src/http/docs.js';
+import { CALLERS } from '../../src/callers/registry.js';
 import { checkOne, finishRun, fuzzOptions, fuzzTarget, startRun, type Target } from './harness.js';
 import { caseOf, FORM, toRequest, type EntryPoint } from './cases.js';
 
@@ -62,9 +63,15 @@ describe('fuzzing the hook adapters', () => {
   });
   after(() => t.close());
 
-  it('covers every documented hook endpoint', () => {
+  it('covers every route of every registered caller, and every documented hook endpoint', () => {
+    const covered = (method: string, path: string, below = false) =>
+      HOOKS.some((h) => (method === 'ALL' || h.method === method) && (h.path === path || (below && h.path.startsWith(`${path}/`))));
+    const routes = CALLERS.flatMap((c) => c.routes.map((r) => ({ caller: c.name, ...r })));
+    assert.deepEqual(routes.filter((r) => !covered(r.method, r.path)).map((r) => `${r.caller}: ${r.method} ${r.path}`), []);
+    assert.deepEqual(routes.filter((r) => r.below && !covered(r.method, r.path, true)).map((r) => `${r.caller}: ${r.method} ${r.path}/…`), []);
+    // A documented path parameter (:originalPath) is covered by any path below its prefix.
     const documented = DOCUMENTED_ONLY.filter((d) => d.path.startsWith('/hooks/')).map((d) => d.path);
-    assert.deepEqual(documented.filter((p) => !HOOKS.some((h) => h.path === p)), []);
+    assert.deepEqual(documented.filter((p) => (p.includes('/:') ? !covered('ALL', p.slice(0, p.indexOf('/:')), true) : !covered('ALL', p))), []);
   });
 
   it('every hook: no 5xx, refusals change nothing, the process stays healthy', { timeout: 600_000 }, async () => {

@@ -1,10 +1,14 @@
-// Every refusal reason through every admission adapter, checking the exact answer each caller
-// needs to refuse (status, body bytes), and the allow answer for the same request shape.
+// Every refusal reason through every registered caller that decides, checking the exact answer
+// each caller needs to refuse (status, body bytes), and the allow answer for the same request
+// shape. The callers come from the registry: one registered without a request shape here fails.
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import request from 'supertest';
 import { hookFixture, type HookFixture } from './fixture.js';
+import { CALLERS } from '../../src/callers/registry.js';
+import { REASONS, decision, type Reason } from '../../src/policy/types.js';
+import type { Admission } from '../../src/callers/caller.js';
 
 const OME_SECRET = 'k';
 type Ask = (f: HookFixture, token: string | undefined, stream: string, ip: string) => Promise<request.Response>;
@@ -36,6 +40,16 @@ const ADAPTERS: Record<string, { ask: Ask; allowed: (r: request.Response) => voi
     allowed: (r) => assert.deepEqual([r.status, r.body], [200, { allowed: true, reason: 'authorized' }]),
     denied: (r, reason) => assert.deepEqual([r.status, r.body], [200, { allowed: false, reason }]),
   },
+  'auth-request': {
+    // The client address comes from X-Forwarded-For: the test's loopback peer is a trusted proxy.
+    ask: (f, token, stream, ip) =>
+      request(f.t.app).get('/hooks/auth-request').set('x-forwarded-for', ip).set('x-original-uri', `/hls/${stream}/index.m3u8${token ? `?token=${token}` : ''}`),
+    allowed: (r) => {
+      assert.deepEqual([r.status, r.body, r.headers['cache-control'], r.headers['x-streamgate-stream']], [200, { allowed: true }, 'no-store', 'cam1']);
+    },
+    denied: (r, reason, message) =>
+      assert.deepEqual([r.status, r.body, r.headers['cache-control']], [reason.startsWith('token_') ? 401 : 403, { allowed: false, reason, message }, 'no-store']),
+  },
   authorize: {
     ask: (f, token, stream, ip) => request(f.t.app).post('/hooks/authorize').send({ action: 'publish', token, streamName: stream, clientIp: ip, protocol: 'srt' }),
     allowed: (r) => assert.deepEqual([r.status, r.body.allowed], [200, true]),
@@ -50,7 +64,16 @@ describe('refusals through every admission adapter', () => {
   let f: HookFixture;
   const tokens: Record<string, string> = {};
   before(async () => {
-    f = await hookFixture({ hooks: { secret: '', trustedProxies: [], omeSecret: OME_SECRET, accountInPath: false, mediamtx: { allowApiFrom: [], pathPrefix: '' } } });
+    f = await hookFixture({
+      hooks: {
+        secret: '',
+        trustedProxies: ['127.0.0.1', '::1'],
+        omeSecret: OME_SECRET,
+        accountInPath: false,
+        mediamtx: { allowApiFrom: [], pathPrefix: '' },
+        authRequest: { action: 'publish' },
+      },
+    });
     const mk = async (name: string, body: Record<string, unknown> = {}) => {
       const t = await f.token('publish', body);
       tokens[name] = t.token;
@@ -83,8 +106,16 @@ describe('refusals through every admission adapter', () => {
     stream_not_allowed: 'Unauthorized: Stream name not allowed',
     ip_not_allowed: 'Unauthorized: IP Address not allowed',
   };
-  for (const [name, a] of Object.entries(ADAPTERS)) {
+  it('has a request shape for every registered caller that decides, and for no other', () => {
+    const deciding = CALLERS.filter((c) => c.answer !== undefined).map((c) => c.name);
+    assert.deepEqual(Object.keys(ADAPTERS).sort(), [...deciding].sort());
+  });
+
+  for (const caller of CALLERS.filter((c) => c.answer !== undefined)) {
+    const name = caller.name;
     it(`${name}: allows a valid token and refuses each reason in its own format`, async () => {
+      const a = ADAPTERS[name];
+      assert.ok(a, `${name} is registered but has no request shape in this matrix`);
       a.allowed(await a.ask(f, tokens.valid, 'cam1', '203.0.113.7'));
       for (const [reason, tok, stream, ip] of cases) {
         const r = await a.ask(f, tok === undefined ? undefined : (tokens[tok] ?? tok), stream, ip);
@@ -94,6 +125,25 @@ describe('refusals through every admission adapter', () => {
       // A publish token's country lists restrict the viewers of its streams, never its publisher:
       // a publisher from the US with an allowedCountries: [FR] token is admitted.
       a.allowed(await a.ask(f, tokens.country, 'cam1', '8.8.8.8'));
+    });
+  }
+});
+
+describe('every registered caller answers a refusal unlike its allow', () => {
+  const admission: Admission = { access: { action: 'publish', streamName: 'cam1', protocol: 'rtmp' }, starts: true, credentialsGiven: true };
+  const allowed = { ...decision('allowed', { streamName: 'cam1', accountId: 'a1', tokenId: 1 }), decisionId: 'd' };
+  for (const caller of CALLERS.filter((c) => c.answer !== undefined)) {
+    it(`${caller.name}: each refusal reason, and the store being down`, () => {
+      const allow = caller.answer!(allowed, admission);
+      assert.ok(allow.status >= 200 && allow.status < 300, `allow is ${allow.status}`);
+      for (const reason of Object.keys(REASONS).filter((r) => r !== 'allowed') as Reason[]) {
+        const refusal = caller.answer!({ ...decision(reason, { streamName: 'cam1' }), decisionId: 'd' }, admission);
+        assert.notDeepEqual(refusal, allow, reason);
+        // Callers that refuse by status: 503 when the store is down (they may retry), else 401/403.
+        // A caller that is always answered 200 (OvenMediaEngine) reads allowed:false and the reason code.
+        if (refusal.status === 200) assert.deepEqual(refusal.json, { allowed: false, reason }, reason);
+        else assert.ok(reason === 'store_unavailable' ? refusal.status === 503 : [401, 403].includes(refusal.status), `${reason}: ${refusal.status}`);
+      }
     });
   }
 });

@@ -64,15 +64,17 @@ describe('generic lifecycle hooks', () => {
   });
 });
 
-describe('adapters translate, the Enforcer decides', () => {
-  it('every admission adapter calls Enforcer.decide and none imports the policy', () => {
-    const dir = `${ROOT}src/http/hooks`;
-    const adapters = ['auth-request.ts', 'authorize.ts', 'mediamtx.ts', 'nginx-rtmp.ts', 'ome.ts', 'srs.ts'];
+describe('callers translate, the Enforcer decides', () => {
+  it('no caller module imports the policy, reads the store or holds the Enforcer; admissions are decided through the caller context', () => {
+    const dir = `${ROOT}src/callers`;
     for (const file of readdirSync(dir)) {
       const text = readFileSync(`${dir}/${file}`, 'utf8');
       assert.ok(!/policy\/evaluate/.test(text), `${file} imports evaluate()`);
-      if (adapters.includes(file)) assert.match(text, /\benforcer\.decide\(/, `${file} must decide through the Enforcer`);
+      assert.ok(!/^import (?!type )[^;]*from '\.\.\/store\//m.test(text), `${file} imports the store`);
+      if (file !== 'context.ts') assert.ok(!/\.(store|enforcer)\b/.test(text), `${file} reaches the store or the Enforcer`);
     }
+    assert.match(readFileSync(`${dir}/mount.ts`, 'utf8'), /\bctx\.decide\(/);
+    assert.match(readFileSync(`${dir}/context.ts`, 'utf8'), /\bs\.enforcer\.decide\(/);
     assert.match(readFileSync(`${ROOT}src/http/director.ts`, 'utf8'), /\benforcer\.decide\(/);
   });
 });

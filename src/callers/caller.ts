@@ -1,0 +1,126 @@
+// The one interface every caller (media server, proxy, generic client of /hooks/*) implements:
+// its routes, the translation of a request into an access request, its answer to a decision.
+import type { Request } from 'express';
+import type { z } from 'zod';
+import type { Config } from '../config/schema.js';
+import type { Logger } from 'pino';
+import type { AccessRequest } from '../policy/types.js';
+import type { DecisionResult } from '../enforce/enforcer.js';
+import type { LifecycleSignal } from '../lifecycle/events.js';
+import type { Session } from '../store/store.js';
+import type { TokenRecord } from '../domain/tokens.js';
+import type { UsageReport } from '../analytics/usage.js';
+import type { TrustedProxies } from '../http/client.js';
+
+/**
+ * How a caller names one of its connections, in its own terms: `id` is the key the session
+ * registry keeps (qualified so it is unique across the caller's servers), `native` the parts the
+ * caller's own API takes to act on the connection (MediaMTX `id`; SRS `server_id` + `client_id`;
+ * nginx-rtmp server address + `clientid`; OvenMediaEngine address, port and URL).
+ */
+export interface SessionIdentity {
+  id: string;
+  native: Readonly<Record<string, string>>;
+}
+
+/** What a caller can do beyond asking for a decision. */
+export interface CallerCapabilities {
+  /** Its requests name a connection that the session registry keeps (byte counts, ends, usage). */
+  sessionIdentity: boolean;
+  /** It asks again for a connection already admitted (nginx-rtmp on_update): no new session starts. */
+  reasks: boolean;
+  /** Streamgate can cut one of its sessions (see Caller.terminate). */
+  terminate: boolean;
+}
+
+/** An access request to decide, and what the caller's answer needs to know about it. */
+export interface Admission {
+  access: AccessRequest;
+  session?: SessionIdentity;
+  /** On allow, a session starts (false for a re-ask of an admitted connection). */
+  starts: boolean;
+  /** The request carried a credential of some kind (user, password or token): MediaMTX challenges only without one. */
+  credentialsGiven: boolean;
+}
+
+/** An answer, described: written by one function (src/callers/mount.ts) with the same bytes as res.json / res.send. */
+export interface Reply {
+  status: number;
+  /** A JSON body, or a plain-text one. */
+  json?: unknown;
+  text?: string;
+  /** Set before the body, in this order. */
+  headers?: Array<[string, string]>;
+}
+
+/** What a route makes of one request: an admission to decide, or an answer given at once (after queueing its signals). */
+export type Outcome = { admit: Admission } | { reply: Reply; signals?: LifecycleSignal[] };
+
+/** How a route's body arrives: parsed JSON or form, raw bytes (signed bodies), an image, or nothing. */
+export type BodyEncoding = 'none' | 'json' | 'form' | 'json-or-form' | 'raw' | 'image';
+
+/** What a route documents in /api/openapi.json (under the Hooks tag, with the hook secret). */
+export interface RouteDoc {
+  /** Default: the route's method (get for ALL). */
+  method?: 'get' | 'post';
+  /** Default: the route's path; `:name` for a path parameter. */
+  path?: string;
+  params?: z.ZodType;
+  summary: string;
+  answer: string;
+  body?: z.ZodType;
+  /** The body's media type when it is not JSON. */
+  bodyType?: string;
+  /** The success status when not 200. */
+  status?: number;
+}
+
+export interface CallerRoute {
+  /** ALL: every method (proxies forward the original one). */
+  method: 'GET' | 'POST' | 'ALL';
+  path: string;
+  /** Also every path below `path` (`${path}/...`: Envoy's path_prefix). */
+  below?: boolean;
+  body: BodyEncoding;
+  read(req: Request, ctx: CallerContext): Outcome | Promise<Outcome>;
+  docs: RouteDoc[];
+}
+
+/**
+ * A caller. `name` is its label everywhere: the `adapter` label of the decision metrics and log
+ * line, the `caller` of its lifecycle signals and sessions, and of usage reports.
+ */
+export interface Caller {
+  name: string;
+  capabilities: CallerCapabilities;
+  routes: readonly CallerRoute[];
+  /** Its answer to a decision on an admission one of its routes read: allow, deny or store error, in its own format. */
+  answer?(d: DecisionResult, admission: Admission): Reply;
+  /**
+   * Cuts one of its sessions through the caller's own API. The slot for session termination:
+   * declared with `capabilities.terminate: true`; no caller implements it yet.
+   */
+  terminate?(session: SessionIdentity, ctx: CallerContext): Promise<void>;
+}
+
+/**
+ * The services a caller may use, and only these: it never reads the store itself (the session and
+ * token reads it needs are methods here, made in src/callers/context.ts).
+ */
+export interface CallerContext {
+  config: Config;
+  logger: Logger;
+  trusted: TrustedProxies;
+  /** The Enforcer's decision (counted and logged under the caller's name). */
+  decide(access: AccessRequest, caller: string): Promise<DecisionResult>;
+  /** Queues a lifecycle signal; never waits. */
+  signal(s: LifecycleSignal): void;
+  /** A session the registry holds for this caller, or null (also when the store cannot say). */
+  sessionOf(caller: string, sessionId: string): Promise<Session | null>;
+  /** The publish token with this value, or null (also when the store cannot say). */
+  publishTokenOf(value: string): Promise<TokenRecord | null>;
+  /** Counts a usage report: false for a repeated reportId; ApiError when it names nothing known. */
+  ingestUsage(r: UsageReport): Promise<boolean>;
+  /** Asks the MediaMTX poller for a reading now (when one runs). */
+  pollUsage(): void;
+}

@@ -1,0 +1,79 @@
+// Mounts callers on the decision routes: one handler shape for all of them (read the request,
+// decide an admission through the Enforcer, start the session on allow, write the caller's answer).
+import express, { type Request, type RequestHandler, type Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { Config } from '../config/schema.js';
+import type { DecisionRoutes } from '../http/decision-routes.js';
+import { bodyParsers } from '../http/middleware.js';
+import { sendJson, sendText } from '../http/answer.js';
+import type { Admission, BodyEncoding, Caller, CallerContext, CallerRoute, Outcome, Reply } from './caller.js';
+import type { DecisionResult } from '../enforce/enforcer.js';
+
+/** Writes a described answer: its headers in order, then the body (the bytes of res.json / res.send). */
+export function writeReply(res: ServerResponse, r: Reply): void {
+  if (r.headers) for (const [k, v] of r.headers) res.setHeader(k, v);
+  if (r.text !== undefined) sendText(res, r.status, r.text);
+  else sendJson(res, r.status, r.json);
+}
+
+function parsers(body: BodyEncoding, config: Config): RequestHandler[] {
+  const limit = config.server.bodyLimitBytes;
+  switch (body) {
+    case 'none':
+      return [];
+    case 'json':
+    case 'form':
+    case 'json-or-form':
+      return bodyParsers(body, limit);
+    case 'raw':
+      return [express.raw({ type: () => true, limit })];
+    case 'image':
+      return [express.raw({ type: () => true, limit: config.hooks.thumbnailMaxBytes })];
+  }
+}
+
+/** After an admission, the caller's session starts (registry, feeds): queued, never awaited. */
+function startSession(ctx: CallerContext, caller: string, a: Admission, d: DecisionResult): void {
+  if (!d.allowed || !a.starts || d.accountId === undefined) return;
+  ctx.signal({
+    kind: 'session_started',
+    caller,
+    sessionId: a.access.sessionId,
+    action: a.access.action,
+    accountId: d.accountId,
+    streamName: d.streamName,
+    tokenId: d.tokenId,
+    trackingId: d.trackingId,
+  });
+}
+
+function handler(caller: Caller, route: CallerRoute, ctx: CallerContext): RequestHandler {
+  const settle = async (res: Response, out: Outcome): Promise<void> => {
+    if ('reply' in out) {
+      if (out.signals) for (const s of out.signals) ctx.signal(s);
+      writeReply(res, out.reply);
+      return;
+    }
+    if (!caller.answer) throw new TypeError(`caller ${caller.name} admits on ${route.path} but has no answer()`);
+    const d = await ctx.decide(out.admit.access, caller.name);
+    startSession(ctx, caller.name, out.admit, d);
+    writeReply(res, caller.answer(d, out.admit));
+  };
+  return (req: Request, res: Response) => {
+    const out = route.read(req, ctx);
+    return out instanceof Promise ? out.then((o) => settle(res, o)) : settle(res, out);
+  };
+}
+
+/** Mounts every route of every caller, each with its body parsers. */
+export function mountCallers(routes: DecisionRoutes, callers: readonly Caller[], ctx: CallerContext): void {
+  for (const caller of callers) {
+    for (const route of caller.routes) {
+      const chain = [...parsers(route.body, ctx.config), handler(caller, route, ctx)];
+      if (route.method === 'GET') routes.get(route.path, ...chain);
+      else if (route.method === 'POST') routes.post(route.path, ...chain);
+      else routes.all(route.path, ...chain);
+      if (route.below) routes.allUnder(route.path, ...chain);
+    }
+  }
+}
