@@ -104,8 +104,7 @@ export async function createServices(
   const store = opts.store ?? (await createStore(config, logger));
   const now = opts.now ?? Date.now;
   const geo = opts.geo ?? (await sharedGeo(config.geo.databasePath));
-  const metrics = new Metrics();
-  metrics.logLinesDroppedFrom = () => logSinkOf(logger)?.dropped ?? 0;
+  const metrics = new Metrics({ logLinesDropped: () => logSinkOf(logger)?.dropped ?? 0 });
   const accounts = new AccountService(store, now);
   // The default account exists before the enforcer that reads it is built (first start creates it).
   const first = opts.firstStart ? await accounts.ensureDefaultAccount(config.dataDir) : null;

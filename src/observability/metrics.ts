@@ -64,7 +64,7 @@ export class Metrics {
     registers: [this.registry],
   });
   /** Read at each scrape: the logger's count of lines lost to a stalled or vanished sink. */
-  logLinesDroppedFrom: () => number = () => 0;
+  private readonly logLinesDroppedFrom: () => number;
   private logLinesDroppedSeen = 0;
   readonly logLinesDropped = new Counter({
     name: 'streamgate_log_lines_dropped_total',
@@ -112,7 +112,8 @@ export class Metrics {
     this.httpSecondsChild(route).observe(seconds);
   }
 
-  constructor(opts: { defaultMetrics?: boolean } = {}) {
+  constructor(opts: { defaultMetrics?: boolean; logLinesDropped?: () => number } = {}) {
+    this.logLinesDroppedFrom = opts.logLinesDropped ?? (() => 0);
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 }

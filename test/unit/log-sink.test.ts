@@ -116,8 +116,7 @@ describe('log sink', () => {
     assert.ok(sink.bufferedBytes <= 4096 + 200, `buffered ${sink.bufferedBytes}`);
     const accepted = 1000 - sink.dropped;
     assert.ok(sink.dropped > 900, `dropped ${sink.dropped}`);
-    const metrics = new Metrics({ defaultMetrics: false });
-    metrics.logLinesDroppedFrom = () => logSinkOf(logger)?.dropped ?? 0;
+    const metrics = new Metrics({ defaultMetrics: false, logLinesDropped: () => logSinkOf(logger)?.dropped ?? 0 });
     const text = await metrics.registry.metrics();
     assert.match(text, new RegExp(`^streamgate_log_lines_dropped_total ${sink.dropped}$`, 'm'));
     // The counter only ever rises, read again at the next scrape.
