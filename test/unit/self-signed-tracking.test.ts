@@ -5,26 +5,11 @@ import assert from 'node:assert/strict';
 import { evaluate, type Credential, type EvalContext } from '../../src/policy/evaluate.js';
 import type { AccessRequest } from '../../src/policy/types.js';
 import type { TokenRecord } from '../../src/domain/tokens.js';
+import { tokenRecord } from '../helpers/records.js';
 
 const NOW = Date.parse('2026-06-01T12:00:00Z');
 
-const parent = (trackingId?: string): TokenRecord => ({
-  id: 7,
-  kind: 'subscribe',
-  accountId: 'ACCT01',
-  label: 't',
-  token: 'a'.repeat(64),
-  addedOn: '2026-01-01T00:00:00.000Z',
-  updatedOn: '2026-01-01T00:00:00.000Z',
-  isActive: true,
-  streams: [{ streamName: 'cam1', isRegex: false }],
-  allowedOrigins: [],
-  allowedIpAddresses: [],
-  allowedCountries: [],
-  deniedCountries: [],
-  rev: 1,
-  ...(trackingId === undefined ? {} : { tracking: { trackingId } }),
-});
+const parent = (trackingId?: string): TokenRecord => tokenRecord(trackingId === undefined ? {} : { tracking: { trackingId } });
 
 const jwt = (parentTracking: string | undefined, trackingId: string | undefined): Credential => ({
   type: 'jwt',
