@@ -66,6 +66,14 @@ export class StoreUnavailable extends Error {
  * A store write lost its compare-and-set race more times than the store retries (many writers on
  * one record at once): retryable, answered 503.
  */
+/** createAccount: the id is taken (ids are random; the caller draws another). */
+export class AccountExists extends Error {
+  constructor(readonly accountId: string) {
+    super(`account ${accountId} exists`);
+    this.name = 'AccountExists';
+  }
+}
+
 export class StoreConflict extends Error {
   constructor(what: string, attempts: number) {
     super(`${what}: too much write contention (${attempts} attempts)`);

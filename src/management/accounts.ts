@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync, chmodSync } from 'node:fs';
 import path from 'node:path';
 import type { Account, Store } from '../store/store.js';
 import { looksLikeSecret, newAccountId, newSecret, sha256Hex } from '../domain/secrets.js';
+import { AccountExists, StoreConflict } from '../errors.js';
 
 /** Store metadata naming the account created on first start. */
 export const DEFAULT_ACCOUNT_META = 'accounts.default';
@@ -43,15 +44,18 @@ export class AccountService {
   }
 
   async create(name: string): Promise<{ account: Account; apiSecret: string }> {
-    for (let attempt = 0; ; attempt++) {
+    // Ids are random: one taken (checked here, or by a create racing this one) means draw another.
+    for (let attempt = 0; attempt < 20; attempt++) {
       const fresh = await this.freshAccount(name);
-      if (await this.store.getAccount(fresh.account.id)) {
-        if (attempt > 20) throw new Error('could not find a free account id');
-        continue;
+      if (await this.store.getAccount(fresh.account.id)) continue;
+      try {
+        await this.store.createAccount(fresh.account);
+        return fresh;
+      } catch (e) {
+        if (!(e instanceof AccountExists)) throw e;
       }
-      await this.store.createAccount(fresh.account);
-      return fresh;
     }
+    throw new StoreConflict('account create: no free account id', 20);
   }
 
   list(): Promise<Account[]> {

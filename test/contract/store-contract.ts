@@ -5,6 +5,7 @@ import type { Store, Account } from '../../src/store/store.js';
 import type { StoreFactory } from '../helpers/stores.js';
 import { applyTokenUpdate, newTokenRecord, tokenHash, type TokenKind } from '../../src/domain/tokens.js';
 import { newSecret } from '../../src/domain/secrets.js';
+import { AccountExists } from '../../src/errors.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 
@@ -44,7 +45,7 @@ export function storeContract(factory: StoreFactory): void {
         assert.deepEqual((await s.listAccounts()).map((a) => a.id), ['AAAAAA', 'BBBBBB']);
         assert.deepEqual(await s.updateAccount('BBBBBB', { secureViewer: true }), account('BBBBBB', { secureViewer: true }));
         assert.equal(await s.updateAccount('ZZZZZZ', { secureViewer: true }), null);
-        await assert.rejects(s.createAccount(account('AAAAAA')));
+        await assert.rejects(s.createAccount(account('AAAAAA')), AccountExists);
       });
 
       it('keeps viewer country defaults: set, replaced, cleared, and returned by every read', async () => {

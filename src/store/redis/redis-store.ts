@@ -28,7 +28,7 @@ import { nameSortKey } from '../sort.js';
 import { keys, idMember, nameMember, idFromMember } from './keys.js';
 import type { RedisClient } from './connect.js';
 import { Cluster, type Redis } from 'ioredis';
-import { StoreUnavailable } from '../../errors.js';
+import { AccountExists, StoreUnavailable } from '../../errors.js';
 import { DELIVERIES_KEPT, completedRecording, type CompletedRecording } from '../../domain/store-rules.js';
 import { compareAndSet, typeStoreFailures } from '../failures.js';
 import { isRedisUnavailable } from './failures.js';
@@ -219,7 +219,7 @@ export class RedisStore implements Store {
     const r = Number(await this.run('accountCreate', keys.account(a.id), keys.version(a.id), ...fields));
     if (r === Reply.EXISTS) {
       if (a.secretHash) await this.redis.del(keys.secret(a.secretHash));
-      throw new Error(`account ${a.id} exists`);
+      throw new AccountExists(a.id);
     }
     await this.replicated();
     return { ...a };

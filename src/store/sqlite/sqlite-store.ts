@@ -25,7 +25,7 @@ import type {
   Webhook,
 } from '../store.js';
 import { nameSortKey } from '../sort.js';
-import { StoreUnavailable } from '../../errors.js';
+import { AccountExists, StoreUnavailable } from '../../errors.js';
 import { DELIVERIES_KEPT, bindDecision, completedRecording, type CompletedRecording } from '../../domain/store-rules.js';
 
 const SCHEMA = `
@@ -243,7 +243,12 @@ export class SqliteStore implements Store {
   // ---- accounts ----
 
   async createAccount(a: Account): Promise<Account> {
-    this.tx(() => this.insertAccount(a));
+    try {
+      this.tx(() => this.insertAccount(a));
+    } catch (e) {
+      if ((e as { code?: unknown })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new AccountExists(a.id);
+      throw e;
+    }
     return { ...a };
   }
 
