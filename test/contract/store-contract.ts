@@ -560,6 +560,10 @@ export function storeContract(factory: StoreFactory): void {
         now += 61_000;
         assert.deepEqual(await s.activePublishTokenIds('A'), []);
         assert.deepEqual(await s.activePublishTokenIds('B'), [9]);
+        // an expired entry cleared by a read does not stand in the way of the stream starting again
+        await s.startLiveStream({ ...live('A', 'cam1', 8, 'f4'), startedOn: new Date(now).toISOString() }, 60);
+        assert.deepEqual(await s.activePublishTokenIds('A'), [8]);
+        assert.equal((await s.getLiveStream('A', 'cam1'))?.feedId, 'f4');
       });
 
       it("moves the account version when a stream's publishing token changes, once the account has viewer-rule tokens", async () => {

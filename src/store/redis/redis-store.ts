@@ -49,6 +49,7 @@ const SCRIPTS = {
   deliveryAdd: { file: 'delivery-add.lua', keys: 2 },
   liveStart: { file: 'live-start.lua', keys: 3 },
   liveEnd: { file: 'live-end.lua', keys: 3 },
+  livePrune: { file: 'live-prune.lua', keys: 1 },
   usageAdd: { file: 'usage-add.lua', keys: 3 },
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
@@ -741,10 +742,11 @@ export class RedisStore implements Store {
     const expired: string[] = [];
     for (const [name, raw] of Object.entries(all)) {
       const e = JSON.parse(raw) as LiveStream & { expiresMs: number };
-      if (e.expiresMs <= now) expired.push(name);
+      if (e.expiresMs <= now) expired.push(name, raw);
       else if (streamName === undefined || name === streamName) ids.add(e.tokenId);
     }
-    if (expired.length > 0) await this.redis.hdel(keys.live(accountId), ...expired);
+    // Only entries still as read: a stream started again between the read and here keeps its entry.
+    if (expired.length > 0) await this.run('livePrune', keys.live(accountId), ...expired);
     return [...ids].sort((a, b) => a - b);
   }
 }
