@@ -39,6 +39,8 @@ export interface Admission {
   session?: SessionIdentity;
   /** On allow, a session starts (false for a re-ask of an admitted connection). */
   starts: boolean;
+  /** The caller asks again for a connection it admitted: enforcement.terminateOn decides whether a refusal ends it. */
+  reask?: boolean;
   /** The request carried a credential of some kind (user, password or token): MediaMTX challenges only without one. */
   credentialsGiven: boolean;
 }
@@ -113,6 +115,11 @@ export interface CallerContext {
   trusted: TrustedProxies;
   /** The Enforcer's decision (counted and logged under the caller's name). */
   decide(access: AccessRequest, caller: string): Promise<DecisionResult>;
+  /**
+   * A re-ask for an admitted connection: the decision, except that a refusal whose token change is
+   * not in enforcement.terminateOn (or a store that does not answer) keeps the session (allowed).
+   */
+  decideReask(access: AccessRequest, caller: string): Promise<DecisionResult>;
   /** Queues a lifecycle signal; never waits. */
   signal(s: LifecycleSignal): void;
   /** A session the registry holds for this caller, or null (also when the store cannot say). */

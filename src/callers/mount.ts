@@ -55,7 +55,7 @@ function handler(caller: Caller, route: CallerRoute, ctx: CallerContext): Reques
       return;
     }
     if (!caller.answer) throw new TypeError(`caller ${caller.name} admits on ${route.path} but has no answer()`);
-    const d = await ctx.decide(out.admit.access, caller.name);
+    const d = out.admit.reask ? await ctx.decideReask(out.admit.access, caller.name) : await ctx.decide(out.admit.access, caller.name);
     startSession(ctx, caller.name, out.admit, d);
     writeReply(res, caller.answer(d, out.admit));
   };

@@ -28,14 +28,20 @@ const read: CallerRoute['read'] = async (req, ctx) => {
   switch (call) {
     case 'publish':
     case 'play':
-    case 'update': {
-      let action: Action = call === 'publish' ? 'publish' : 'subscribe';
+    case 'update':
+    case 'update_publish':
+    case 'update_play': {
+      // on_update: the module (1.2.x) names the side (update_publish / update_play); a bare `update`
+      // (older forks) is resolved from the session registry.
+      const reask = call.startsWith('update');
+      let action: Action = call === 'publish' || call === 'update_publish' ? 'publish' : 'subscribe';
       if (call === 'update') action = (sessionId ? await ctx.sessionOf(CALLER, sessionId) : null)?.action ?? 'subscribe';
       return {
         admit: {
           access: { action, token, streamName: id.streamName, accountId: id.accountId, clientIp: normaliseIp(field(body, 'addr')), origin: undefined, protocol: 'rtmp', sessionId },
           session,
-          starts: call !== 'update',
+          starts: !reask,
+          reask,
           credentialsGiven: token !== undefined,
         },
       };

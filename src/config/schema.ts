@@ -4,6 +4,7 @@ import { z } from 'zod';
 import ipaddr from 'ipaddr.js';
 import RE2 from 're2';
 import { mediamtxPathProblem } from '../domain/paths.js';
+import { TERMINATION_TRIGGERS } from '../sessions/termination.js';
 import { iceServerSchema, rtmpUrlTemplate } from '../director/settings.js';
 
 const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port');
@@ -89,6 +90,7 @@ export const configSchema = z.strictObject({
     onStoreError: z.enum(['deny', 'allow-cached']),
     storeTimeoutMs: z.number().int().min(1),
     liveTtlSeconds: z.number().int().min(1),
+    terminateOn: z.array(z.enum(TERMINATION_TRIGGERS)),
     cacheMaxEntries: z.number().int().min(1),
     cacheTtlMs: z.number().int().min(0),
   }),

@@ -56,6 +56,8 @@ describe('nginx-rtmp + ffmpeg end to end', () => {
       on_play ${hook};
       on_publish_done ${hook};
       on_play_done ${hook};
+      on_update ${hook};
+      notify_update_timeout 1s;
     }
   }
 }`,
@@ -106,5 +108,22 @@ describe('nginx-rtmp + ffmpeg end to end', () => {
       assert.ok(code !== 0 && code !== -1, `${name}: ffmpeg exits with an error (got ${code})`);
     }
     assert.deepEqual(await activeAll(), []);
+  });
+
+  it('on_update (every 1 s): deleting the publish token cuts the publisher within 2 s; disabling it does not (terminateOn [delete])', async () => {
+    const pub = (await api('POST', '/api/publish_token', { label: 'live', streams: [{ streamName: 'cam3' }] })).data;
+    const ff = publishTestPattern(url('cam3', pub.token), 60);
+    running.push(ff);
+    assert.ok(await until(async () => (await activeAll()).includes(pub.id), 15000), 'the publisher is live');
+    await api('PUT', `/api/publish_token/${pub.id}`, { isActive: false });
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.equal(ff.exitCode, null, 'a disabled token keeps its running publisher (3 s, three updates later)');
+    const deletedAt = Date.now();
+    await fetch(`${sg.base}/api/publish_token/${pub.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${secret}` } });
+    const code = await exitOf(ff, 10000);
+    const after = Date.now() - deletedAt;
+    console.log(`# publisher cut ${after} ms after its token was deleted (ffmpeg exit ${code})`);
+    assert.notEqual(code, -1, 'ffmpeg was cut (not killed by the test)');
+    assert.ok(after < 2000 + 500, `cut ${after} ms after deletion (update every 1 s; 500 ms for ffmpeg to notice)`);
   });
 });

@@ -91,14 +91,60 @@ describe('nginx-rtmp adapter', () => {
     assert.equal((await post(`${SESSION}&call=play_done&name=cam1`)).status, 200);
   });
 
-  it('re-decides on_update: a token disabled mid-stream is dropped', async () => {
+  it('on_update (update_publish / update_play, and a bare update): a deleted token ends the session; by default a disabled, refreshed or expired one does not', async () => {
     const p = await f.token('publish');
-    const body = `${SESSION.replace('clientid=12', 'clientid=40')}&name=cam1&token=${p.token}`;
-    assert.equal((await post(`${body}&call=publish&type=live`)).status, 200);
+    const publisher = `${SESSION.replace('clientid=12', 'clientid=40')}&name=cam1&token=${p.token}`;
+    assert.equal((await post(`${publisher}&call=publish&type=live`)).status, 200);
     await f.settle();
-    assert.equal((await post(`${body}&call=update&time=30&timestamp=30000`)).status, 200);
+    assert.equal((await post(`${publisher}&call=update_publish&time=30&timestamp=30000`)).status, 200);
     await f.api('put', `/api/publish_token/${p.id}`, { isActive: false });
-    assert.equal((await post(`${body}&call=update&time=60&timestamp=60000`)).status, 403);
+    assert.equal((await post(`${publisher}&call=update_publish&time=60&timestamp=60000`)).status, 200, 'disabled: keeps streaming (terminateOn [delete])');
+    assert.equal((await post(`${publisher}&call=publish&type=live`)).status, 403, 'a new publish with the disabled token is refused');
+    await f.api('put', `/api/publish_token/${p.id}`, { isActive: true, refreshToken: true });
+    assert.equal((await post(`${publisher}&call=update_publish&time=90&timestamp=90000`)).status, 200, 'refreshed: keeps streaming');
+    await f.api('delete', `/api/publish_token/${p.id}`);
+    const cut = await post(`${publisher}&call=update_publish&time=120&timestamp=120000`);
+    assert.deepEqual([cut.status, cut.text], [403, 'Unauthorized: Invalid token'], 'deleted: the session ends');
+
+    const s = await f.token('subscribe');
+    const viewer = `${SESSION.replace('clientid=12', 'clientid=41')}&name=cam1&token=${s.token}`;
+    assert.equal((await post(`${viewer}&call=play&start=-2000`)).status, 200);
+    await f.settle();
+    assert.equal((await post(`${viewer}&call=update_play&time=30`)).status, 200);
+    await f.api('delete', `/api/subscribe_token/${s.id}`);
+    assert.equal((await post(`${viewer}&call=update_play&time=60`)).status, 403);
+    assert.equal((await post(`${viewer}&call=update&time=60`)).status, 403, 'a bare update is resolved from the session');
+  });
+
+  it('with enforcement.terminateOn [delete, disable, refresh, expire] each of those ends a session at its next on_update; a rule edited since admission does not', async () => {
+    const g = await hookFixture({ enforcement: { terminateOn: ['delete', 'disable', 'refresh', 'expire'] } });
+    try {
+      const send = (body: string) =>
+        request(g.t.app).post('/hooks/nginx-rtmp').set('content-type', 'application/x-www-form-urlencoded').set('connection', 'close').send(body);
+      const session = async (n: number, body: Record<string, unknown> = {}) => {
+        const p = await g.token('publish', body);
+        const b = `${SESSION.replace('clientid=12', `clientid=${n}`)}&name=cam1&token=${p.token}`;
+        assert.equal((await send(`${b}&call=publish&type=live`)).status, 200);
+        await g.settle();
+        assert.equal((await send(`${b}&call=update_publish`)).status, 200);
+        return { ...p, b };
+      };
+      const disabled = await session(60);
+      await g.api('put', `/api/publish_token/${disabled.id}`, { isActive: false });
+      assert.equal((await send(`${disabled.b}&call=update_publish`)).status, 403, 'disable');
+      const refreshed = await session(61);
+      await g.api('put', `/api/publish_token/${refreshed.id}`, { refreshToken: true });
+      assert.equal((await send(`${refreshed.b}&call=update_publish`)).status, 403, 'refresh');
+      const expiring = await session(62);
+      await g.api('put', `/api/publish_token/${expiring.id}`, { expiresOn: new Date(Date.now() + 1500).toISOString() });
+      await new Promise((r) => setTimeout(r, 1600));
+      assert.equal((await send(`${expiring.b}&call=update_publish`)).status, 403, 'expire');
+      const edited = await session(63);
+      await g.api('put', `/api/publish_token/${edited.id}`, { addTokenStreams: [{ streamName: 'cam2' }], removeTokenStreams: ['cam1'] });
+      assert.equal((await send(`${edited.b}&call=update_publish`)).status, 200, 'a stream rule edited since admission is not a termination trigger');
+    } finally {
+      await g.close();
+    }
   });
 
   it('reports record_done as a completed recording of the publishing token', async () => {
