@@ -3,19 +3,19 @@
 // screenshot in test/e2e/screenshots/ for a person to look at.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { build } from 'vite';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { launchChromium, requireChromium } from './chromium.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { sqliteFactory } from '../helpers/stores.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { ROOT } from '../helpers/process.js';
 import { createHttpServer } from '../../src/http/server.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = path.join(ROOT, 'test/e2e/screenshots');
 const WRONG_SECRET = 'f'.repeat(64);
 
@@ -60,9 +60,7 @@ describe('dashboard in Chromium', () => {
   };
 
   before(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium; .ci/run does) or set CHROMIUM_PATH`);
-    }
+    requireChromium();
     // Always the current sources, never a stale dist/dashboard.
     await build({ configFile: path.join(ROOT, 'dashboard/vite.config.ts'), logLevel: 'warn' });
     mkdirSync(SHOTS, { recursive: true });
@@ -78,20 +76,7 @@ describe('dashboard in Chromium', () => {
     await new Promise<void>((r) => server.once('listening', () => r()));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     // Nothing may be fetched from anywhere but this Streamgate.

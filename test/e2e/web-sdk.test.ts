@@ -11,14 +11,14 @@ import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium, requireChromium } from './chromium.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { sqliteFactory } from '../helpers/stores.js';
 import { ROOT } from '../helpers/process.js';
 import { createHttpServer } from '../../src/http/server.js';
 import { startWsStandIn, type WsStandIn, type StandInConnection } from './ws-stand-in.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 // The SDK's browser build (package.json "browser"): a UMD bundle that defines window.millicast.
 const SDK_BUNDLE = path.join(ROOT, 'node_modules/@millicast/sdk/dist/millicast.umd.js');
 
@@ -134,9 +134,7 @@ describe('the official Web SDK in Chromium against Streamgate', () => {
     }, offer);
 
   before(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium; .ci/run does) or set CHROMIUM_PATH`);
-    }
+    requireChromium();
     if (!existsSync(SDK_BUNDLE)) throw new Error(`${SDK_BUNDLE} missing: the @millicast/sdk dev dependency is not installed (npm ci)`);
     standIn = await startWsStandIn();
     standIn.onCommand = async (cmd) => {
@@ -174,22 +172,7 @@ describe('the official Web SDK in Chromium against Streamgate', () => {
     await new Promise<void>((r) => pages.once('listening', () => r()));
     pageBase = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-component-update',
-        '--disable-sync',
-        '--use-fake-device-for-media-stream',
-        '--use-fake-ui-for-media-stream',
-      ],
-    });
+    browser = await launchChromium(['--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream']);
     context = await browser.newContext();
     await context.grantPermissions(['camera', 'microphone'], { origin: pageBase });
     // tsx compiles this file keeping function names, which wraps named functions in a `__name(...)`

@@ -1,6 +1,7 @@
 // The shared steps of every decision, alone: credential resolution (store, optimistic cache, cache
 // only), the bind step settling an evaluation, and the dependencies the Enforcer and the Lifecycle
 // are given when they are built.
+import { counting } from '../helpers/counting-store.js';
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -9,7 +10,6 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { SignJWT } from 'jose';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { Store } from '../../src/store/store.js';
 import { newTokenRecord, tokenHash, type TokenRecord } from '../../src/domain/tokens.js';
 import { TokenLookup } from '../../src/enforce/lookup.js';
 import { resolveCredential, MAX_TOKEN_LENGTH, type Reading } from '../../src/enforce/credential.js';
@@ -23,21 +23,6 @@ import { fixedGeo } from '../../src/enforce/geo.js';
 import { loadConfig } from '../../src/config/load.js';
 
 const NOW = Date.parse('2026-06-01T12:00:00Z');
-
-function counting(inner: Store): { store: Store; calls: string[] } {
-  const calls: string[] = [];
-  const store = new Proxy(inner, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver);
-      if (typeof v !== 'function') return v;
-      return (...args: unknown[]) => {
-        calls.push(String(prop));
-        return (v as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  }) as Store;
-  return { store, calls };
-}
 
 const tempStore = () => new SqliteStore({ file: path.join(mkdtempSync(path.join(tmpdir(), 'sg-steps-')), 'db'), synchronous: 'NORMAL' });
 

@@ -1,5 +1,6 @@
 // A decision on a cached token makes at most one store round trip (counted through a proxy that
 // records every store call the Enforcer makes), whether or not the account has country rules.
+import { counting } from '../helpers/counting-store.js';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -7,27 +8,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { Store } from '../../src/store/store.js';
 import { Enforcer } from '../../src/enforce/enforcer.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { fixedGeo } from '../../src/enforce/geo.js';
 import { loadConfig } from '../../src/config/load.js';
 import { newTokenRecord } from '../../src/domain/tokens.js';
-
-function counting(inner: Store): { store: Store; calls: string[] } {
-  const calls: string[] = [];
-  const store = new Proxy(inner, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver);
-      if (typeof v !== 'function') return v;
-      return (...args: unknown[]) => {
-        calls.push(String(prop));
-        return (v as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  }) as Store;
-  return { store, calls };
-}
 
 describe('store round trips per decision', () => {
   it('one for a cached token, one for a cached bind-on-usage token (the bind), one for an open stream', async () => {
