@@ -71,7 +71,7 @@ const readAuth: CallerRoute['read'] = (req, ctx) => {
         protocol: (b.protocol ?? 'unknown').toLowerCase(),
         sessionId: b.id ?? undefined,
       },
-      session: b.id ? { id: b.id, native: { id: b.id } } : undefined,
+      session: b.id ? { id: b.id, native: { id: b.id, path: b.path ?? '', protocol: (b.protocol ?? 'unknown').toLowerCase() } } : undefined,
       starts: true,
       credentialsGiven: Boolean(b.user || b.password || b.token) || token !== undefined,
     },

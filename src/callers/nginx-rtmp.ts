@@ -18,7 +18,7 @@ const read: CallerRoute['read'] = async (req, ctx) => {
   const clientid = field(body, 'clientid');
   // nginx connection numbers restart with nginx and repeat across servers: qualify by the server.
   const server = peerAddress(req) ?? 'unknown';
-  const session: SessionIdentity | undefined = clientid ? { id: `${server}#${clientid}`, native: { server, clientid } } : undefined;
+  const session: SessionIdentity | undefined = clientid ? { id: `${server}#${clientid}`, native: { server, clientid, app: field(body, 'app') ?? '', name: name ?? '' } } : undefined;
   const sessionId = session?.id;
   const token = field(body, 'token') ?? tokenFromQuery(field(body, 'tcurl'));
 

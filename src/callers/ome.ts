@@ -89,7 +89,7 @@ export const ome: Caller = {
         const address = typeof body.client?.address === 'string' ? body.client.address : undefined;
         const port = String(body.client?.port ?? '');
         const session: SessionIdentity | undefined = address
-          ? { id: `${address}:${port}/${segments.slice(0, 2).join('/')}/${action}`, native: { address, port, url } }
+          ? { id: `${address}:${port}/${segments.slice(0, 2).join('/')}/${action}`, native: { address, port, url, app: segments[0] ?? '', stream: segments[1] ?? '' } }
           : undefined;
         const sessionId = session?.id;
         if (status === 'closing') {

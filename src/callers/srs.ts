@@ -24,7 +24,7 @@ export const srs: Caller = {
         if (!action) return { reply: refuse(400, 'action is required') };
         // SRS client ids are per server: qualify them by server_id.
         const server = field(b, 'server_id') ?? '';
-        const session: SessionIdentity | undefined = clientId ? { id: `${server}#${clientId}`, native: { server_id: server, client_id: clientId } } : undefined;
+        const session: SessionIdentity | undefined = clientId ? { id: `${server}#${clientId}`, native: { server_id: server, client_id: clientId, app: field(b, 'app') ?? '', stream: stream ?? '', stream_id: field(b, 'stream_id') ?? '' } } : undefined;
         const sessionId = session?.id;
         if (action === 'on_close') return { reply: OK, signals: bytesSignal(CALLER, sessionId, field(b, 'send_bytes'), field(b, 'recv_bytes')) };
         if (action === 'on_connect' || action === 'on_hls' || action === 'on_forward') return { reply: OK };

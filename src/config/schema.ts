@@ -8,6 +8,26 @@ import { TERMINATION_TRIGGERS } from '../sessions/termination.js';
 import { iceServerSchema, rtmpUrlTemplate } from '../director/settings.js';
 
 const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port');
+/**
+ * One media-server instance Streamgate can act on: its API (or nginx-rtmp control module) base URL,
+ * the credentials it expects, and which hook requests are its sessions.
+ */
+const mediaServerBase = {
+  name: z.string().min(1).max(64).optional(),
+  url: z.url({ protocol: /^https?$/ }),
+  // Hook requests from these addresses are this server's; empty: every session of its caller (one server).
+  from: z.array(z.lazy(() => addressOrCidr)).default([]),
+};
+const basicOrBearer = { username: z.string().optional(), password: z.string().optional(), bearer: z.string().optional() };
+const mediaServer = z.discriminatedUnion('caller', [
+  z.strictObject({ caller: z.literal('nginx-rtmp'), ...mediaServerBase }),
+  z.strictObject({ caller: z.literal('mediamtx'), ...mediaServerBase, ...basicOrBearer }),
+  // serverId: the SRS server_id its hooks carry (matches sessions when several SRS share one address).
+  z.strictObject({ caller: z.literal('srs'), ...mediaServerBase, ...basicOrBearer, serverId: z.string().optional() }),
+  z.strictObject({ caller: z.literal('ome'), ...mediaServerBase, accessToken: z.string().min(1), vhost: z.string().min(1).default('default') }),
+]);
+export type MediaServerConfig = z.infer<typeof mediaServer>;
+
 const addressOrCidr = z.string().refine((s) => {
   try {
     if (s.includes('/')) ipaddr.parseCIDR(s);
@@ -91,6 +111,8 @@ export const configSchema = z.strictObject({
     storeTimeoutMs: z.number().int().min(1),
     liveTtlSeconds: z.number().int().min(1),
     terminateOn: z.array(z.enum(TERMINATION_TRIGGERS)),
+    terminatedHoldSeconds: z.number().int().min(0).max(86400),
+    publishConflict: z.enum(['allow', 'reject', 'replace']),
     cacheMaxEntries: z.number().int().min(1),
     cacheTtlMs: z.number().int().min(0),
   }),
@@ -122,6 +144,12 @@ export const configSchema = z.strictObject({
     thumbnailMaxBytes: z.number().int().min(1024).max(16 * 1024 * 1024),
   }),
   lifecycle: z.strictObject({ queueSize: z.number().int().min(1) }),
+  sessions: z.strictObject({
+    // The media-server instances Streamgate can cut sessions on (docs/callers.md#cutting-sessions).
+    servers: z.array(mediaServer),
+    driverTimeoutMs: z.number().int().min(1).max(60000),
+    driverRetries: z.number().int().min(0).max(10),
+  }),
   director: z.strictObject({
     publishUrls: z.array(z.string().min(1)),
     subscribeUrls: z.array(z.string().min(1)),
