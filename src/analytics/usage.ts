@@ -7,10 +7,6 @@ import { SESSION_CALLERS } from '../callers/registry.js';
 import type { Store, Session } from '../store/store.js';
 import type { TokenRecord } from '../domain/tokens.js';
 
-export const ENDED_PREFIX = 'ended:';
-/** An ended session stays findable this long: SRS sends on_close (with the byte counts) after on_stop. */
-export const ENDED_SESSION_TTL_S = 600;
-
 export interface UsageReport {
   reportId?: string;
   sessionId?: string;
@@ -36,7 +32,8 @@ export class UsageService {
 
   private async session(caller: string | undefined, sessionId: string): Promise<Session | null> {
     for (const c of caller ? [caller] : SESSION_CALLERS) {
-      const s = (await this.store.getSession(c, sessionId)) ?? (await this.store.getSession(`${ENDED_PREFIX}${c}`, sessionId));
+      // an ended session is kept a while: late byte counts (SRS on_close after on_stop) still find it
+      const s = await this.store.getSession(c, sessionId);
       if (s) return s;
     }
     return null;

@@ -1,6 +1,6 @@
 // Rules every store backend applies the same way, as pure functions: both stores call them (the
 // Redis bind script mirrors bindDecision inside Redis, where it must run to stay atomic).
-import type { Recording, NewRecording } from '../store/store.js';
+import type { Recording, NewRecording, SessionLimits } from '../store/store.js';
 
 /** How many delivery attempts a webhook's log keeps (the newest). */
 export const DELIVERIES_KEPT = 100;
@@ -29,3 +29,30 @@ export function completedRecording(open: Recording | null, done: CompletedRecord
   if (open === null) return { ...done, status: 'completed' };
   return { ...open, ...done, recordedOn: open.recordedOn, tokenId: done.tokenId ?? open.tokenId, status: 'completed', id: open.id };
 }
+
+/** What admitting a session does: refuses it (a limit reached), or admits it, replacing the stream's publishers or not. */
+export type AdmissionStep = { admit: true; replace: boolean } | { admit: false; reason: 'session_limit' | 'uses_exhausted' | 'stream_taken' };
+
+/**
+ * The session limits rule (docs/api.md#session-limits), in this order: a token whose admissions
+ * reached maxUses is exhausted; a publish on a stream with a live publisher is refused (reject) or
+ * replaces it (replace); the token's live sessions, less those this admission replaces, must stay
+ * below maxConcurrent. `uses` counts the token's admissions so far, `liveOfToken` its live sessions,
+ * `publishers` the token ids of the stream's live publishers.
+ */
+export function admissionStep(
+  state: { uses: number; liveOfToken: number; publishers: ReadonlyArray<number | undefined> },
+  session: { action: 'publish' | 'subscribe'; tokenId?: number },
+  limits: SessionLimits,
+): AdmissionStep {
+  if (limits.maxUses !== undefined && state.uses >= limits.maxUses) return { admit: false, reason: 'uses_exhausted' };
+  const conflict = session.action === 'publish' && state.publishers.length > 0 ? limits.publishConflict : undefined;
+  if (conflict === 'reject') return { admit: false, reason: 'stream_taken' };
+  const replace = conflict === 'replace';
+  const freed = replace ? state.publishers.filter((t) => t !== undefined && t === session.tokenId).length : 0;
+  if (limits.maxConcurrent !== undefined && state.liveOfToken - freed >= limits.maxConcurrent) return { admit: false, reason: 'session_limit' };
+  return { admit: true, replace };
+}
+
+/** How long an ended session's record is kept for late reports (SRS on_close after on_stop) and re-asks. */
+export const ENDED_SESSION_KEEP_S = 600;

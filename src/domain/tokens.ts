@@ -47,7 +47,20 @@ export interface TokenRecord {
   restream?: RestreamTarget[];
   /** subscribe tokens only */
   tracking?: { trackingId: string };
+  /** Streamgate extensions (docs/api.md#session-limits): live sessions at once (absent: unlimited), admissions ever (1: a one-time token). */
+  maxConcurrentSessions?: number;
+  maxUses?: number;
+  /**
+   * Cut sessions whose credential is refused (session_terminated) until `until` (docs/api.md#running-sessions):
+   * from `clientIp` only when set. Internal: never answered; any update of the token clears them.
+   */
+  holds?: TokenHold[];
   rev: number;
+}
+
+export interface TokenHold {
+  until: string;
+  clientIp?: string;
 }
 
 export interface GeoCascade {
@@ -98,6 +111,8 @@ export interface CreateTokenInput {
   allowedOrigins?: string[] | null;
   allowedIpAddresses?: string[] | null;
   bindIpsOnUsage?: number | null;
+  maxConcurrentSessions?: number | null;
+  maxUses?: number | null;
   allowedCountries?: string[] | null;
   deniedCountries?: string[] | null;
   originCluster?: string | null;
@@ -125,6 +140,9 @@ export interface UpdateTokenInput {
   updateAllowedOrigins?: string[];
   updateAllowedIpAddresses?: string[];
   updateBindIpsOnUsage?: number;
+  /** 0 removes the limit. */
+  maxConcurrentSessions?: number;
+  maxUses?: number;
   updateAllowedCountries?: string[];
   updateDeniedCountries?: string[];
   updateOriginCluster?: string;
@@ -235,6 +253,8 @@ export function newTokenRecord(
   const expiresOn = expiryOf(input, nowMs, errs);
   if (expiresOn) rec.expiresOn = expiresOn;
   if (input.bindIpsOnUsage != null && input.bindIpsOnUsage > 0) rec.bindIpsOnUsage = input.bindIpsOnUsage;
+  if (input.maxConcurrentSessions != null && input.maxConcurrentSessions > 0) rec.maxConcurrentSessions = input.maxConcurrentSessions;
+  if (input.maxUses != null && input.maxUses > 0) rec.maxUses = input.maxUses;
   if (input.originCluster) rec.originCluster = input.originCluster;
   if (kind === 'publish') {
     for (const f of PUBLISH_FLAGS) rec[f] = input[f] ?? PUBLISH_SETTING_DEFAULTS[f];
@@ -267,6 +287,14 @@ export function applyTokenUpdate(
 ): UpdateOutcome {
   const t: TokenRecord = structuredClone(current);
   let clearBound = false;
+  // Any update lifts the holds of cut sessions (docs/api.md#running-sessions).
+  delete t.holds;
+  for (const f of ['maxConcurrentSessions', 'maxUses'] as const) {
+    const v = input[f];
+    if (v === undefined) continue;
+    if (v > 0) t[f] = v;
+    else delete t[f];
+  }
   if (input.label !== undefined) t.label = input.label;
   if (input.isActive !== undefined) t.isActive = input.isActive;
   if (input.refreshToken) {
@@ -376,6 +404,8 @@ export function tokenView(t: TokenRecord, boundIpAddresses: string[], accountGeo
   }
   v.effectiveSettings = effective;
   if (t.bindIpsOnUsage) v.boundIpAddresses = boundIpAddresses;
+  if (t.maxConcurrentSessions !== undefined) v.maxConcurrentSessions = t.maxConcurrentSessions;
+  if (t.maxUses !== undefined) v.maxUses = t.maxUses;
   v.updatedOn = t.updatedOn;
   return v;
 }

@@ -1,5 +1,6 @@
 // Lifecycle signals from the callers (publish/play started and ended, recordings, thumbnails),
 // and the public events they become (the shapes webhooks deliver, docs/api.md#events).
+import type { Session, SessionEndReason } from '../store/store.js';
 
 /** What an adapter reports. Processed after the caller has its answer (never on the decision path). */
 export type LifecycleSignal =
@@ -12,6 +13,10 @@ export type LifecycleSignal =
       streamName: string;
       tokenId?: number;
       trackingId?: string;
+      /** The registry's record of the session (absent: the caller names no connection). */
+      record?: Session;
+      /** The record was registered at admission (a token with limits): only the rest is left to do. */
+      registered?: boolean;
     }
   | {
       kind: 'session_ended';
@@ -23,6 +28,8 @@ export type LifecycleSignal =
       streamName?: string;
       /** The token the caller repeated on its done call: names the account when no session does. */
       token?: string;
+      /** Streamgate ended it (a cut): the record as ended in the registry; its events are still to send. */
+      ended?: Session;
     }
   | {
       kind: 'recording';
@@ -70,6 +77,8 @@ export interface FeedEvent {
     active: boolean;
     ended?: number;
     tokenId?: number;
+    /** Streamgate's: why the feed ended (`ended` only): done, expired, stopped, token_revoked, token_expired, replaced, secret_deleted. */
+    reason?: SessionEndReason;
   };
 }
 
@@ -110,6 +119,11 @@ export interface SessionEvent {
   timestamp: number;
   caller: string;
   sessionId?: string;
+  /** The registry's id (docs/api.md#running-sessions), when the caller names its connections. */
+  id?: string;
+  clientIp?: string;
+  /** Why it ended (`ended` only). */
+  reason?: SessionEndReason;
   action: 'publish' | 'subscribe';
   accountId?: string;
   streamName: string;
@@ -117,4 +131,15 @@ export interface SessionEvent {
   trackingId?: string;
 }
 
-export type PublicEvent = FeedEvent | RecordingEvent | ThumbnailEvent | SessionEvent;
+/** The hosted viewerConnection webhook events, from subscribe sessions (docs/api.md#webhooks). */
+export interface ViewerConnectionEvent {
+  type: 'viewerConnection';
+  event: 'ViewerAttempt' | 'FirstViewerConnection' | 'NoActiveViewers';
+  timestamp: number;
+  accountId: string;
+  /** The stream name (what a webhook's filter is matched against). */
+  filterName: string;
+  data: { name: string; accountId: string; streamId: string };
+}
+
+export type PublicEvent = FeedEvent | RecordingEvent | ThumbnailEvent | SessionEvent | ViewerConnectionEvent;

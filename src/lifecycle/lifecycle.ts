@@ -3,9 +3,10 @@
 // analytics). Bounded: beyond queueSize, signals are dropped and counted, never silently lost.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Recording, Store } from '../store/store.js';
+import type { Recording, Session, SessionEndReason, Store } from '../store/store.js';
 import type { TokenRecord } from '../domain/tokens.js';
-import { ENDED_PREFIX, ENDED_SESSION_TTL_S, type UsageService } from '../analytics/usage.js';
+import type { UsageService } from '../analytics/usage.js';
+import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
 import type { FeedEvent, LifecycleSignal, PublicEvent, RecordingEvent } from './events.js';
 import type { Metrics } from '../observability/metrics.js';
 
@@ -33,7 +34,25 @@ export class Lifecycle {
     /** Where usage signals are counted. */
     private readonly usage: UsageService,
     private readonly now: () => number = Date.now,
+    /** Called once a session is in the registry (session control: a cut due already, expiry cuts). */
+    private readonly hooks: { registered?: (s: Session) => Promise<void> } = {},
   ) {}
+
+  /**
+   * The hosted viewerConnection events of a viewer's start or end: ViewerAttempt for every admitted
+   * viewer; FirstViewerConnection when it is the stream's only live viewer session, NoActiveViewers
+   * when the last one ended (counted from the session registry: callers that name their connections).
+   */
+  private async viewerEvents(what: 'started' | 'ended', accountId: string, streamName: string, at: number, registered: boolean): Promise<PublicEvent[]> {
+    const data = { name: streamName, accountId, streamId: `${accountId}/${streamName}` };
+    const event = (e: 'ViewerAttempt' | 'FirstViewerConnection' | 'NoActiveViewers'): PublicEvent => ({ type: 'viewerConnection', event: e, timestamp: at, accountId, filterName: streamName, data });
+    const out: PublicEvent[] = what === 'started' ? [event('ViewerAttempt')] : [];
+    if (!registered) return out;
+    const { total } = await this.store.listSessions(accountId, { streamName, action: 'subscribe' }, { offset: 0, limit: 0 });
+    if (what === 'started' && total === 1) out.push(event('FirstViewerConnection'));
+    if (what === 'ended' && total === 0) out.push(event('NoActiveViewers'));
+    return out;
+  }
 
   private async tokenOf(value: string | undefined): Promise<TokenRecord | null> {
     return value ? this.tokenByValue(value).catch(() => null) : null;
@@ -91,38 +110,42 @@ export class Lifecycle {
     switch (s.kind) {
       case 'session_started': {
         const out: PublicEvent[] = [];
-        let feedId: string | undefined;
-        if (s.action === 'publish') {
-          feedId = randomUUID();
+        const record = s.record;
+        const feedId = s.action === 'publish' ? (record?.feedId ?? randomUUID()) : undefined;
+        if (record && !s.registered) await this.store.startSession(record, ttl);
+        if (feedId !== undefined) {
           await this.store.startLiveStream(
             { accountId: s.accountId, streamName: s.streamName, tokenId: s.tokenId ?? 0, feedId, startedOn: new Date(at).toISOString(), caller: s.caller },
             ttl,
           );
           out.push(feedEvent('started', at, { feedId, accountId: s.accountId, name: s.streamName, started: at, tokenId: s.tokenId }));
         }
-        if (s.sessionId) {
-          await this.store.startSession(
-            {
-              caller: s.caller,
-              sessionId: s.sessionId,
-              action: s.action,
-              accountId: s.accountId,
-              streamName: s.streamName,
-              tokenId: s.tokenId,
-              trackingId: s.trackingId,
-              feedId,
-              startedOn: new Date(at).toISOString(),
-            },
-            ttl,
-          );
-        }
-        out.push({ type: 'session', event: 'started', timestamp: at, caller: s.caller, sessionId: s.sessionId, action: s.action, accountId: s.accountId, streamName: s.streamName, tokenId: s.tokenId, trackingId: s.trackingId });
+        out.push({
+          type: 'session',
+          event: 'started',
+          timestamp: at,
+          caller: s.caller,
+          sessionId: s.sessionId,
+          id: record?.id,
+          clientIp: record?.clientIp,
+          action: s.action,
+          accountId: s.accountId,
+          streamName: s.streamName,
+          tokenId: s.tokenId,
+          trackingId: s.trackingId,
+        });
+        if (s.action === 'subscribe') out.push(...(await this.viewerEvents('started', s.accountId, s.streamName, at, record !== undefined)));
+        if (record) await this.hooks.registered?.(record);
         return out;
       }
       case 'session_ended': {
-        const session = s.sessionId ? await this.store.endSession(s.caller, s.sessionId) : null;
-        // Late byte counts (SRS on_close follows on_stop) still need the session's attribution.
-        if (session) await this.store.startSession({ ...session, caller: `${ENDED_PREFIX}${session.caller}` }, ENDED_SESSION_TTL_S);
+        const reason = s.ended?.endedReason ?? 'done';
+        let session: Session | null = s.ended ?? null;
+        if (!session && s.sessionId) {
+          session = await this.store.endSession(s.caller, s.sessionId, { reason, at: new Date(at).toISOString(), keepSeconds: ENDED_SESSION_KEEP_S });
+          // already ended (cut by Streamgate, its events sent): the media server's own "done" adds nothing
+          if (!session && (await this.store.getSession(s.caller, s.sessionId))?.endedReason !== undefined) return [];
+        }
         const action = session?.action ?? s.action;
         const accountId = session?.accountId ?? s.accountId ?? (await this.tokenOf(s.token))?.accountId ?? (this.opts.defaultAccountId || undefined);
         const streamName = session?.streamName ?? s.streamName;
@@ -132,10 +155,25 @@ export class Lifecycle {
           const live = await this.store.endLiveStream(accountId, streamName, session?.feedId);
           if (live) {
             const tokenId = live.tokenId || undefined;
-            out.push(feedEvent('ended', at, { feedId: live.feedId, accountId, name: streamName, started: Date.parse(live.startedOn), ended: at, tokenId }));
+            out.push(feedEvent('ended', at, { feedId: live.feedId, accountId, name: streamName, started: Date.parse(live.startedOn), ended: at, tokenId, reason }));
           }
         }
-        out.push({ type: 'session', event: 'ended', timestamp: at, caller: s.caller, sessionId: s.sessionId, action, accountId, streamName, tokenId: session?.tokenId, trackingId: session?.trackingId });
+        out.push({
+          type: 'session',
+          event: 'ended',
+          timestamp: at,
+          caller: s.caller,
+          sessionId: s.sessionId,
+          id: session?.id,
+          clientIp: session?.clientIp,
+          reason,
+          action,
+          accountId,
+          streamName,
+          tokenId: session?.tokenId,
+          trackingId: session?.trackingId,
+        });
+        if (action === 'subscribe' && accountId) out.push(...(await this.viewerEvents('ended', accountId, streamName, at, session !== null)));
         return out;
       }
       case 'recording': {
@@ -197,10 +235,11 @@ export class Lifecycle {
 function feedEvent(
   event: 'started' | 'ended',
   at: number,
-  d: { feedId: string; accountId: string; name: string; started: number; ended?: number; tokenId?: number },
+  d: { feedId: string; accountId: string; name: string; started: number; ended?: number; tokenId?: number; reason?: SessionEndReason },
 ): FeedEvent {
   const data: FeedEvent['data'] = { feedId: d.feedId, accountId: d.accountId, name: d.name, streamId: `${d.accountId}/${d.name}`, started: d.started, active: event === 'started' };
   if (d.ended !== undefined) data.ended = d.ended;
   if (d.tokenId !== undefined) data.tokenId = d.tokenId;
+  if (d.reason !== undefined) data.reason = d.reason;
   return { type: 'feeds', event, timestamp: at, data };
 }

@@ -171,6 +171,26 @@ function countryCheck(x: Input): Outcome {
   return { result: 'pass', detail: `${c === undefined ? 'country unknown' : `country ${c}`}: passes ${names.join(' and ')}`, source: v.source };
 }
 
+function notHeld(x: Input): Outcome {
+  const held = x.token!.holds?.find((h) => Date.parse(h.until) > x.ctx.now && (h.clientIp === undefined || h.clientIp === x.req.clientIp));
+  if (held === undefined) return pass();
+  return fail(`a session of this token${held.clientIp ? ` from ${held.clientIp}` : ''} was cut; refused until ${held.until} or until the token is updated`);
+}
+
+const hasLimits = (t: TokenRecord): boolean => t.maxConcurrentSessions !== undefined || t.maxUses !== undefined;
+
+function limitsCheck(x: Input): Outcome {
+  const t = x.token!;
+  if (!hasLimits(t)) return skipped('the token sets no session limits');
+  const what = [t.maxConcurrentSessions !== undefined ? `at most ${t.maxConcurrentSessions} at once` : '', t.maxUses !== undefined ? `${t.maxUses} use(s)` : '']
+    .filter(Boolean)
+    .join(', ');
+  if (x.req.admission === 'none') {
+    return fail(`the token limits sessions (${what}), and this caller reports no sessions: HTTP streaming needs viewer sessions`);
+  }
+  return { result: 'pending', detail: `${what}: counted when the media server's session is admitted` };
+}
+
 function bindCheck(x: Input): Outcome {
   const limit = x.token!.bindIpsOnUsage ?? 0;
   if (limit === 0) return skipped('the token does not bind on usage');
@@ -185,12 +205,14 @@ const CHECKS: Array<{ rule: string; reason: Reason; needsToken: boolean; run: (x
   { rule: 'token valid', reason: 'token_invalid', needsToken: false, run: tokenValid },
   { rule: 'token active', reason: 'token_disabled', needsToken: true, run: tokenActive },
   { rule: 'not expired', reason: 'token_expired', needsToken: true, run: notExpired },
+  { rule: 'no session cut', reason: 'session_terminated', needsToken: true, run: notHeld },
   { rule: 'stream name allowed', reason: 'stream_not_allowed', needsToken: true, run: streamAllowed },
   { rule: 'origin allowed', reason: 'origin_not_allowed', needsToken: true, run: originCheck },
   { rule: 'IP address allowed', reason: 'ip_not_allowed', needsToken: true, run: ipCheck },
   // Not tied to a token: a token-less viewer is held to the publish side's and the account's lists.
   { rule: 'country allowed', reason: 'country_not_allowed', needsToken: false, run: countryCheck },
   { rule: 'bind on usage', reason: 'ip_not_allowed', needsToken: true, run: bindCheck },
+  { rule: 'session limits', reason: 'session_limit', needsToken: true, run: limitsCheck },
 ];
 
 export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext): Evaluation {
@@ -213,7 +235,7 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
     else o = c.run(x);
     rules.push({ rule: c.rule, reason: c.reason, ...o });
     if (o.result === 'fail') failed = c.reason;
-    if (o.result === 'pending') bindPending = true;
+    if (o.result === 'pending' && c.run === bindCheck) bindPending = true;
   }
   const fields: Omit<Decision, 'allowed' | 'status' | 'reason' | 'message'> = {
     streamName: req.streamName,
@@ -224,6 +246,7 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
     const trackingId = x.jwt?.trackingId ?? token.tracking?.trackingId;
     if (trackingId !== undefined) fields.trackingId = trackingId;
     if (x.jwt) fields.selfSigned = true;
+    if (hasLimits(token)) fields.limits = { maxConcurrent: token.maxConcurrentSessions, maxUses: token.maxUses };
     if (token.kind === 'publish') {
       fields.record = token.record ?? false;
       fields.subscribeRequiresAuth = token.subscribeRequiresAuth ?? false;

@@ -18,6 +18,13 @@ export interface AccessRequest {
   /** rtmp, rtsp, srt, webrtc, hls, ... as the caller says. */
   protocol: string;
   sessionId?: string;
+  /**
+   * What an allow starts (docs/api.md#session-limits): 'session' — a session the registry keeps
+   * (media-server callers: limits are counted at admission); 'none' — nothing the registry can
+   * keep (auth_request and other HTTP callers: a token with limits is refused); absent — not an
+   * admission (the director, the check endpoint).
+   */
+  admission?: 'session' | 'none';
 }
 
 /** A pair of country lists and whose they are, as the country rule reads them (at most one non-empty). */
@@ -49,6 +56,10 @@ export const REASONS = {
   origin_not_allowed: { status: 403, message: 'Unauthorized: Origin not allowed' },
   ip_not_allowed: { status: 403, message: 'Unauthorized: IP Address not allowed' },
   country_not_allowed: { status: 403, message: 'Unauthorized: Country not allowed' },
+  session_limit: { status: 403, message: 'Unauthorized: Too many sessions for this token' },
+  uses_exhausted: { status: 403, message: 'Unauthorized: Token already used' },
+  stream_taken: { status: 403, message: 'Unauthorized: Stream already being published' },
+  session_terminated: { status: 403, message: 'Unauthorized: Session terminated' },
   store_unavailable: { status: 503, message: 'Service Unavailable: token store unreachable' },
 } as const;
 
@@ -69,6 +80,8 @@ export interface Decision {
   /** Publish token flags the director passes on to media servers. */
   record?: boolean;
   subscribeRequiresAuth?: boolean;
+  /** The token's session limits, for the admission that follows an allow (docs/api.md#session-limits). */
+  limits?: { maxConcurrent?: number; maxUses?: number };
 }
 
 export function decision(reason: Reason, fields: Omit<Decision, 'allowed' | 'status' | 'reason' | 'message'>): Decision {

@@ -16,7 +16,9 @@ const STORE_METHODS = Object.keys({
   startRecording: 1, completeRecording: 1, listRecordings: 1, deleteRecording: 1,
   addUsage: 1, usageByTracking: 1, usageDaily: 1,
   getMeta: 1, setMeta: 1,
-  startLiveStream: 1, endLiveStream: 1, startSession: 1, getSession: 1, endSession: 1, getLiveStream: 1, activePublishTokenIds: 1,
+  startLiveStream: 1, endLiveStream: 1, getLiveStream: 1, activePublishTokenIds: 1,
+  startSession: 1, admitSession: 1, getSession: 1, getSessionById: 1, touchSession: 1, endSession: 1, listSessions: 1, sessionCounts: 1,
+  scheduleExpiry: 1, takeDueExpiries: 1,
 } satisfies Record<Method, 1>) as Method[];
 
 /** The error a store method rejects with: typed failures pass, an unavailable driver becomes StoreUnavailable. */

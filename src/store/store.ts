@@ -60,20 +60,57 @@ export interface LiveStream {
   caller: string;
 }
 
-/** A publish or play session admitted through a caller (docs/api.md#hooks). */
+/** Why a session ended (docs/api.md#running-sessions): the `endedReason` of the registry and of feeds `ended`. */
+export type SessionEndReason = 'done' | 'expired' | 'stopped' | 'token_revoked' | 'token_expired' | 'replaced' | 'secret_deleted';
+
+/** A publish or play session admitted through a caller: the session registry's record (docs/api.md#running-sessions). */
 export interface Session {
+  /** The registry's id (what /api/sessions names): unique, random, never reused. */
+  id: string;
   /** The adapter that admitted it (nginx-rtmp, mediamtx, srs, ome, ...). */
   caller: string;
-  /** The caller's own id for the connection (MediaMTX id, SRS client_id, ...). */
+  /** The caller's own id for the connection (MediaMTX id, SRS client_id, ...), qualified by server where ids repeat. */
   sessionId: string;
   action: 'publish' | 'subscribe';
-  accountId?: string;
+  accountId: string;
   streamName: string;
   tokenId?: number;
   trackingId?: string;
   /** For publish sessions: the feed this session started. */
   feedId?: string;
+  clientIp?: string;
+  /** rtmp, rtsp, srt, webrtc, ... as the caller said. */
+  protocol?: string;
+  /** The address the admitting hook request came from: which media server holds the connection. */
+  serverAddress?: string;
+  /** The parts the caller's API takes to act on the connection (src/sessions/drivers). */
+  native?: Record<string, string>;
   startedOn: string;
+  /** Last admission or re-ask (nginx-rtmp on_update): the session expires liveTtlSeconds after it. */
+  lastSeenOn: string;
+  /** Set once ended: the record is kept a while (see endSession) so late reports and re-asks find it. */
+  endedReason?: SessionEndReason;
+  endedOn?: string;
+}
+
+/** What admitSession checks, atomically with registering the session (docs/api.md#session-limits). */
+export interface SessionLimits {
+  /** Live sessions of the token, this one included, may not exceed it. */
+  maxConcurrent?: number;
+  /** Admissions of the token ever, this one included, may not exceed it. */
+  maxUses?: number;
+  /** A publish session on a stream that has a live publisher: refused, or the other publishers end ('replaced'). */
+  publishConflict?: 'reject' | 'replace';
+}
+
+export type AdmitResult =
+  | { admitted: true; /** Publishers this admission replaced, already ended in the registry. */ replaced: Session[] }
+  | { admitted: false; reason: 'session_limit' | 'uses_exhausted' | 'stream_taken' };
+
+export interface SessionFilter {
+  streamName?: string;
+  tokenId?: number;
+  action?: 'publish' | 'subscribe';
 }
 
 /** An account's webhook (docs/api.md#webhooks). */
@@ -319,12 +356,44 @@ export interface Store {
    * the account version when it removed an entry and the account has viewer-rule tokens.
    */
   endLiveStream(accountId: string, streamName: string, feedId?: string): Promise<LiveStream | null>;
-  /** Records an admitted session; it disappears after `ttlSeconds` unless started again. */
+  // ---- the session registry (docs/api.md#running-sessions) ----------------------------------
+
+  /**
+   * Registers an admitted session, indexed by account, token and stream (a session of the same
+   * caller and caller id is replaced), and counts a use of its token. Live until `ttlSeconds` after
+   * its lastSeenOn unless touched or ended.
+   */
   startSession(session: Session, ttlSeconds: number): Promise<void>;
-  /** The live session, else null (never started, ended or expired). */
+  /**
+   * startSession, but only if `limits` allow it, decided in the same atomic step as the write
+   * (exact under concurrency on every instance); rule order in domain/store-rules.ts admissionStep.
+   */
+  admitSession(session: Session, ttlSeconds: number, limits: SessionLimits): Promise<AdmitResult>;
+  /** The session (live, or ended and still kept: endedReason set), else null. */
   getSession(caller: string, sessionId: string): Promise<Session | null>;
-  /** Ends a session atomically: exactly one concurrent caller gets it back, the others null. */
-  endSession(caller: string, sessionId: string): Promise<Session | null>;
+  /** By registry id, in this account only (live, or ended and still kept), else null. */
+  getSessionById(accountId: string, id: string): Promise<Session | null>;
+  /**
+   * A re-ask: a live session's lastSeenOn becomes `at` and it lives `ttlSeconds` more; an ended
+   * one is answered as it is (endedReason set); null when unknown.
+   */
+  touchSession(caller: string, sessionId: string, ttlSeconds: number, at: string): Promise<Session | null>;
+  /**
+   * Ends a live session atomically: exactly one concurrent caller (on any instance) gets it back,
+   * with endedReason and endedOn set; the others get null. The ended record is kept `keepSeconds`.
+   */
+  endSession(caller: string, sessionId: string, end: { reason: SessionEndReason; at: string; keepSeconds: number }): Promise<Session | null>;
+  /** The account's live sessions matching `filter`, oldest first (then by id): a page and the total. */
+  listSessions(accountId: string, filter: SessionFilter, page: { offset: number; limit: number }): Promise<{ total: number; items: Session[] }>;
+  /** Live sessions of every account, counted by caller and action (the metrics' gauge). */
+  sessionCounts(): Promise<Array<{ caller: string; action: 'publish' | 'subscribe'; count: number }>>;
+  /**
+   * Expiry cuts (enforcement.terminateOn expire): remembers that the token's sessions are due to
+   * end at `atMs` (a later call for the same token replaces the time).
+   */
+  scheduleExpiry(accountId: string, tokenId: number, atMs: number): Promise<void>;
+  /** The tokens whose time has come, each handed to exactly one caller on any instance, at most `limit`. */
+  takeDueExpiries(nowMs: number, limit: number): Promise<Array<{ accountId: string; tokenId: number }>>;
   /** The stream's live entry (not expired), else null. */
   getLiveStream(accountId: string, streamName: string): Promise<LiveStream | null>;
   /** Ids of publish tokens now publishing `streamName` (or any stream) of the account. */

@@ -23,13 +23,16 @@ const isoDateTime = { type: 'string', format: 'date-time' };
  * response may carry (docs/compatibility.md, README):
  * - `updatedOn`: when the token last changed;
  * - `boundIpAddresses`: the addresses a `bindIpsOnUsage` token has bound so far;
+ * - `maxConcurrentSessions`, `maxUses`: a token's session limits, when set;
  * - `filter`: a webhook's stream-name pattern (the hosted platform has it in its docs, not its schema).
  */
+const LIMITS = { maxConcurrentSessions: { type: 'integer' }, maxUses: { type: 'integer' } };
+
 export const STREAMGATE_EXTENSIONS: Record<string, Record<string, Schema>> = {
-  PublishTokenResponseV1: { updatedOn: isoDateTime, boundIpAddresses: { type: 'array', items: { type: 'string' } } },
-  PublishTokenResponseV2: { updatedOn: isoDateTime, boundIpAddresses: { type: 'array', items: { type: 'string' } } },
-  SubscribeTokenResponseV1: { updatedOn: isoDateTime, boundIpAddresses: { type: 'array', items: { type: 'string' } } },
-  SubscribeTokenResponseV2: { updatedOn: isoDateTime, boundIpAddresses: { type: 'array', items: { type: 'string' } } },
+  PublishTokenResponseV1: { updatedOn: isoDateTime, boundIpAddresses: { type: 'array', items: { type: 'string' } }, ...LIMITS },
+  PublishTokenResponseV2: { updatedOn: isoDateTime, boundIpAddresses: { type: 'array', items: { type: 'string' } }, ...LIMITS },
+  SubscribeTokenResponseV1: { updatedOn: isoDateTime, boundIpAddresses: { type: 'array', items: { type: 'string' } }, ...LIMITS },
+  SubscribeTokenResponseV2: { updatedOn: isoDateTime, boundIpAddresses: { type: 'array', items: { type: 'string' } }, ...LIMITS },
   WebhookModel: { filter: { type: ['string', 'null'] } },
 };
 

@@ -1,7 +1,7 @@
 // The store contract: one suite, run against every backend (sqlite, redis) by its own test file.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Store, Account } from '../../src/store/store.js';
+import type { Store, Account, Session, SessionEndReason } from '../../src/store/store.js';
 import type { StoreFactory } from '../helpers/stores.js';
 import { applyTokenUpdate, newTokenRecord, tokenHash, type TokenKind } from '../../src/domain/tokens.js';
 import { newSecret } from '../../src/domain/secrets.js';
@@ -507,30 +507,125 @@ export function storeContract(factory: StoreFactory): void {
     });
 
     describe('sessions', () => {
-      it('starts, reads and ends a session once, and expires a lost one', async () => {
+      const session = (over: Partial<Session> & { sessionId: string }): Session => ({
+        id: `id-${over.caller ?? 'mediamtx'}-${over.sessionId}`,
+        caller: 'mediamtx',
+        action: 'subscribe',
+        accountId: 'A',
+        streamName: 'cam1',
+        tokenId: 4,
+        startedOn: new Date(T0).toISOString(),
+        lastSeenOn: new Date(T0).toISOString(),
+        ...over,
+      });
+      const end = (reason: SessionEndReason, at = T0) => ({ reason, at: new Date(at).toISOString(), keepSeconds: 600 });
+
+      it('starts, reads and ends a session once (kept, marked ended), and expires a lost one', async () => {
         let now = T0;
         const s = await fresh(() => now);
-        const sess = {
-          caller: 'mediamtx',
-          sessionId: '5f1c2b0e-6a3d-4c1e-9d0b-1d2f3a4b5c6d',
-          action: 'subscribe' as const,
-          accountId: 'A',
-          streamName: 'cam1',
-          tokenId: 4,
-          trackingId: 'grp',
-          startedOn: new Date(T0).toISOString(),
-        };
+        const sess = session({ sessionId: '5f1c2b0e-6a3d-4c1e-9d0b-1d2f3a4b5c6d', trackingId: 'grp', clientIp: '192.0.2.7', native: { id: 'x', path: 'cam1' } });
         await s.startSession(sess, 60);
-        await s.startSession({ ...sess, caller: 'srs', sessionId: 'x1' }, 1);
+        await s.startSession(session({ caller: 'srs', sessionId: 'x1' }), 1);
         assert.deepEqual(await s.getSession('mediamtx', sess.sessionId), sess);
+        assert.deepEqual(await s.getSessionById('A', sess.id), sess);
+        assert.equal(await s.getSessionById('B', sess.id), null, "another account's session is invisible");
         assert.equal(await s.getSession('srs', sess.sessionId), null);
-        const ends = await Promise.all([s.endSession('mediamtx', sess.sessionId), s.endSession('mediamtx', sess.sessionId)]);
-        assert.deepEqual(ends.filter(Boolean), [sess]);
-        assert.equal(await s.getSession('mediamtx', sess.sessionId), null);
-        assert.equal((await s.getSession('srs', 'x1'))?.sessionId, 'x1');
+        const ends = await Promise.all([s.endSession('mediamtx', sess.sessionId, end('done')), s.endSession('mediamtx', sess.sessionId, end('done'))]);
+        const ended = { ...sess, endedReason: 'done', endedOn: new Date(T0).toISOString() };
+        assert.deepEqual(ends.filter(Boolean), [ended]);
+        assert.deepEqual(await s.getSession('mediamtx', sess.sessionId), ended, 'kept after its end, marked ended');
+        assert.deepEqual((await s.listSessions('A', {}, { offset: 0, limit: 10 })).items.map((x) => x.sessionId), ['x1']);
         if (s.kind === 'sqlite') now += 1001;
         else await new Promise((r) => setTimeout(r, 1100)); // Redis expires keys on its own clock
         assert.equal(await s.getSession('srs', 'x1'), null);
+        assert.equal((await s.listSessions('A', {}, { offset: 0, limit: 10 })).total, 0);
+      });
+
+      it('touch keeps a live session alive and answers an ended one as it is', async () => {
+        const s = await fresh(() => Date.now());
+        const t0 = Date.now();
+        await s.startSession(session({ sessionId: 'r1', lastSeenOn: new Date(t0).toISOString() }), 1);
+        await new Promise((r) => setTimeout(r, 600));
+        const at = new Date(Date.now()).toISOString();
+        assert.equal((await s.touchSession('mediamtx', 'r1', 1, at))?.lastSeenOn, at);
+        await new Promise((r) => setTimeout(r, 600));
+        assert.equal((await s.getSession('mediamtx', 'r1'))?.endedReason, undefined, 'alive past its first second');
+        await s.endSession('mediamtx', 'r1', end('token_revoked', Date.now()));
+        assert.equal((await s.touchSession('mediamtx', 'r1', 60, new Date().toISOString()))?.endedReason, 'token_revoked');
+        assert.equal(await s.touchSession('mediamtx', 'nope', 60, at), null);
+      });
+
+      it('admits exactly maxConcurrent of concurrent starts, and frees a slot when one ends', async () => {
+        const s = await fresh(() => Date.now());
+        const at = new Date().toISOString();
+        const tries = Array.from({ length: 20 }, (_, i) => session({ sessionId: `c${i}`, lastSeenOn: at }));
+        const results = await Promise.all(tries.map((t) => s.admitSession(t, 60, { maxConcurrent: 3 })));
+        assert.equal(results.filter((r) => r.admitted).length, 3);
+        assert.deepEqual([...new Set(results.filter((r) => !r.admitted).map((r) => (r.admitted ? '' : r.reason)))], ['session_limit']);
+        const admitted = tries.filter((_, i) => results[i]!.admitted);
+        assert.equal((await s.listSessions('A', { tokenId: 4 }, { offset: 0, limit: 10 })).total, 3);
+        await s.endSession('mediamtx', admitted[0]!.sessionId, end('done'));
+        assert.equal((await s.admitSession(session({ sessionId: 'late', lastSeenOn: at }), 60, { maxConcurrent: 3 })).admitted, true);
+        assert.deepEqual(await s.admitSession(session({ sessionId: 'later', lastSeenOn: at }), 60, { maxConcurrent: 3 }), { admitted: false, reason: 'session_limit' });
+      });
+
+      it('admits exactly maxUses admissions ever, counting the unlimited starts too', async () => {
+        const s = await fresh(() => Date.now());
+        const at = new Date().toISOString();
+        const results = await Promise.all(Array.from({ length: 10 }, (_, i) => s.admitSession(session({ sessionId: `u${i}`, tokenId: 9, lastSeenOn: at }), 60, { maxUses: 1 })));
+        assert.equal(results.filter((r) => r.admitted).length, 1);
+        const first = results.findIndex((r) => r.admitted);
+        await s.endSession('mediamtx', `u${first}`, end('done'));
+        assert.deepEqual(await s.admitSession(session({ sessionId: 'again', tokenId: 9, lastSeenOn: at }), 60, { maxUses: 1 }), { admitted: false, reason: 'uses_exhausted' });
+        await s.startSession(session({ sessionId: 'free', tokenId: 10, lastSeenOn: at }), 60);
+        assert.deepEqual(await s.admitSession(session({ sessionId: 'second', tokenId: 10, lastSeenOn: at }), 60, { maxUses: 1 }), { admitted: false, reason: 'uses_exhausted' });
+      });
+
+      it('a second publisher is refused (reject) or ends the first (replace)', async () => {
+        const s = await fresh(() => Date.now());
+        const at = new Date().toISOString();
+        const pub = (sid: string, tokenId: number) => session({ sessionId: sid, action: 'publish', tokenId, lastSeenOn: at, feedId: `f-${sid}` });
+        assert.equal((await s.admitSession(pub('p1', 1), 60, { publishConflict: 'reject' })).admitted, true);
+        assert.deepEqual(await s.admitSession(pub('p2', 2), 60, { publishConflict: 'reject' }), { admitted: false, reason: 'stream_taken' });
+        await s.startSession(session({ sessionId: 'v1', lastSeenOn: at }), 60);
+        const r = await s.admitSession(pub('p3', 3), 60, { publishConflict: 'replace' });
+        assert.equal(r.admitted, true);
+        assert.deepEqual(r.admitted ? r.replaced.map((x) => [x.sessionId, x.endedReason]) : [], [['p1', 'replaced']]);
+        assert.equal((await s.getSession('mediamtx', 'p1'))?.endedReason, 'replaced');
+        const live = await s.listSessions('A', { streamName: 'cam1' }, { offset: 0, limit: 10 });
+        assert.deepEqual(live.items.map((x) => x.sessionId).sort(), ['p3', 'v1']);
+        assert.deepEqual((await s.listSessions('A', { streamName: 'cam1', action: 'publish' }, { offset: 0, limit: 10 })).items.map((x) => x.sessionId), ['p3']);
+        // the same token taking over frees its own slot
+        assert.equal((await s.admitSession(pub('p4', 3), 60, { publishConflict: 'replace', maxConcurrent: 1 })).admitted, true);
+      });
+
+      it('lists an account\'s live sessions by stream, token and action, oldest first, a page at a time', async () => {
+        const s = await fresh(() => Date.now());
+        const t = Date.now();
+        const iso = (ms: number) => new Date(ms).toISOString();
+        for (let i = 0; i < 5; i++) {
+          await s.startSession(session({ sessionId: `l${i}`, tokenId: i % 2 === 0 ? 4 : 5, streamName: i < 3 ? 'cam1' : 'cam2', startedOn: iso(t + i), lastSeenOn: iso(t) }), 60);
+        }
+        await s.startSession(session({ sessionId: 'other', accountId: 'B', lastSeenOn: iso(t) }), 60);
+        const all = await s.listSessions('A', {}, { offset: 1, limit: 2 });
+        assert.deepEqual([all.total, all.items.map((x) => x.sessionId)], [5, ['l1', 'l2']]);
+        assert.deepEqual((await s.listSessions('A', { tokenId: 4 }, { offset: 0, limit: 10 })).items.map((x) => x.sessionId), ['l0', 'l2', 'l4']);
+        assert.deepEqual((await s.listSessions('A', { streamName: 'cam2', tokenId: 5 }, { offset: 0, limit: 10 })).items.map((x) => x.sessionId), ['l3']);
+        assert.equal((await s.listSessions('A', { action: 'publish' }, { offset: 0, limit: 10 })).total, 0);
+        assert.deepEqual((await s.listSessions('B', {}, { offset: 0, limit: 10 })).items.map((x) => x.sessionId), ['other']);
+        const counts = await s.sessionCounts();
+        assert.deepEqual(counts.filter((c) => c.caller === 'mediamtx'), [{ caller: 'mediamtx', action: 'subscribe', count: 6 }]);
+      });
+
+      it('hands each due expiry cut to exactly one taker', async () => {
+        const s = await fresh(() => Date.now());
+        await s.scheduleExpiry('A', 7, T0 + 1000);
+        await s.scheduleExpiry('A', 8, T0 + 5000);
+        await s.scheduleExpiry('A', 8, T0 + 500); // replaced: due earlier
+        assert.deepEqual(await s.takeDueExpiries(T0, 10), []);
+        const takes = await Promise.all([s.takeDueExpiries(T0 + 1000, 10), s.takeDueExpiries(T0 + 1000, 10), s.takeDueExpiries(T0 + 1000, 10)]);
+        assert.deepEqual(takes.flat().sort((a, b) => a.tokenId - b.tokenId), [{ accountId: 'A', tokenId: 7 }, { accountId: 'A', tokenId: 8 }]);
+        assert.deepEqual(await s.takeDueExpiries(T0 + 9000, 10), []);
       });
     });
 

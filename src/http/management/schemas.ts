@@ -102,6 +102,8 @@ export function tokenSchemas(check: PatternCheck) {
     allowedOrigins: origins,
     allowedIpAddresses: ips,
     bindIpsOnUsage: count.nullable().optional().meta({ description: 'bind to the first N client addresses' }),
+    maxConcurrentSessions: count.nullable().optional().meta({ description: 'Streamgate: live sessions at once (absent or 0: unlimited)' }),
+    maxUses: count.nullable().optional().meta({ description: 'Streamgate: sessions ever admitted (1: a one-time token; absent or 0: unlimited)' }),
     allowedCountries: countries,
     deniedCountries: countries,
     originCluster: cluster.nullable().optional().meta({ description: 'stored and returned' }),
@@ -115,6 +117,8 @@ export function tokenSchemas(check: PatternCheck) {
     updateAllowedOrigins: origins,
     updateAllowedIpAddresses: ips,
     updateBindIpsOnUsage: count.nullable().optional(),
+    maxConcurrentSessions: count.nullable().optional().meta({ description: 'Streamgate: live sessions at once; 0 removes the limit' }),
+    maxUses: count.nullable().optional().meta({ description: 'Streamgate: sessions ever admitted; 0 removes the limit' }),
     updateAllowedCountries: countries,
     updateDeniedCountries: countries,
     updateOriginCluster: cluster.nullable().optional(),
@@ -276,6 +280,8 @@ const tokenOutCommon = {
   originCluster: z.string().meta({ description: 'stored and returned; empty when not set' }),
   adminSettings: z.null(),
   boundIpAddresses: z.array(z.string()).optional().meta({ description: 'Streamgate: the addresses bound so far (when bindIpsOnUsage > 0)' }),
+  maxConcurrentSessions: z.number().int().optional().meta({ description: 'Streamgate: live sessions at once (when limited)' }),
+  maxUses: z.number().int().optional().meta({ description: 'Streamgate: sessions ever admitted (when limited)' }),
   updatedOn: z.string().meta({ description: 'Streamgate: the last change' }),
 };
 const effectiveOut = {

@@ -29,7 +29,22 @@ export const keys = {
   /** Hint: token id → account id (verified against the record on read), 100 ids per bucket hash. */
   tokenId: (id: number): [key: string, field: string] => [`tid:${Math.floor(id / 100)}`, String(id % 100)],
   meta: (key: string) => `meta:${key}`,
+  /** Hint: caller's id for a connection → {a, id, t, s} (account, registry id, token, stream); verified by reading the record. */
   session: (caller: string, sessionId: string) => `sess:${caller}:${sessionId}`,
+  /** The session registry (docs/api.md#running-sessions): a record, and the live indexes (zsets: id → expiry ms). */
+  sessionRecord: (accountId: string, id: string) => `${tag(accountId)}:ss:${id}`,
+  sessionsLive: (accountId: string) => `${tag(accountId)}:ssi`,
+  sessionsOfToken: (accountId: string, tokenId: number | undefined) => `${tag(accountId)}:ssi:t:${tokenId ?? 0}`,
+  sessionsOfStream: (accountId: string, streamName: string) => `${tag(accountId)}:ssi:s:${streamName}`,
+  publishersOfStream: (accountId: string, streamName: string) => `${tag(accountId)}:ssi:p:${streamName}`,
+  /** The caller's id for a connection → registry id, in the account's slot (the admit script replaces a re-registered connection). */
+  sessionPointer: (accountId: string, caller: string, sessionId: string) => `${tag(accountId)}:sp:${caller}:${sessionId}`,
+  tokenUses: (accountId: string, tokenId: number | undefined) => `${tag(accountId)}:t:${tokenId ?? 0}:uses`,
+  /** Live sessions of every account by caller and action (the metrics' gauge): "<account>\n<id>" → expiry ms; and the set of those keys' names. */
+  sessionCount: (callerAction: string) => `ssc:${callerAction}`,
+  sessionCountNames: 'ssc',
+  /** Expiry cuts to carry out: "<account>\n<token id>" → when (ms). */
+  expiryCuts: 'expcuts',
   webhookSeq: 'seq:webhook',
   recordingSeq: 'seq:recording',
   webhook: (accountId: string, id: number) => `${tag(accountId)}:wh:${id}`,

@@ -16,6 +16,10 @@ import type {
   NewRecording,
   Recording,
   Session,
+  SessionEndReason,
+  SessionFilter,
+  SessionLimits,
+  AdmitResult,
   Store,
   TokenChange,
   UsageDay,
@@ -29,7 +33,7 @@ import { keys, idMember, nameMember, idFromMember } from './keys.js';
 import type { RedisClient } from './connect.js';
 import { Cluster, type Redis } from 'ioredis';
 import { AccountExists, StoreUnavailable } from '../../errors.js';
-import { DELIVERIES_KEPT, completedRecording, type CompletedRecording } from '../../domain/store-rules.js';
+import { DELIVERIES_KEPT, ENDED_SESSION_KEEP_S, completedRecording, type CompletedRecording } from '../../domain/store-rules.js';
 import { compareAndSet, typeStoreFailures } from '../failures.js';
 import { isRedisUnavailable } from './failures.js';
 import { Reply, casReply } from './codes.js';
@@ -51,10 +55,21 @@ const SCRIPTS = {
   liveEnd: { file: 'live-end.lua', keys: 3 },
   livePrune: { file: 'live-prune.lua', keys: 1 },
   usageAdd: { file: 'usage-add.lua', keys: 3 },
+  sessionAdmit: { file: 'session-admit.lua', keys: 7 },
+  sessionTouch: { file: 'session-touch.lua', keys: 6 },
+  sessionEnd: { file: 'session-end.lua', keys: 6 },
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
 
 const MAX_CAS_ATTEMPTS = 100;
+
+/** What the caller-id hint of a session holds: account, registry id, token, stream. */
+interface SessionPointer {
+  a: string;
+  id: string;
+  t?: number;
+  s: string;
+}
 /** A reportId is remembered this long (a retried report arrives well within it). */
 const USAGE_REPORT_TTL_S = 30 * 86400;
 /** Daily usage buckets outlive the longest query range (366 days). */
@@ -715,17 +730,168 @@ export class RedisStore implements Store {
   }
 
   async startSession(s: Session, ttlSeconds: number): Promise<void> {
-    await this.redis.set(keys.session(s.caller, s.sessionId), JSON.stringify(s), 'EX', ttlSeconds);
+    await this.admitSession(s, ttlSeconds, {});
+  }
+
+  /** The keys the touch and end scripts take, from a record or a caller-id hint. */
+  private sessionKeys(p: SessionPointer, caller: string, sessionId: string): string[] {
+    return [
+      keys.sessionRecord(p.a, p.id),
+      keys.sessionsLive(p.a),
+      keys.sessionsOfToken(p.a, p.t),
+      keys.sessionsOfStream(p.a, p.s),
+      keys.publishersOfStream(p.a, p.s),
+      keys.sessionPointer(p.a, caller, sessionId),
+    ];
+  }
+
+  async admitSession(s: Session, ttlSeconds: number, limits: SessionLimits): Promise<AdmitResult> {
+    const now = this.now();
+    const expires = Date.parse(s.lastSeenOn) + ttlSeconds * 1000;
+    const reply = (await this.run(
+      'sessionAdmit',
+      keys.sessionRecord(s.accountId, s.id),
+      keys.sessionsLive(s.accountId),
+      keys.sessionsOfToken(s.accountId, s.tokenId),
+      keys.sessionsOfStream(s.accountId, s.streamName),
+      keys.publishersOfStream(s.accountId, s.streamName),
+      keys.tokenUses(s.accountId, s.tokenId),
+      keys.sessionPointer(s.accountId, s.caller, s.sessionId),
+      JSON.stringify(s),
+      expires,
+      now,
+      s.id,
+      limits.maxUses ?? '',
+      limits.maxConcurrent ?? '',
+      limits.publishConflict ?? '',
+      s.action,
+      s.tokenId ?? '',
+      new Date(now).toISOString(),
+      ENDED_SESSION_KEEP_S * 1000,
+    )) as string[];
+    if (reply[0] !== 'ok') return { admitted: false, reason: reply[0] as 'session_limit' | 'uses_exhausted' | 'stream_taken' };
+    const replaced = reply.slice(1).map((r) => JSON.parse(r) as Session);
+    const pointer: SessionPointer = { a: s.accountId, id: s.id, t: s.tokenId, s: s.streamName };
+    await this.redis.set(keys.session(s.caller, s.sessionId), JSON.stringify(pointer), 'PX', Math.max(1, expires - now));
+    // The gauge's counts: outside the account's slot, and not worth a wait.
+    const countKey = `${s.caller}:${s.action}`;
+    void Promise.all([
+      this.redis.zadd(keys.sessionCount(countKey), expires, `${s.accountId}\n${s.id}`),
+      this.redis.sadd(keys.sessionCountNames, countKey),
+      ...replaced.map((r) => this.redis.zrem(keys.sessionCount(`${r.caller}:${r.action}`), `${r.accountId}\n${r.id}`)),
+    ]).catch(() => undefined);
+    return { admitted: true, replaced };
+  }
+
+  private async pointerOf(caller: string, sessionId: string): Promise<SessionPointer | null> {
+    const raw = await this.redis.get(keys.session(caller, sessionId));
+    return raw ? (JSON.parse(raw) as SessionPointer) : null;
   }
 
   async getSession(caller: string, sessionId: string): Promise<Session | null> {
-    const raw = await this.redis.get(keys.session(caller, sessionId));
+    const p = await this.pointerOf(caller, sessionId);
+    if (!p) return null;
+    const s = await this.getSessionById(p.a, p.id);
+    // the hint is believed only when the record agrees
+    return s && s.caller === caller && s.sessionId === sessionId ? s : null;
+  }
+
+  async getSessionById(accountId: string, id: string): Promise<Session | null> {
+    const raw = await this.redis.get(keys.sessionRecord(accountId, id));
     return raw ? (JSON.parse(raw) as Session) : null;
   }
 
-  async endSession(caller: string, sessionId: string): Promise<Session | null> {
-    const raw = await this.redis.getdel(keys.session(caller, sessionId));
-    return raw ? (JSON.parse(raw) as Session) : null;
+  async touchSession(caller: string, sessionId: string, ttlSeconds: number, at: string): Promise<Session | null> {
+    const p = await this.pointerOf(caller, sessionId);
+    if (!p) return null;
+    const ttl = ttlSeconds * 1000;
+    const raw = (await this.run('sessionTouch', ...this.sessionKeys(p, caller, sessionId), ttl, at, Date.parse(at))) as string | null;
+    if (!raw) return null;
+    const s = JSON.parse(raw) as Session;
+    if (s.endedReason === undefined) {
+      void Promise.all([
+        this.redis.pexpire(keys.session(caller, sessionId), ttl),
+        this.redis.zadd(keys.sessionCount(`${s.caller}:${s.action}`), 'XX', Date.parse(at) + ttl, `${s.accountId}\n${s.id}`),
+      ]).catch(() => undefined);
+    }
+    return s;
+  }
+
+  async endSession(caller: string, sessionId: string, end: { reason: SessionEndReason; at: string; keepSeconds: number }): Promise<Session | null> {
+    const p = await this.pointerOf(caller, sessionId);
+    if (!p) return null;
+    const keep = end.keepSeconds * 1000;
+    const raw = (await this.run('sessionEnd', ...this.sessionKeys(p, caller, sessionId), end.reason, end.at, keep)) as string | null;
+    if (!raw) return null;
+    const s = JSON.parse(raw) as Session;
+    void Promise.all([
+      this.redis.pexpire(keys.session(caller, sessionId), keep),
+      this.redis.zrem(keys.sessionCount(`${s.caller}:${s.action}`), `${s.accountId}\n${s.id}`),
+    ]).catch(() => undefined);
+    return s;
+  }
+
+  async listSessions(accountId: string, f: SessionFilter, page: { offset: number; limit: number }): Promise<{ total: number; items: Session[] }> {
+    if (page.limit === 0 && f.streamName !== undefined && f.tokenId === undefined && f.action !== undefined) {
+      // a count of one stream's viewers or publishers (viewerConnection events): no record read
+      const live = `(${this.now()}`;
+      const [all, publishers] = await Promise.all([
+        this.redis.zcount(keys.sessionsOfStream(accountId, f.streamName), live, '+inf'),
+        this.redis.zcount(keys.publishersOfStream(accountId, f.streamName), live, '+inf'),
+      ]);
+      return { total: f.action === 'publish' ? publishers : all - publishers, items: [] };
+    }
+    const index =
+      f.streamName !== undefined
+        ? f.action === 'publish'
+          ? keys.publishersOfStream(accountId, f.streamName)
+          : keys.sessionsOfStream(accountId, f.streamName)
+        : f.tokenId !== undefined
+          ? keys.sessionsOfToken(accountId, f.tokenId)
+          : keys.sessionsLive(accountId);
+    const ids = await this.redis.zrangebyscore(index, `(${this.now()}`, '+inf');
+    const raws = ids.length === 0 ? [] : await this.redis.mget(...ids.map((id) => keys.sessionRecord(accountId, id)));
+    const all = raws
+      .filter((r): r is string => r !== null)
+      .map((r) => JSON.parse(r) as Session)
+      .filter(
+        (s) =>
+          s.endedReason === undefined &&
+          (f.streamName === undefined || s.streamName === f.streamName) &&
+          (f.tokenId === undefined || s.tokenId === f.tokenId) &&
+          (f.action === undefined || s.action === f.action),
+      )
+      .sort((x, y) => Date.parse(x.startedOn) - Date.parse(y.startedOn) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+    return { total: all.length, items: all.slice(page.offset, page.offset + page.limit) };
+  }
+
+  async sessionCounts(): Promise<Array<{ caller: string; action: 'publish' | 'subscribe'; count: number }>> {
+    const names = (await this.redis.smembers(keys.sessionCountNames)).sort();
+    const now = this.now();
+    return Promise.all(
+      names.map(async (n) => {
+        await this.redis.zremrangebyscore(keys.sessionCount(n), '-inf', now);
+        const cut = n.lastIndexOf(':');
+        return { caller: n.slice(0, cut), action: n.slice(cut + 1) as 'publish' | 'subscribe', count: await this.redis.zcard(keys.sessionCount(n)) };
+      }),
+    );
+  }
+
+  async scheduleExpiry(accountId: string, tokenId: number, atMs: number): Promise<void> {
+    await this.redis.zadd(keys.expiryCuts, atMs, `${accountId}\n${tokenId}`);
+  }
+
+  async takeDueExpiries(nowMs: number, limit: number): Promise<Array<{ accountId: string; tokenId: number }>> {
+    const due = await this.redis.zrangebyscore(keys.expiryCuts, '-inf', nowMs, 'LIMIT', 0, limit);
+    const out: Array<{ accountId: string; tokenId: number }> = [];
+    for (const m of due) {
+      // whoever removes the member carries the cut out: once, whichever instance
+      if ((await this.redis.zrem(keys.expiryCuts, m)) === 1) {
+        const cut = m.lastIndexOf('\n');
+        out.push({ accountId: m.slice(0, cut), tokenId: Number(m.slice(cut + 1)) });
+      }
+    }
+    return out;
   }
 
   async getLiveStream(accountId: string, streamName: string): Promise<LiveStream | null> {

@@ -16,6 +16,10 @@ import type {
   NewRecording,
   Recording,
   Session,
+  SessionEndReason,
+  SessionFilter,
+  SessionLimits,
+  AdmitResult,
   Store,
   TokenChange,
   UsageDay,
@@ -26,7 +30,7 @@ import type {
 } from '../store.js';
 import { nameSortKey } from '../sort.js';
 import { AccountExists, StoreUnavailable } from '../../errors.js';
-import { DELIVERIES_KEPT, bindDecision, completedRecording, type CompletedRecording } from '../../domain/store-rules.js';
+import { DELIVERIES_KEPT, ENDED_SESSION_KEEP_S, admissionStep, bindDecision, completedRecording, type CompletedRecording } from '../../domain/store-rules.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS accounts (
@@ -103,12 +107,37 @@ CREATE TABLE IF NOT EXISTS usage_reports (
   report_id TEXT NOT NULL,
   PRIMARY KEY (account_id, report_id)
 );
-CREATE TABLE IF NOT EXISTS sessions (
+DROP TABLE IF EXISTS sessions;
+-- The session registry: live rows (ended = 0) expire at expires_ms = lastSeen + ttl; ended rows are
+-- kept until expires_ms = endedOn + keep (late reports, re-asks).
+CREATE TABLE IF NOT EXISTS registry_sessions (
+  id TEXT PRIMARY KEY,
   caller TEXT NOT NULL,
-  session_id TEXT NOT NULL,
+  caller_sid TEXT NOT NULL,
+  account_id TEXT NOT NULL,
+  token_id INTEGER,
+  stream_name TEXT NOT NULL,
+  action TEXT NOT NULL,
+  started_ms INTEGER NOT NULL,
   expires_ms INTEGER NOT NULL,
-  data TEXT NOT NULL,
-  PRIMARY KEY (caller, session_id)
+  ended INTEGER NOT NULL DEFAULT 0,
+  data TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS registry_sessions_caller ON registry_sessions (caller, caller_sid);
+CREATE INDEX IF NOT EXISTS registry_sessions_token ON registry_sessions (account_id, token_id, ended);
+CREATE INDEX IF NOT EXISTS registry_sessions_stream ON registry_sessions (account_id, stream_name, ended);
+CREATE INDEX IF NOT EXISTS registry_sessions_started ON registry_sessions (account_id, ended, started_ms);
+CREATE TABLE IF NOT EXISTS token_uses (
+  account_id TEXT NOT NULL,
+  token_id INTEGER NOT NULL,
+  uses INTEGER NOT NULL,
+  PRIMARY KEY (account_id, token_id)
+);
+CREATE TABLE IF NOT EXISTS expiry_cuts (
+  account_id TEXT NOT NULL,
+  token_id INTEGER NOT NULL,
+  at_ms INTEGER NOT NULL,
+  PRIMARY KEY (account_id, token_id)
 );
 CREATE TABLE IF NOT EXISTS live_streams (
   account_id TEXT NOT NULL,
@@ -640,31 +669,116 @@ export class SqliteStore implements Store {
   }
 
   async startSession(s: Session, ttlSeconds: number): Promise<void> {
-    const now = this.now();
-    this.tx(() => {
-      this.stmt('DELETE FROM sessions WHERE expires_ms <= ?').run(now);
-      this.stmt('INSERT OR REPLACE INTO sessions (caller, session_id, expires_ms, data) VALUES (?, ?, ?, ?)').run(
-        s.caller,
-        s.sessionId,
-        now + ttlSeconds * 1000,
-        JSON.stringify(s),
-      );
+    await this.admitSession(s, ttlSeconds, {});
+  }
+
+  async admitSession(s: Session, ttlSeconds: number, limits: SessionLimits): Promise<AdmitResult> {
+    return this.tx(() => {
+      const now = this.now();
+      this.stmt('DELETE FROM registry_sessions WHERE expires_ms <= ?').run(now);
+      const uses = (this.stmt('SELECT uses FROM token_uses WHERE account_id = ? AND token_id = ?').pluck().get(s.accountId, s.tokenId ?? 0) as number | undefined) ?? 0;
+      const live = s.tokenId === undefined ? 0 : (this.stmt('SELECT COUNT(*) FROM registry_sessions WHERE account_id = ? AND token_id = ? AND ended = 0').pluck().get(s.accountId, s.tokenId) as number);
+      const publishers =
+        s.action === 'publish'
+          ? (this.stmt("SELECT data FROM registry_sessions WHERE account_id = ? AND stream_name = ? AND ended = 0 AND action = 'publish' AND NOT (caller = ? AND caller_sid = ?)")
+              .pluck()
+              .all(s.accountId, s.streamName, s.caller, s.sessionId) as string[]).map((d) => JSON.parse(d) as Session)
+          : [];
+      const step = admissionStep({ uses, liveOfToken: live, publishers: publishers.map((p) => p.tokenId) }, s, limits);
+      if (!step.admit) return { admitted: false, reason: step.reason };
+      const replaced: Session[] = [];
+      if (step.replace) {
+        for (const p of publishers) {
+          const ended = this.endSessionNow(p.caller, p.sessionId, { reason: 'replaced', at: s.lastSeenOn, keepSeconds: ENDED_SESSION_KEEP_S });
+          if (ended) replaced.push(ended);
+        }
+      }
+      this.stmt('DELETE FROM registry_sessions WHERE caller = ? AND caller_sid = ?').run(s.caller, s.sessionId);
+      this.stmt(
+        `INSERT INTO registry_sessions (id, caller, caller_sid, account_id, token_id, stream_name, action, started_ms, expires_ms, ended, data)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+      ).run(s.id, s.caller, s.sessionId, s.accountId, s.tokenId ?? null, s.streamName, s.action, Date.parse(s.startedOn), Date.parse(s.lastSeenOn) + ttlSeconds * 1000, JSON.stringify(s));
+      if (s.tokenId !== undefined) {
+        this.stmt('INSERT INTO token_uses (account_id, token_id, uses) VALUES (?, ?, 1) ON CONFLICT (account_id, token_id) DO UPDATE SET uses = uses + 1').run(s.accountId, s.tokenId);
+      }
+      return { admitted: true, replaced };
     });
   }
 
   async getSession(caller: string, sessionId: string): Promise<Session | null> {
-    const r = this.stmt('SELECT data FROM sessions WHERE caller = ? AND session_id = ? AND expires_ms > ?')
-      .get(caller, sessionId, this.now()) as { data: string } | undefined;
-    return r ? (JSON.parse(r.data) as Session) : null;
+    const d = this.stmt('SELECT data FROM registry_sessions WHERE caller = ? AND caller_sid = ? AND expires_ms > ?').pluck().get(caller, sessionId, this.now()) as string | undefined;
+    return d ? (JSON.parse(d) as Session) : null;
   }
 
-  async endSession(caller: string, sessionId: string): Promise<Session | null> {
+  async getSessionById(accountId: string, id: string): Promise<Session | null> {
+    const d = this.stmt('SELECT data FROM registry_sessions WHERE id = ? AND account_id = ? AND expires_ms > ?').pluck().get(id, accountId, this.now()) as string | undefined;
+    return d ? (JSON.parse(d) as Session) : null;
+  }
+
+  async touchSession(caller: string, sessionId: string, ttlSeconds: number, at: string): Promise<Session | null> {
     return this.tx(() => {
-      const r = this.stmt('SELECT data, expires_ms FROM sessions WHERE caller = ? AND session_id = ?')
-        .get(caller, sessionId) as { data: string; expires_ms: number } | undefined;
+      const r = this.stmt('SELECT data, ended FROM registry_sessions WHERE caller = ? AND caller_sid = ? AND expires_ms > ?').get(caller, sessionId, this.now()) as
+        | { data: string; ended: number }
+        | undefined;
       if (!r) return null;
-      this.stmt('DELETE FROM sessions WHERE caller = ? AND session_id = ?').run(caller, sessionId);
-      return r.expires_ms > this.now() ? (JSON.parse(r.data) as Session) : null;
+      const s = JSON.parse(r.data) as Session;
+      if (r.ended) return s;
+      const next: Session = { ...s, lastSeenOn: at };
+      this.stmt('UPDATE registry_sessions SET expires_ms = ?, data = ? WHERE caller = ? AND caller_sid = ?').run(Date.parse(at) + ttlSeconds * 1000, JSON.stringify(next), caller, sessionId);
+      return next;
+    });
+  }
+
+  async endSession(caller: string, sessionId: string, end: { reason: SessionEndReason; at: string; keepSeconds: number }): Promise<Session | null> {
+    return this.tx(() => this.endSessionNow(caller, sessionId, end));
+  }
+
+  /** endSession inside a transaction the caller holds. */
+  private endSessionNow(caller: string, sessionId: string, end: { reason: SessionEndReason; at: string; keepSeconds: number }): Session | null {
+    const d = this.stmt('SELECT data FROM registry_sessions WHERE caller = ? AND caller_sid = ? AND ended = 0 AND expires_ms > ?').pluck().get(caller, sessionId, this.now()) as
+      | string
+      | undefined;
+    if (!d) return null;
+    const ended: Session = { ...(JSON.parse(d) as Session), endedReason: end.reason, endedOn: end.at };
+    this.stmt('UPDATE registry_sessions SET ended = 1, expires_ms = ?, data = ? WHERE caller = ? AND caller_sid = ?').run(
+      Date.parse(end.at) + end.keepSeconds * 1000,
+      JSON.stringify(ended),
+      caller,
+      sessionId,
+    );
+    return ended;
+  }
+
+  async listSessions(accountId: string, f: SessionFilter, page: { offset: number; limit: number }): Promise<{ total: number; items: Session[] }> {
+    const where = ['account_id = ?', 'ended = 0', 'expires_ms > ?'];
+    const args: Array<string | number> = [accountId, this.now()];
+    if (f.streamName !== undefined) (where.push('stream_name = ?'), args.push(f.streamName));
+    if (f.tokenId !== undefined) (where.push('token_id = ?'), args.push(f.tokenId));
+    if (f.action !== undefined) (where.push('action = ?'), args.push(f.action));
+    const cond = where.join(' AND ');
+    const total = this.db.prepare(`SELECT COUNT(*) FROM registry_sessions WHERE ${cond}`).pluck().get(...args) as number;
+    const rows = this.db.prepare(`SELECT data FROM registry_sessions WHERE ${cond} ORDER BY started_ms, id LIMIT ? OFFSET ?`).pluck().all(...args, page.limit, page.offset) as string[];
+    return { total, items: rows.map((d) => JSON.parse(d) as Session) };
+  }
+
+  async sessionCounts(): Promise<Array<{ caller: string; action: 'publish' | 'subscribe'; count: number }>> {
+    return this.stmt('SELECT caller, action, COUNT(*) AS count FROM registry_sessions WHERE ended = 0 AND expires_ms > ? GROUP BY caller, action ORDER BY caller, action').all(
+      this.now(),
+    ) as Array<{ caller: string; action: 'publish' | 'subscribe'; count: number }>;
+  }
+
+  async scheduleExpiry(accountId: string, tokenId: number, atMs: number): Promise<void> {
+    this.stmt('INSERT OR REPLACE INTO expiry_cuts (account_id, token_id, at_ms) VALUES (?, ?, ?)').run(accountId, tokenId, atMs);
+  }
+
+  async takeDueExpiries(nowMs: number, limit: number): Promise<Array<{ accountId: string; tokenId: number }>> {
+    return this.tx(() => {
+      const rows = this.stmt('SELECT account_id AS accountId, token_id AS tokenId FROM expiry_cuts WHERE at_ms <= ? ORDER BY at_ms LIMIT ?').all(nowMs, limit) as Array<{
+        accountId: string;
+        tokenId: number;
+      }>;
+      for (const r of rows) this.stmt('DELETE FROM expiry_cuts WHERE account_id = ? AND token_id = ?').run(r.accountId, r.tokenId);
+      return rows;
     });
   }
 

@@ -1,0 +1,65 @@
+-- session-admit: registers a session if the token's limits allow it, in one atomic step (the rule
+-- is admissionStep in domain/store-rules.ts, mirrored here where it must run to stay exact).
+-- KEYS[1] record {a}:ss:<id>, KEYS[2] account's live sessions, KEYS[3] the token's, KEYS[4] the
+-- stream's, KEYS[5] the stream's publishers (zsets: id -> expiry ms), KEYS[6] the token's use
+-- count, KEYS[7] caller-id pointer {a}:sp:<caller>:<caller id> -> id
+-- ARGV[1] record JSON, ARGV[2] expiry (ms), ARGV[3] now (ms), ARGV[4] id, ARGV[5] maxUses ('' = none),
+-- ARGV[6] maxConcurrent ('' = none), ARGV[7] publish conflict ('' | reject | replace),
+-- ARGV[8] action, ARGV[9] token id ('' = none), ARGV[10] now (ISO), ARGV[11] how long an ended record is kept (ms)
+-- Returns {'ok', <replaced publisher records...>} or {<refusal reason>}.
+local now = tonumber(ARGV[3])
+local base = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[4] - 3)
+for i = 2, 5 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end
+-- the same connection registered again: its earlier record goes
+local old = redis.call('GET', KEYS[7])
+if old and old ~= ARGV[4] then
+  local raw = redis.call('GET', base .. 'ss:' .. old)
+  if raw then
+    local rec = cjson.decode(raw)
+    redis.call('DEL', base .. 'ss:' .. old)
+    redis.call('ZREM', KEYS[2], old)
+    redis.call('ZREM', base .. 'ssi:t:' .. tostring(rec.tokenId or 0), old)
+    redis.call('ZREM', base .. 'ssi:s:' .. rec.streamName, old)
+    redis.call('ZREM', base .. 'ssi:p:' .. rec.streamName, old)
+  end
+end
+local uses = tonumber(redis.call('GET', KEYS[6]) or '0')
+if ARGV[5] ~= '' and uses >= tonumber(ARGV[5]) then return {'uses_exhausted'} end
+local pubs = {}
+if ARGV[8] == 'publish' then pubs = redis.call('ZRANGE', KEYS[5], 0, -1) end
+if #pubs > 0 and ARGV[7] == 'reject' then return {'stream_taken'} end
+local replaced = {}
+local freed = 0
+if #pubs > 0 and ARGV[7] == 'replace' then
+  for _, pid in ipairs(pubs) do
+    local raw = redis.call('GET', base .. 'ss:' .. pid)
+    if raw then
+      local rec = cjson.decode(raw)
+      replaced[#replaced + 1] = rec
+      if ARGV[9] ~= '' and tonumber(rec.tokenId) == tonumber(ARGV[9]) then freed = freed + 1 end
+    end
+  end
+end
+if ARGV[6] ~= '' and redis.call('ZCARD', KEYS[3]) - freed >= tonumber(ARGV[6]) then return {'session_limit'} end
+local out = {'ok'}
+for _, rec in ipairs(replaced) do
+  rec.endedReason = 'replaced'
+  rec.endedOn = ARGV[10]
+  local raw = cjson.encode(rec)
+  redis.call('SET', base .. 'ss:' .. rec.id, raw, 'PX', ARGV[11])
+  redis.call('ZREM', KEYS[2], rec.id)
+  redis.call('ZREM', KEYS[4], rec.id)
+  redis.call('ZREM', KEYS[5], rec.id)
+  redis.call('ZREM', base .. 'ssi:t:' .. tostring(rec.tokenId or 0), rec.id)
+  out[#out + 1] = raw
+end
+local ttl = tonumber(ARGV[2]) - now
+if ttl < 1 then ttl = 1 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+redis.call('SET', KEYS[7], ARGV[4], 'PX', ttl)
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[4])
+redis.call('ZADD', KEYS[4], ARGV[2], ARGV[4])
+if ARGV[8] == 'publish' then redis.call('ZADD', KEYS[5], ARGV[2], ARGV[4]) end
+if ARGV[9] ~= '' then redis.call('INCR', KEYS[6]) end
+return out
