@@ -7,6 +7,7 @@ import { webhookRoutes } from './http/management/webhooks.routes.js';
 import { analyticsRoutes } from './http/management/analytics.routes.js';
 import { accountRoutes, adminRoutes } from './http/management/accounts.routes.js';
 import { geoRoutes } from './http/management/geo.routes.js';
+import { sessionRoutes } from './http/management/sessions.routes.js';
 import { openApiDocument } from './http/openapi.js';
 import { DOCUMENTED_ONLY } from './http/docs.js';
 import { directorCors, mountDirector } from './http/director.js';
@@ -22,6 +23,7 @@ import {
   discardBody,
   errorHandler,
   jsonBody,
+  managementJsonBody,
   notFound,
   requestContext,
   requireAdminKey,
@@ -31,13 +33,14 @@ import {
 
 export function managementRoutes(s: Services): RouteSpec[] {
   return [
-    ...adminRoutes(s.accounts),
+    ...adminRoutes(s.accounts, (id) => s.sessions.secretDeleted(id)),
     ...accountRoutes(s.accounts),
     ...geoRoutes(s.store),
     ...tokenRoutes('publish', s.tokens, s.enforcer, s.patterns),
     ...tokenRoutes('subscribe', s.tokens, s.enforcer, s.patterns),
     ...webhookRoutes(s.webhooks, s.store, s.lifecycle, s.patterns),
     ...analyticsRoutes(s.usage),
+    ...sessionRoutes(s.store, s.sessions),
   ];
 }
 
@@ -98,7 +101,7 @@ export function createApp(s: Services): express.Express {
   // Every management route behind the guard its declaration names, then its JSON body; requests
   // no route answers meet the guard of their namespace (/api, /admin) before the 404.
   const guards: Guards = { apiSecret: requireApiSecret(s.accounts), admin: requireAdminKey(s.config.adminKey) };
-  const managementBody = jsonBody(limit);
+  const managementBody = managementJsonBody(limit);
   mountRoutes(app, routes, { unknownFields: s.config.api.unknownFields, logger: s.logger, guards, bodyParsers: managementBody });
   app.use(unroutedRequests({ '/admin': guards.admin, '/api': guards.apiSecret }, managementBody));
   app.locals.managementRoutes = routes; // what the tests enumerate

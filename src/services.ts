@@ -21,6 +21,8 @@ import { UsageService } from './analytics/usage.js';
 import { MediamtxPoller } from './analytics/mediamtx-poller.js';
 import { PatternChecks } from './patterns/pattern-checks.js';
 import { readFileSync } from 'node:fs';
+import { SessionControl } from './sessions/control.js';
+import { Cutter } from './sessions/drivers/cutter.js';
 
 export interface Services {
   config: Config;
@@ -33,6 +35,8 @@ export interface Services {
   enforcer: Enforcer;
   keys: KeyRing;
   lifecycle: Lifecycle;
+  /** Running sessions: admission with limits, re-asks, stops, cuts, expiry (docs/api.md#running-sessions). */
+  sessions: SessionControl;
   webhooks: WebhookService;
   dispatcher: WebhookDispatcher;
   usage: UsageService;
@@ -126,7 +130,16 @@ export async function createServices(
     (value) => enforcer.lookup.byHashFresh(tokenHash(value)),
     usage,
     now,
+    { registered: (s) => sessions.registered(s) },
   );
+  const cutter = new Cutter(
+    config.sessions.servers,
+    { timeoutMs: config.sessions.driverTimeoutMs, retries: config.sessions.driverRetries },
+    { logger, onOutcome: (caller, outcome) => metrics.sessionCuts.inc({ caller, outcome }) },
+  );
+  const sessions: SessionControl = new SessionControl(store, config, metrics, logger, lifecycle, cutter, now);
+  sessions.start();
+  metrics.watchSessions(() => store.sessionCounts());
   const poller = config.analytics.mediamtx.apiUrl
     ? new MediamtxPoller(
         { apiUrl: config.analytics.mediamtx.apiUrl, intervalMs: config.analytics.mediamtx.intervalMs, baselineFirstPoll: true, logger, now },
@@ -154,12 +167,15 @@ export async function createServices(
     logger,
     store,
     accounts,
-    tokens: new TokenService(store, now, config.limits),
+    tokens: new TokenService(store, now, config.limits, (accountId, id, before, after) =>
+      sessions.tokenChanged(accountId, id, before, after).catch((e: Error) => logger.warn({ accountId, tokenId: id, err: e.message }, 'sessions of a changed token: not ended')),
+    ),
     metrics,
     geo,
     enforcer,
     keys,
     lifecycle,
+    sessions,
     webhooks,
     dispatcher,
     usage,
@@ -168,6 +184,7 @@ export async function createServices(
     draining: false,
     close: async (deadline?: number) => {
       clearInterval(reload);
+      sessions.stop();
       // The HTTP server has stopped: no write is left to validate.
       await patterns.close();
       await poller?.stop();
@@ -176,6 +193,7 @@ export async function createServices(
       // can start another delivery on it.
       await dispatcher.shutdown(deadline ?? now() + config.server.shutdownGraceMs);
       await client.close();
+      await cutter.close();
       await store.close();
     },
   };

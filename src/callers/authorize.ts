@@ -60,7 +60,11 @@ export const authorize: Caller = {
     },
   ],
   answer(d) {
-    if (d.allowed) return { status: 200, json: { ...d, allowed: true } };
+    if (d.allowed) {
+      // the session-control fields stay inside (docs/api.md#asking-for-a-decision shows the answer)
+      const { limits: _l, expiresOn: _e, lifetimeMs: _t, ...answer } = d;
+      return { status: 200, json: { ...answer, allowed: true } };
+    }
     return { status: refusalStatus(d, 'by-reason'), json: { allowed: false, reason: d.reason, message: d.message, decisionId: d.decisionId } };
   },
 };

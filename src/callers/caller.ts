@@ -29,7 +29,7 @@ export interface CallerCapabilities {
   sessionIdentity: boolean;
   /** It asks again for a connection already admitted (nginx-rtmp on_update): no new session starts. */
   reasks: boolean;
-  /** Streamgate can cut one of its sessions (see Caller.terminate). */
+  /** Streamgate can cut one of its sessions through its server's API (src/sessions/drivers, sessions.servers). */
   terminate: boolean;
 }
 
@@ -98,11 +98,6 @@ export interface Caller {
   routes: readonly CallerRoute[];
   /** Its answer to a decision on an admission one of its routes read: allow, deny or store error, in its own format. */
   answer?(d: DecisionResult, admission: Admission): Reply;
-  /**
-   * Cuts one of its sessions through the caller's own API. The slot for session termination:
-   * declared with `capabilities.terminate: true`; no caller implements it yet.
-   */
-  terminate?(session: SessionIdentity, ctx: CallerContext): Promise<void>;
 }
 
 /**
@@ -113,13 +108,14 @@ export interface CallerContext {
   config: Config;
   logger: Logger;
   trusted: TrustedProxies;
-  /** The Enforcer's decision (counted and logged under the caller's name). */
-  decide(access: AccessRequest, caller: string): Promise<DecisionResult>;
   /**
-   * A re-ask for an admitted connection: the decision, except that a refusal whose token change is
-   * not in enforcement.terminateOn (or a store that does not answer) keeps the session (allowed).
+   * Decides an admission (counted and logged under the caller's name) and, on allow, starts its
+   * session (src/sessions/control.ts): registered in the decision's store step when the token has
+   * limits, else queued. A re-ask (admission.reask) refreshes the session instead, and a refusal
+   * ends it only when the session was cut or its token change is in enforcement.terminateOn.
+   * `serverAddress`: where the request came from (which media server holds the connection).
    */
-  decideReask(access: AccessRequest, caller: string): Promise<DecisionResult>;
+  admit(caller: string, admission: Admission, serverAddress?: string): Promise<DecisionResult>;
   /** Queues a lifecycle signal; never waits. */
   signal(s: LifecycleSignal): void;
   /** A session the registry holds for this caller, or null (also when the store cannot say). */

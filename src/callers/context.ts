@@ -5,27 +5,21 @@ import type { Services } from '../services.js';
 import type { TrustedProxies } from '../http/client.js';
 import { tokenHash } from '../domain/tokens.js';
 import type { CallerContext } from './caller.js';
-import { decision } from '../policy/types.js';
-import { terminationTrigger } from '../sessions/termination.js';
 
 export function callerContext(s: Services, trusted: TrustedProxies): CallerContext {
   return {
     config: s.config,
     logger: s.logger,
     trusted,
-    decide: (access, caller) => s.enforcer.decide(access, caller),
-    decideReask: async (access, caller) => {
-      const d = await s.enforcer.decide(access, caller);
-      if (d.allowed) return d;
-      // A store that does not answer must not cut every running stream: the session keeps going.
-      if (d.reason !== 'store_unavailable') {
-        const session = access.sessionId ? await s.store.getSession(caller, access.sessionId).catch(() => null) : null;
-        const trigger = await terminationTrigger(d.reason, async () =>
-          session?.tokenId !== undefined ? (await s.store.findTokenById(session.tokenId).catch(() => null)) !== null : false,
-        );
-        if (trigger !== undefined && s.config.enforcement.terminateOn.includes(trigger)) return d;
-      }
-      return { ...d, ...decision('allowed', { streamName: d.streamName, accountId: d.accountId, tokenId: d.tokenId }) };
+    admit: (caller, a, serverAddress) => {
+      if (a.reask) return s.sessions.reask(caller, a.access, (admit) => s.enforcer.decide(a.access, caller, admit));
+      // What an allow starts: a session the registry keeps, or (no connection named) nothing it can count.
+      const access = { ...a.access, admission: a.starts ? (a.access.sessionId !== undefined ? 'session' : 'none') : undefined } as const;
+      const run = s.sessions.begin(caller, { ...a, access }, serverAddress);
+      return s.enforcer.decide(access, caller, run.admit).then((d) => {
+        run.settle(d);
+        return s.sessions.withLifetime(d);
+      });
     },
     signal: (sig) => s.lifecycle.signal(sig),
     sessionOf: (caller, sessionId) => s.store.getSession(caller, sessionId).catch(() => null),

@@ -141,7 +141,7 @@ async function startFromEvent(ctx: CallerContext, sourceId: string | undefined, 
 
 export const mediamtx: Caller = {
   name: CALLER,
-  capabilities: { sessionIdentity: true, reasks: false, terminate: false },
+  capabilities: { sessionIdentity: true, reasks: false, terminate: true },
   routes: [
     {
       method: 'POST',

@@ -6,8 +6,8 @@ import type { Config } from '../config/schema.js';
 import type { DecisionRoutes } from '../http/decision-routes.js';
 import { bodyParsers } from '../http/middleware.js';
 import { sendJson, sendText } from '../http/answer.js';
-import type { Admission, BodyEncoding, Caller, CallerContext, CallerRoute, Outcome, Reply } from './caller.js';
-import type { DecisionResult } from '../enforce/enforcer.js';
+import { peerAddress } from '../http/client.js';
+import type { BodyEncoding, Caller, CallerContext, CallerRoute, Outcome, Reply } from './caller.js';
 
 /** Writes a described answer: its headers in order, then the body (the bytes of res.json / res.send). */
 export function writeReply(res: ServerResponse, r: Reply): void {
@@ -32,21 +32,6 @@ function parsers(body: BodyEncoding, config: Config): RequestHandler[] {
   }
 }
 
-/** After an admission, the caller's session starts (registry, feeds): queued, never awaited. */
-function startSession(ctx: CallerContext, caller: string, a: Admission, d: DecisionResult): void {
-  if (!d.allowed || !a.starts || d.accountId === undefined) return;
-  ctx.signal({
-    kind: 'session_started',
-    caller,
-    sessionId: a.access.sessionId,
-    action: a.access.action,
-    accountId: d.accountId,
-    streamName: d.streamName,
-    tokenId: d.tokenId,
-    trackingId: d.trackingId,
-  });
-}
-
 function handler(caller: Caller, route: CallerRoute, ctx: CallerContext): RequestHandler {
   const settle = async (res: Response, out: Outcome): Promise<void> => {
     if ('reply' in out) {
@@ -55,8 +40,7 @@ function handler(caller: Caller, route: CallerRoute, ctx: CallerContext): Reques
       return;
     }
     if (!caller.answer) throw new TypeError(`caller ${caller.name} admits on ${route.path} but has no answer()`);
-    const d = out.admit.reask ? await ctx.decideReask(out.admit.access, caller.name) : await ctx.decide(out.admit.access, caller.name);
-    startSession(ctx, caller.name, out.admit, d);
+    const d = await ctx.admit(caller.name, out.admit, peerAddress(res.req as Request));
     writeReply(res, caller.answer(d, out.admit));
   };
   return (req: Request, res: Response) => {

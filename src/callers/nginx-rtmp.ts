@@ -77,7 +77,7 @@ const read: CallerRoute['read'] = async (req, ctx) => {
 
 export const nginxRtmp: Caller = {
   name: CALLER,
-  capabilities: { sessionIdentity: true, reasks: true, terminate: false },
+  capabilities: { sessionIdentity: true, reasks: true, terminate: true },
   routes: [
     {
       method: 'POST',

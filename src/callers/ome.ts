@@ -47,7 +47,7 @@ const deny = (reason: string, status = 200): Outcome => ({ reply: { status, json
 
 export const ome: Caller = {
   name: CALLER,
-  capabilities: { sessionIdentity: true, reasks: false, terminate: false },
+  capabilities: { sessionIdentity: true, reasks: false, terminate: true },
   routes: [
     {
       method: 'POST',
@@ -89,7 +89,7 @@ export const ome: Caller = {
         const address = typeof body.client?.address === 'string' ? body.client.address : undefined;
         const port = String(body.client?.port ?? '');
         const session: SessionIdentity | undefined = address
-          ? { id: `${address}:${port}/${segments.slice(0, 2).join('/')}/${action}`, native: { address, port, url, app: segments[0] ?? '', stream: segments[1] ?? '' } }
+          ? { id: `${address}:${port}/${segments.slice(0, 2).join('/')}/${action}`, native: { address, port, app: segments[0] ?? '', stream: segments[1] ?? '' } }
           : undefined;
         const sessionId = session?.id;
         if (status === 'closing') {
@@ -121,6 +121,8 @@ export const ome: Caller = {
   ],
   answer(d) {
     // OME reads only allowed; the reason code says why in its logs. A refusal is a 200 as well.
-    return { status: 200, json: d.allowed ? { allowed: true, reason: 'authorized' } : { allowed: false, reason: d.reason } };
+    // lifetime (ms): OME closes the session then (not HLS/LLHLS): a viewer cannot be kicked one by one (docs/callers.md#cutting-sessions).
+    if (!d.allowed) return { status: 200, json: { allowed: false, reason: d.reason } };
+    return { status: 200, json: d.lifetimeMs !== undefined ? { allowed: true, reason: 'authorized', lifetime: d.lifetimeMs } : { allowed: true, reason: 'authorized' } };
   },
 };

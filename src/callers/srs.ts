@@ -10,7 +10,7 @@ const refuse = (status: number, message: string): Reply => ({ status, json: { co
 
 export const srs: Caller = {
   name: CALLER,
-  capabilities: { sessionIdentity: true, reasks: false, terminate: false },
+  capabilities: { sessionIdentity: true, reasks: false, terminate: true },
   routes: [
     {
       method: 'POST',

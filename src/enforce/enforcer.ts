@@ -20,6 +20,9 @@ export interface DecisionResult extends Decision {
   decisionId: string;
 }
 
+/** A step after an allow that may refuse it (src/sessions/control.ts); store calls through `timed`. */
+export type Admitter = (d: Decision, timed: <T>(p: Promise<T>) => Promise<T>) => Promise<Decision>;
+
 export interface Explanation {
   decision: Decision;
   rules: RuleOutcome[];
@@ -64,17 +67,25 @@ export class Enforcer {
   }
 
   /** Decides an access request. Never throws for bad tokens or an unreachable store. */
-  async decide(request: AccessRequest, adapter: string): Promise<DecisionResult> {
+  /**
+   * Decides an access request. `admit`, when given, runs after an allow and may turn it into a
+   * refusal (the session registry's limits, docs/api.md#session-limits); its store calls go through
+   * `timed` (enforcement.storeTimeoutMs), and the decision is counted and logged as it answers.
+   */
+  async decide(request: AccessRequest, adapter: string, admit?: Admitter): Promise<DecisionResult> {
     const started = process.hrtime.bigint();
     // A token decides its account; a token-less request belongs to the account it names, else the default.
     const req = request.token ? request : { ...request, accountId: this.accountOf(request) };
     let ev: Evaluation;
     try {
       ev = await this.decideWithStore(req);
+      if (ev.decision.allowed && admit) ev = { ...ev, decision: await admit(ev.decision, (p) => this.lookup.timed(p)) };
     } catch (e) {
       if (!(e instanceof StoreUnavailable)) throw e;
       this.metrics.storeErrors.inc();
       ev = this.cfg.onStoreError === 'allow-cached' ? await this.decideFromCache(req) : this.unavailable(req);
+      // limits are counted in the store: without it, a limited token's session cannot be admitted
+      if (ev.decision.allowed && ev.decision.limits !== undefined && req.admission === 'session') ev = this.unavailable(req);
     }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const d: DecisionResult = { ...ev.decision, decisionId: randomUUID() };

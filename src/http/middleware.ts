@@ -71,6 +71,25 @@ export const discardBody = (limitBytes: number): RequestHandler => express.raw({
 /** JSON bodies only (management API, director). */
 export const jsonBody = (limitBytes: number): RequestHandler[] => bodyParsers('json', limitBytes);
 
+/**
+ * The management API's JSON bodies: an object or array, or the JSON text `null`, which stands for
+ * no body (the hosted Python client posts it to /api/stream/stop/all). Any other bare value is a 400.
+ */
+export function managementJsonBody(limitBytes: number): RequestHandler[] {
+  return [
+    (req, _res, next) => {
+      if (hasBody(req) && !req.is(JSON_TYPES)) return next(new ApiError(415, 'Unsupported Media Type'));
+      next();
+    },
+    express.json({ limit: limitBytes, strict: false, type: JSON_TYPES }),
+    (req, _res, next) => {
+      if (req.body === null) req.body = undefined;
+      else if (req.body !== undefined && typeof req.body !== 'object') return next(new ApiError(400, 'the body must be a JSON object (or null for none)'));
+      next();
+    },
+  ];
+}
+
 export function bearer(req: Request): string | undefined {
   const h = req.get('authorization');
   if (!h) return undefined;

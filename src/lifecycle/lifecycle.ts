@@ -110,7 +110,13 @@ export class Lifecycle {
     switch (s.kind) {
       case 'session_started': {
         const out: PublicEvent[] = [];
-        const record = s.record;
+        const startedOn = new Date(at).toISOString();
+        // A caller's own report of a connection it names (not an admission here) is registered too.
+        const record: Session | undefined =
+          s.record ??
+          (s.sessionId === undefined
+            ? undefined
+            : { id: randomUUID(), caller: s.caller, sessionId: s.sessionId, action: s.action, accountId: s.accountId, streamName: s.streamName, tokenId: s.tokenId, trackingId: s.trackingId, feedId: s.action === 'publish' ? randomUUID() : undefined, startedOn, lastSeenOn: startedOn });
         const feedId = s.action === 'publish' ? (record?.feedId ?? randomUUID()) : undefined;
         if (record && !s.registered) await this.store.startSession(record, ttl);
         if (feedId !== undefined) {

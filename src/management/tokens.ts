@@ -31,6 +31,9 @@ const regexCount = (t: Pick<TokenRecord, 'streams'>): number => t.streams.filter
 const securingRegexes = (t: Pick<TokenRecord, 'kind' | 'isActive' | 'subscribeRequiresAuth' | 'streams'>): number =>
   securesViewing(t) ? regexCount(t) : 0;
 
+/** A stored token change: `before` as the change found it (null when unknown), `after` null for a deletion. */
+export type TokenChanged = (accountId: string, id: number, before: TokenRecord | null, after: TokenRecord | null) => unknown;
+
 export class TokenService {
   /** Per account, the tail of its limit-checked writes: a count and the write it admits are one step. */
   private readonly queues = new Map<string, Promise<unknown>>();
@@ -39,6 +42,8 @@ export class TokenService {
     private readonly store: Store,
     private readonly now: () => number = Date.now,
     private readonly limits: AccountLimits = DEFAULT_LIMITS,
+    /** After a stored change (update, disable, delete): running sessions may end (docs/api.md#running-sessions). Not awaited. */
+    private readonly changed: TokenChanged = () => undefined,
   ) {}
 
   /** Runs limit-checked writes of one account one at a time (in this process). */
@@ -151,7 +156,9 @@ export class TokenService {
     // One token value per update, even if the store retries the change on a newer version.
     let fresh: string | undefined;
     const newValue = () => (fresh ??= newSecret());
+    let before: TokenRecord | null = null;
     const change = (others?: number) => (cur: TokenRecord) => {
+      before = cur;
       const out = applyTokenUpdate(cur, input, this.now(), newValue);
       const adding = securingRegexes(out.next);
       // Only a change that brings more patterns is refused: a label edit stays possible on an
@@ -168,11 +175,13 @@ export class TokenService {
       ? await this.serial(accountId, async () => this.store.updateToken(accountId, kind, id, change(await this.securingRegexesBut(accountId, id))))
       : await this.store.updateToken(accountId, kind, id, change());
     if (!t) throw this.notFound(kind, id);
+    void this.changed(accountId, id, before, t);
     return this.view(t);
   }
 
   async remove(accountId: string, kind: TokenKind, id: number): Promise<true> {
     if (!(await this.store.deleteToken(accountId, kind, id))) throw this.notFound(kind, id);
+    void this.changed(accountId, id, null, null);
     return true;
   }
 
@@ -185,9 +194,12 @@ export class TokenService {
     const successfulTokens: number[] = [];
     const failedTokens: Array<{ tokenId: number; errorMessage: string }> = [];
     for (const id of [...new Set(ids)]) {
-      const t = await this.store.updateToken(accountId, kind, id, (cur) =>
-        applyTokenUpdate(cur, { isActive: false }, this.now(), newSecret),
-      );
+      let before: TokenRecord | null = null;
+      const t = await this.store.updateToken(accountId, kind, id, (cur) => {
+        before = cur;
+        return applyTokenUpdate(cur, { isActive: false }, this.now(), newSecret);
+      });
+      if (t) void this.changed(accountId, id, before, t);
       if (t) successfulTokens.push(id);
       else failedTokens.push({ tokenId: id, errorMessage: `No ${kindName(kind)} with id: ${id}` });
     }

@@ -76,6 +76,34 @@ export class Metrics {
       this.logLinesDroppedSeen = Math.max(total, this.logLinesDroppedSeen);
     },
   });
+  /** Where the active-sessions gauge reads its counts at each scrape (the session registry). */
+  private sessionCountsFrom: () => Promise<Array<{ caller: string; action: string; count: number }>> = async () => [];
+  readonly sessionsActive = new Gauge({
+    name: 'streamgate_sessions_active',
+    help: 'Live sessions in the session registry (every instance), by caller and action',
+    labelNames: ['caller', 'action'] as const,
+    registers: [this.registry],
+    collect: async () => {
+      this.sessionsActive.reset();
+      try {
+        for (const c of await this.sessionCountsFrom()) this.sessionsActive.set({ caller: c.caller, action: c.action }, c.count);
+      } catch {
+        // the store does not answer: the gauge is left empty for this scrape
+      }
+    },
+  });
+  readonly sessionTerminations = new Counter({
+    name: 'streamgate_session_terminations_total',
+    help: 'Sessions Streamgate ended, by trigger (delete, disable, refresh, expire, secretDeleted, stop, replace) and result (ended, already_ended)',
+    labelNames: ['trigger', 'result'] as const,
+    registers: [this.registry],
+  });
+  readonly sessionCuts = new Counter({
+    name: 'streamgate_session_cuts_total',
+    help: "Calls to a media server's API to drop a session, by caller and outcome (cut, gone, unsupported, failed, no_server)",
+    labelNames: ['caller', 'outcome'] as const,
+    registers: [this.registry],
+  });
   readonly httpRequests = new Counter({
     name: 'streamgate_http_requests_total',
     help: 'HTTP requests by route pattern, method and status',
@@ -110,6 +138,11 @@ export class Metrics {
   httpRequest(route: string, method: string, status: number, seconds: number): void {
     this.httpChild(route, method, String(status)).inc();
     this.httpSecondsChild(route).observe(seconds);
+  }
+
+  /** The active-sessions gauge reads `counts` at each scrape. */
+  watchSessions(counts: () => Promise<Array<{ caller: string; action: string; count: number }>>): void {
+    this.sessionCountsFrom = counts;
   }
 
   constructor(opts: { defaultMetrics?: boolean; logLinesDropped?: () => number } = {}) {

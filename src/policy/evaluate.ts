@@ -211,8 +211,9 @@ const CHECKS: Array<{ rule: string; reason: Reason; needsToken: boolean; run: (x
   { rule: 'IP address allowed', reason: 'ip_not_allowed', needsToken: true, run: ipCheck },
   // Not tied to a token: a token-less viewer is held to the publish side's and the account's lists.
   { rule: 'country allowed', reason: 'country_not_allowed', needsToken: false, run: countryCheck },
-  { rule: 'bind on usage', reason: 'ip_not_allowed', needsToken: true, run: bindCheck },
   { rule: 'session limits', reason: 'session_limit', needsToken: true, run: limitsCheck },
+  // last: binding is the step after evaluate (policy/bind.ts reads this rule)
+  { rule: 'bind on usage', reason: 'ip_not_allowed', needsToken: true, run: bindCheck },
 ];
 
 export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext): Evaluation {
@@ -246,6 +247,7 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
     const trackingId = x.jwt?.trackingId ?? token.tracking?.trackingId;
     if (trackingId !== undefined) fields.trackingId = trackingId;
     if (x.jwt) fields.selfSigned = true;
+    if (token.expiresOn !== undefined) fields.expiresOn = token.expiresOn;
     if (hasLimits(token)) fields.limits = { maxConcurrent: token.maxConcurrentSessions, maxUses: token.maxUses };
     if (token.kind === 'publish') {
       fields.record = token.record ?? false;

@@ -80,6 +80,10 @@ export interface Decision {
   /** Publish token flags the director passes on to media servers. */
   record?: boolean;
   subscribeRequiresAuth?: boolean;
+  /** The token's expiry (a self-signed token's parent's), for a caller that bounds a session's lifetime. */
+  expiresOn?: string;
+  /** Milliseconds a session admitted now may run: the token's time left, when expiry ends sessions (enforcement.terminateOn expire). */
+  lifetimeMs?: number;
   /** The token's session limits, for the admission that follows an allow (docs/api.md#session-limits). */
   limits?: { maxConcurrent?: number; maxUses?: number };
 }

@@ -5,8 +5,8 @@
 // token or its expiry does not disrupt a running feed.
 import type { Reason } from '../policy/types.js';
 
-// `secretDeleted` (the account's API secret deleted) is not accepted yet: nothing detects it.
-export const TERMINATION_TRIGGERS = ['delete', 'disable', 'refresh', 'expire'] as const;
+// secretDeleted: the account's API secret deleted (every session of the account ends).
+export const TERMINATION_TRIGGERS = ['delete', 'disable', 'refresh', 'expire', 'secretDeleted'] as const;
 export type TerminationTrigger = (typeof TERMINATION_TRIGGERS)[number];
 
 /**

@@ -3,6 +3,7 @@
 // a usage report can name all come from the one list.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { DRIVERS } from '../../src/sessions/drivers/cutter.js';
 import request from 'supertest';
 import { hookFixture, type HookFixture } from './fixture.js';
 import { CALLERS, SESSION_CALLERS } from '../../src/callers/registry.js';
@@ -57,11 +58,12 @@ describe('the caller registry', () => {
     );
   });
 
-  it('declares every capability of every caller, none of them able to terminate a session yet', () => {
+  it('declares every capability of every caller; those that can terminate a session have a driver', () => {
     for (const c of CALLERS) {
       assert.deepEqual(Object.keys(c.capabilities).sort(), ['reasks', 'sessionIdentity', 'terminate'], c.name);
-      assert.equal(c.capabilities.terminate, c.terminate !== undefined, c.name);
+      assert.equal(c.capabilities.terminate, Object.hasOwn(DRIVERS, c.name), c.name);
     }
+    assert.deepEqual(CALLERS.filter((c) => c.capabilities.terminate).map((c) => c.name).sort(), ['mediamtx', 'nginx-rtmp', 'ome', 'srs']);
     assert.deepEqual(CALLERS.filter((c) => c.capabilities.reasks).map((c) => c.name), ['nginx-rtmp']);
   });
 

@@ -98,6 +98,10 @@ describe('policy: the ordered checks', () => {
         origin_not_allowed: '403 Unauthorized: Origin not allowed',
         ip_not_allowed: '403 Unauthorized: IP Address not allowed',
         country_not_allowed: '403 Unauthorized: Country not allowed',
+        session_limit: '403 Unauthorized: Too many sessions for this token',
+        uses_exhausted: '403 Unauthorized: Token already used',
+        stream_taken: '403 Unauthorized: Stream already being published',
+        session_terminated: '403 Unauthorized: Session terminated',
         store_unavailable: '503 Service Unavailable: token store unreachable',
       },
     );
@@ -113,20 +117,52 @@ describe('policy: the ordered checks', () => {
         'token valid:pass',
         'token active:pass',
         'not expired:pass',
+        'no session cut:pass',
         'stream name allowed:pass',
         'origin allowed:skipped',
         'IP address allowed:skipped',
         'country allowed:skipped',
+        'session limits:skipped',
         'bind on usage:pending',
       ],
     );
     const bad = evaluate(req({ clientIp: '10.0.0.1', streamName: 'nope' }), tok({ bindIpsOnUsage: 2 }), ctx());
     assert.equal(bad.bind, undefined);
     assert.equal(bad.decision.reason, 'stream_not_allowed');
-    assert.deepEqual(bad.rules.slice(4).map((r) => r.result), ['fail', 'skipped', 'skipped', 'skipped', 'skipped']);
+    assert.deepEqual(bad.rules.slice(5).map((r) => r.result), ['fail', 'skipped', 'skipped', 'skipped', 'skipped', 'skipped']);
     const rtmp = evaluate(req({ action: 'publish', protocol: 'rtmp', clientIp: '10.0.0.1' }), tok({ kind: 'publish', bindIpsOnUsage: 1 }), ctx({ rtmpIpFilters: 'ignore' }));
     assert.equal(rtmp.bind, undefined);
     assert.equal(rtmp.decision.allowed, true);
+  });
+
+  it('refuses a held credential (a cut session) until the hold ends, from the held address only when it names one', () => {
+    const at = ctx().now;
+    const held = tok({ holds: [{ until: new Date(at + 60_000).toISOString(), clientIp: '10.0.0.1' }] });
+    const d = evaluate(req({ clientIp: '10.0.0.1' }), held, ctx());
+    assert.deepEqual([d.decision.reason, d.decision.status], ['session_terminated', 403]);
+    assert.match(d.rules.find((r) => r.rule === 'no session cut')!.detail!, /from 10\.0\.0\.1 was cut; refused until/);
+    assert.equal(evaluate(req({ clientIp: '10.0.0.2' }), held, ctx()).decision.allowed, true, 'another address');
+    assert.equal(evaluate(req({ clientIp: '10.0.0.1' }), held, ctx({ now: at + 60_000 })).decision.allowed, true, 'the hold is over');
+    const anyAddress = tok({ holds: [{ until: new Date(at + 1000).toISOString() }] });
+    assert.equal(evaluate(req({ clientIp: '10.0.0.9' }), anyAddress, ctx()).decision.reason, 'session_terminated');
+  });
+
+  it('limits: pending for a caller that registers sessions, refused where none can be kept, carried on the decision', () => {
+    const limited = tok({ maxConcurrentSessions: 2, maxUses: 5 });
+    const media = evaluate(req({ admission: 'session' }), limited, ctx());
+    assert.equal(media.decision.allowed, true);
+    assert.deepEqual(media.decision.limits, { maxConcurrent: 2, maxUses: 5 });
+    assert.deepEqual(media.rules.find((r) => r.rule === 'session limits'), {
+      rule: 'session limits',
+      reason: 'session_limit',
+      result: 'pending',
+      detail: "at most 2 at once, 5 use(s): counted when the media server's session is admitted",
+    });
+    const http = evaluate(req({ admission: 'none' }), limited, ctx());
+    assert.deepEqual([http.decision.reason, http.decision.status], ['session_limit', 403]);
+    assert.match(http.rules.find((r) => r.rule === 'session limits')!.detail!, /HTTP streaming needs viewer sessions/);
+    assert.equal(evaluate(req({}), limited, ctx()).decision.allowed, true, 'the director and the check endpoint are no admission');
+    assert.equal(evaluate(req({ admission: 'none' }), tok({}), ctx()).decision.limits, undefined);
   });
 
   it('looks the country up only when a rule needs it', () => {

@@ -21,6 +21,5 @@ it('enforcement.terminateOn defaults to [delete], takes a comma-separated list f
   assert.deepEqual(loadConfig({ env: {} }).enforcement.terminateOn, ['delete']);
   assert.deepEqual(loadConfig({ env: { STREAMGATE_ENFORCEMENT_TERMINATEON: 'delete,disable,expire' } }).enforcement.terminateOn, ['delete', 'disable', 'expire']);
   assert.throws(() => loadConfig({ env: { STREAMGATE_ENFORCEMENT_TERMINATEON: 'delete,suspend' } }), /enforcement\.terminateOn/);
-  // not detected yet, so not accepted: a setting must never be silently inert
-  assert.throws(() => loadConfig({ env: { STREAMGATE_ENFORCEMENT_TERMINATEON: 'secretDeleted' } }), /enforcement\.terminateOn/);
+  assert.deepEqual(loadConfig({ env: { STREAMGATE_ENFORCEMENT_TERMINATEON: 'secretDeleted' } }).enforcement.terminateOn, ['secretDeleted']);
 });

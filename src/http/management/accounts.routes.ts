@@ -15,7 +15,7 @@ const accountOut = z.object({
 const secretOut = z.object({ apiSecret: z.string() });
 const noAccount = (id: string) => ApiError.notFound('account', id, 'accountId');
 
-export function adminRoutes(accounts: AccountService): RouteSpec[] {
+export function adminRoutes(accounts: AccountService, onSecretDeleted: (accountId: string) => Promise<void> = async () => undefined): RouteSpec[] {
   const tag = 'Admin';
   return [
     route({
@@ -82,6 +82,7 @@ export function adminRoutes(accounts: AccountService): RouteSpec[] {
       response: z.literal(true),
       handler: async ({ params }) => {
         if (!(await accounts.deleteSecret(params.accountId))) throw noAccount(params.accountId);
+        await onSecretDeleted(params.accountId);
         return true;
       },
     }),

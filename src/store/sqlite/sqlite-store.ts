@@ -752,9 +752,14 @@ export class SqliteStore implements Store {
   async listSessions(accountId: string, f: SessionFilter, page: { offset: number; limit: number }): Promise<{ total: number; items: Session[] }> {
     const where = ['account_id = ?', 'ended = 0', 'expires_ms > ?'];
     const args: Array<string | number> = [accountId, this.now()];
-    if (f.streamName !== undefined) (where.push('stream_name = ?'), args.push(f.streamName));
-    if (f.tokenId !== undefined) (where.push('token_id = ?'), args.push(f.tokenId));
-    if (f.action !== undefined) (where.push('action = ?'), args.push(f.action));
+    const add = (cond: string, value: string | number | undefined): void => {
+      if (value === undefined) return;
+      where.push(cond);
+      args.push(value);
+    };
+    add('stream_name = ?', f.streamName);
+    add('token_id = ?', f.tokenId);
+    add('action = ?', f.action);
     const cond = where.join(' AND ');
     const total = this.db.prepare(`SELECT COUNT(*) FROM registry_sessions WHERE ${cond}`).pluck().get(...args) as number;
     const rows = this.db.prepare(`SELECT data FROM registry_sessions WHERE ${cond} ORDER BY started_ms, id LIMIT ? OFFSET ?`).pluck().all(...args, page.limit, page.offset) as string[];

@@ -1,0 +1,318 @@
+// Control over running sessions (docs/api.md#running-sessions): admission into the session
+// registry (with the token's limits on the decision path, else queued), re-asks, and every way a
+// session ends by Streamgate's hand — a token change listed in enforcement.terminateOn, a stream
+// stop, a cut by id, a replacing publisher, an expiry — each carried out once, whichever instance
+// does it: the registry's atomic end decides who sends the events and calls the media server.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { Admission } from '../callers/caller.js';
+import type { Admitter, DecisionResult } from '../enforce/enforcer.js';
+import type { Lifecycle } from '../lifecycle/lifecycle.js';
+import type { Metrics } from '../observability/metrics.js';
+import { decision, type AccessRequest, type Decision } from '../policy/types.js';
+import type { Session, SessionEndReason, Store } from '../store/store.js';
+import type { TokenKind, TokenRecord } from '../domain/tokens.js';
+import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
+import type { CutTarget } from './drivers/driver.js';
+import { terminationTrigger, type TerminationTrigger } from './termination.js';
+
+/** Why Streamgate ended sessions: a terminateOn trigger, or an operator's or a publisher's act. */
+export type EndTrigger = TerminationTrigger | 'stop' | 'replace';
+
+/** What cuts a session on its media server (src/sessions/drivers/cutter.ts); never awaited on a decision path. */
+export interface SessionCutter {
+  cut(target: CutTarget): Promise<unknown>;
+}
+
+/** One admission in progress: the step that may refuse it, and what follows the decision. */
+export interface AdmissionRun {
+  admit?: Admitter;
+  settle(d: DecisionResult): void;
+}
+
+const PAGE = 500;
+const SWEEP_MS = 250;
+
+const fieldsOf = (d: Decision) => ({ streamName: d.streamName, accountId: d.accountId, tokenId: d.tokenId, trackingId: d.trackingId });
+
+export class SessionControl {
+  private sweeper?: NodeJS.Timeout;
+  private sweeping = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly config: Config,
+    private readonly metrics: Metrics,
+    private readonly logger: Logger,
+    private readonly lifecycle: Lifecycle,
+    private readonly cutter: SessionCutter | undefined,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  private get ttl(): number {
+    return this.config.enforcement.liveTtlSeconds;
+  }
+
+  private get terminateOn(): readonly TerminationTrigger[] {
+    return this.config.enforcement.terminateOn;
+  }
+
+  private iso(ms = this.now()): string {
+    return new Date(ms).toISOString();
+  }
+
+  /**
+   * An admission of `caller`: with a token that has limits (or a publish under
+   * enforcement.publishConflict reject/replace) the session is registered in the decision's own
+   * store step — one round trip — and a refusal there answers the caller; otherwise it is queued
+   * after the answer, costing the decision nothing.
+   */
+  begin(caller: string, a: Admission, serverAddress?: string): AdmissionRun {
+    const access = a.access;
+    const at = this.iso();
+    const draft: Omit<Session, 'accountId'> | undefined =
+      a.starts && access.sessionId !== undefined
+        ? {
+            id: randomUUID(),
+            caller,
+            sessionId: access.sessionId,
+            action: access.action,
+            streamName: access.streamName,
+            clientIp: access.clientIp,
+            protocol: access.protocol,
+            serverAddress,
+            native: a.session ? { ...a.session.native } : undefined,
+            feedId: access.action === 'publish' ? randomUUID() : undefined,
+            startedOn: at,
+            lastSeenOn: at,
+          }
+        : undefined;
+    let registered = false;
+    const complete = (d: Decision): Session => {
+      const s: Session = { ...draft!, accountId: d.accountId!, streamName: d.streamName };
+      if (d.tokenId !== undefined) s.tokenId = d.tokenId;
+      if (d.trackingId !== undefined) s.trackingId = d.trackingId;
+      for (const k of Object.keys(s) as Array<keyof Session>) if (s[k] === undefined) delete s[k];
+      return s;
+    };
+    const conflict = access.action === 'publish' && this.config.enforcement.publishConflict !== 'allow' ? this.config.enforcement.publishConflict : undefined;
+    const admit: Admitter | undefined =
+      draft === undefined
+        ? undefined
+        : async (d, timed) => {
+            if ((d.limits === undefined && conflict === undefined) || d.accountId === undefined) return d;
+            const r = await timed(
+              this.store.admitSession(complete(d), this.ttl, { maxConcurrent: d.limits?.maxConcurrent, maxUses: d.limits?.maxUses, publishConflict: conflict }),
+            );
+            if (!r.admitted) return decision(r.reason, { ...fieldsOf(d), limits: d.limits });
+            registered = true;
+            for (const s of r.replaced) this.ended(s, 'replace');
+            return d;
+          };
+    return {
+      admit,
+      settle: (d) => {
+        if (!d.allowed || !a.starts || d.accountId === undefined) return;
+        this.lifecycle.signal({
+          kind: 'session_started',
+          caller,
+          sessionId: access.sessionId,
+          action: access.action,
+          accountId: d.accountId,
+          streamName: d.streamName,
+          tokenId: d.tokenId,
+          trackingId: d.trackingId,
+          record: draft ? complete(d) : undefined,
+          registered,
+        });
+      },
+    };
+  }
+
+  /**
+   * A caller asks again for a connection it admitted (nginx-rtmp on_update): the session's
+   * lastSeenOn moves (a publisher's live entry too). A session Streamgate ended is refused
+   * (session_terminated); otherwise the decision is taken again, and a refusal ends the session
+   * only when its token change is listed in enforcement.terminateOn — the store not answering, or
+   * a rule edited since the admission, keeps it.
+   */
+  async reask(caller: string, access: AccessRequest, decide: (admit?: Admitter) => Promise<DecisionResult>): Promise<DecisionResult> {
+    const at = this.iso();
+    const session = access.sessionId ? await this.store.touchSession(caller, access.sessionId, this.ttl, at).catch(() => null) : null;
+    if (session?.endedReason !== undefined && session.endedReason !== 'done') {
+      return decide(async (d) => decision('session_terminated', fieldsOf(d)));
+    }
+    if (session && session.action === 'publish' && session.feedId) {
+      const live = { accountId: session.accountId, streamName: session.streamName, tokenId: session.tokenId ?? 0, feedId: session.feedId, startedOn: session.startedOn, caller };
+      this.store.startLiveStream(live, this.ttl).catch((e: Error) => this.logger.warn({ err: e.message }, 'live stream refresh failed'));
+    }
+    const d = await decide();
+    if (d.allowed || d.reason === 'store_unavailable') return this.kept(d);
+    const trigger = await terminationTrigger(d.reason, async () =>
+      session?.tokenId !== undefined ? (await this.store.findTokenById(session.tokenId).catch(() => null)) !== null : false,
+    );
+    if (trigger === undefined || !this.terminateOn.includes(trigger)) return this.kept(d);
+    if (session && session.endedReason === undefined) {
+      await this.end([session], trigger === 'expire' ? 'token_expired' : 'token_revoked', trigger, false);
+    }
+    return d;
+  }
+
+  /** An allow, with lifetimeMs when expiry ends sessions and the token expires (OvenMediaEngine's `lifetime`). */
+  withLifetime(d: DecisionResult): DecisionResult {
+    if (!d.allowed || d.expiresOn === undefined || !this.terminateOn.includes('expire')) return d;
+    return { ...d, lifetimeMs: Math.max(1, Date.parse(d.expiresOn) - this.now()) };
+  }
+
+  /** A refusal that does not end a running session: answered as an allow. */
+  private kept(d: DecisionResult): DecisionResult {
+    return d.allowed ? d : { ...d, ...decision('allowed', fieldsOf(d)) };
+  }
+
+  /**
+   * Ends live sessions with `reason`; for each one this call ended (not one ended meanwhile,
+   * here or on another instance), the media server is asked to drop it and the events go out.
+   * `hold`: the session's credential is refused (session_terminated) for
+   * enforcement.terminatedHoldSeconds, or until its token is updated.
+   */
+  async end(sessions: readonly Session[], reason: SessionEndReason, trigger: EndTrigger, hold: boolean): Promise<Session[]> {
+    const at = this.iso();
+    const holdS = this.config.enforcement.terminatedHoldSeconds;
+    const done: Session[] = [];
+    for (const s of sessions) {
+      const e = await this.store.endSession(s.caller, s.sessionId, { reason, at, keepSeconds: Math.max(ENDED_SESSION_KEEP_S, holdS) });
+      this.metrics.sessionTerminations.inc({ trigger, result: e ? 'ended' : 'already_ended' });
+      if (!e) continue;
+      done.push(e);
+      this.ended(e, trigger);
+    }
+    if (hold && holdS > 0) await this.hold(done, this.now() + holdS * 1000);
+    return done;
+  }
+
+  /** After the registry ended a session: its media server drops it, and the events go out. */
+  private ended(s: Session, trigger: EndTrigger): void {
+    this.logger.info({ session: s.id, caller: s.caller, action: s.action, accountId: s.accountId, tokenId: s.tokenId, reason: s.endedReason, trigger }, 'session ended by Streamgate');
+    this.lifecycle.signal({ kind: 'session_ended', caller: s.caller, sessionId: s.sessionId, ended: s });
+    if (this.cutter) {
+      void this.cutter.cut({ caller: s.caller, callerSessionId: s.sessionId, native: s.native ?? {}, direction: s.action, streamName: s.streamName, serverAddress: s.serverAddress });
+    }
+  }
+
+  /** Holds the credentials of cut sessions: a hold on each token, from the session's address when known. */
+  private async hold(sessions: readonly Session[], until: number): Promise<void> {
+    const byToken = new Map<string, { s: Session; ips: Set<string | undefined> }>();
+    for (const s of sessions) {
+      if (s.tokenId === undefined) continue;
+      const key = `${s.accountId}\n${s.tokenId}\n${s.action}`;
+      const entry = byToken.get(key) ?? { s, ips: new Set() };
+      entry.ips.add(s.clientIp);
+      byToken.set(key, entry);
+    }
+    for (const { s, ips } of byToken.values()) {
+      const kind: TokenKind = s.action === 'publish' ? 'publish' : 'subscribe';
+      const nowMs = this.now();
+      const add = [...ips].map((clientIp) => (clientIp === undefined ? { until: this.iso(until) } : { until: this.iso(until), clientIp }));
+      await this.store
+        .updateToken(s.accountId, kind, s.tokenId!, (cur) => ({
+          next: { ...cur, holds: [...(cur.holds ?? []).filter((h) => Date.parse(h.until) > nowMs), ...add] },
+          clearBound: false,
+        }))
+        .catch((e: Error) => this.logger.warn({ accountId: s.accountId, tokenId: s.tokenId, err: e.message }, 'session hold not stored'));
+    }
+  }
+
+  /** Every live session of the account matching `filter`, all pages. */
+  private async all(accountId: string, filter: Parameters<Store['listSessions']>[1]): Promise<Session[]> {
+    const out: Session[] = [];
+    for (let offset = 0; ; offset += PAGE) {
+      const page = await this.store.listSessions(accountId, filter, { offset, limit: PAGE });
+      out.push(...page.items);
+      if (page.items.length < PAGE || offset + PAGE >= page.total) return out;
+    }
+  }
+
+  /** A token change (management): ends the token's sessions when the change is listed in terminateOn; schedules expiry cuts. */
+  async tokenChanged(accountId: string, id: number, before: TokenRecord | null, after: TokenRecord | null): Promise<void> {
+    const on = this.terminateOn;
+    if (after?.expiresOn !== undefined && on.includes('expire')) await this.store.scheduleExpiry(accountId, id, Date.parse(after.expiresOn));
+    let trigger: TerminationTrigger | undefined;
+    if (after === null) trigger = 'delete';
+    else if (before?.isActive && !after.isActive) trigger = 'disable';
+    else if (before !== null && before.token !== after.token) trigger = 'refresh';
+    if (trigger === undefined || !on.includes(trigger)) return;
+    await this.end(await this.all(accountId, { tokenId: id }), 'token_revoked', trigger, false);
+  }
+
+  /** The account's API secret was deleted: with secretDeleted listed, every session of the account ends. */
+  async secretDeleted(accountId: string): Promise<void> {
+    if (!this.terminateOn.includes('secretDeleted')) return;
+    await this.end(await this.all(accountId, {}), 'secret_deleted', 'secretDeleted', false);
+  }
+
+  /** POST /api/stream/stop: the stream's publishers end (held). The number ended. */
+  async stopStream(accountId: string, streamName: string): Promise<number> {
+    return (await this.end(await this.all(accountId, { streamName, action: 'publish' }), 'stopped', 'stop', true)).length;
+  }
+
+  /** POST /api/stream/stop/all: every publisher of the account ends (held). The number ended. */
+  async stopAll(accountId: string): Promise<number> {
+    return (await this.end(await this.all(accountId, { action: 'publish' }), 'stopped', 'stop', true)).length;
+  }
+
+  /** DELETE /api/sessions/{id}: null when the account has no such live session. */
+  async cut(accountId: string, id: string): Promise<Session | null> {
+    const s = await this.store.getSessionById(accountId, id);
+    if (!s || s.endedReason !== undefined) return null;
+    return (await this.end([s], 'stopped', 'stop', true))[0] ?? null;
+  }
+
+  /**
+   * A session just entered the registry: if its token changed in a listed way before it got there
+   * (deleted, disabled or expired while the admission was under way), it is cut now; a token that
+   * expires gets its expiry cut scheduled.
+   */
+  async registered(s: Session): Promise<void> {
+    const on = this.terminateOn;
+    if (s.tokenId === undefined || on.length === 0) return;
+    const found = await this.store.findTokenById(s.tokenId);
+    const t = found?.accountId === s.accountId ? found : null;
+    const expired = t?.expiresOn !== undefined && Date.parse(t.expiresOn) <= this.now();
+    if (t?.expiresOn !== undefined && on.includes('expire')) await this.store.scheduleExpiry(s.accountId, t.id, Date.parse(t.expiresOn));
+    const trigger: TerminationTrigger | undefined = t === null ? 'delete' : !t.isActive ? 'disable' : expired ? 'expire' : undefined;
+    if (trigger !== undefined && on.includes(trigger)) await this.end([s], trigger === 'expire' ? 'token_expired' : 'token_revoked', trigger, false);
+  }
+
+  /** With `expire` listed: checks for due expiry cuts every 250 ms (each carried out by one instance). */
+  start(): void {
+    if (!this.terminateOn.includes('expire') || this.sweeper) return;
+    this.sweeper = setInterval(() => void this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  async sweep(): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      const now = this.now();
+      for (const due of await this.store.takeDueExpiries(now, 100)) {
+        const found = await this.store.findTokenById(due.tokenId);
+        if (!found || found.accountId !== due.accountId || found.expiresOn === undefined) continue;
+        const at = Date.parse(found.expiresOn);
+        // extended since it was scheduled: due later
+        if (at > now) await this.store.scheduleExpiry(due.accountId, due.tokenId, at);
+        else await this.end(await this.all(due.accountId, { tokenId: due.tokenId }), 'token_expired', 'expire', false);
+      }
+    } catch (e) {
+      this.logger.warn({ err: (e as Error).message }, 'expiry cuts: sweep failed (retried at the next)');
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  stop(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+}
