@@ -59,6 +59,13 @@ const FIXTURES: Record<string, Omit<EntryPoint, 'method' | 'path' | 'auth'>> = {
   'GET /api/analytics/tracking/series': { query: () => 'resolution=Day&trackingIds=viewers&trackingIds=x,y&startDate=2026-01-01&stopDate=2026-02-01T12:00:00Z' },
   'GET /api/analytics/streams/total': { query: () => 'streamNames=cam1&streamNames=x,y&startDate=2026-01-01&stopDate=2026-02-01T12:00:00Z' },
   'GET /api/analytics/streams/series': { query: () => 'resolution=Month&streamNames=cam1&streamNames=x,y&startDate=2026-01-01&stopDate=2026-03-01' },
+  'GET /api/sessions': { query: (t) => `streamId=${t.seeded.accountId}/cam1&direction=subscribe&tokenId=1&page=1&itemsOnPage=10` },
+  'GET /api/sessions/:id': {},
+  'DELETE /api/sessions/:id': {},
+  'POST /api/stream/stop': { body: (t) => ({ streamId: `${t.seeded.accountId}/cam1` }) },
+  'POST /api/stream/stop/all': {},
+  'GET /api/monitoring/streams': { query: () => 'page=1&itemsOnPage=10&sortBy=ViewerCount&isDescending=False&isActive=true' },
+  'GET /api/monitoring/streams/:streamName': {},
 };
 for (const kind of ['publish', 'subscribe'] as const) {
   FIXTURES[`POST /api/${kind}_token`] = { body: createToken(kind) };

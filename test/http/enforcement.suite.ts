@@ -227,10 +227,12 @@ export function enforcementSuite(factory: StoreFactory): void {
             { rule: 'token valid', reason: 'token_invalid', result: 'pass' },
             { rule: 'token active', reason: 'token_disabled', result: 'pass' },
             { rule: 'not expired', reason: 'token_expired', result: 'pass', detail: 'never expires' },
+            { rule: 'no session cut', reason: 'session_terminated', result: 'pass' },
             { rule: 'stream name allowed', reason: 'stream_not_allowed', result: 'pass' },
             { rule: 'origin allowed', reason: 'origin_not_allowed', result: 'fail', detail: "origin 'evil.com' is not allowed" },
             { rule: 'IP address allowed', reason: 'ip_not_allowed', result: 'skipped', detail: 'an earlier check failed' },
             { rule: 'country allowed', reason: 'country_not_allowed', result: 'skipped', detail: 'an earlier check failed' },
+            { rule: 'session limits', reason: 'session_limit', result: 'skipped', detail: 'an earlier check failed' },
             { rule: 'bind on usage', reason: 'ip_not_allowed', result: 'skipped', detail: 'an earlier check failed' },
           ],
         });
