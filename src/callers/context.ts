@@ -13,8 +13,8 @@ export function callerContext(s: Services, trusted: TrustedProxies): CallerConte
     trusted,
     admit: (caller, a, serverAddress) => {
       if (a.reask) return s.sessions.reask(caller, a.access, (admit) => s.enforcer.decide(a.access, caller, admit));
-      // What an allow starts: a session the registry keeps, or (no connection named) nothing it can count.
-      const access = { ...a.access, admission: a.starts ? (a.access.sessionId !== undefined ? 'session' : 'none') : undefined } as const;
+      // What an allow starts: a session the registry keeps, or (HTTP callers, no connection named) nothing it can count.
+      const access = { ...a.access, admission: a.starts && a.access.sessionId !== undefined ? 'session' : 'none' } as const;
       const run = s.sessions.begin(caller, { ...a, access }, serverAddress);
       return s.enforcer.decide(access, caller, run.admit).then((d) => {
         run.settle(d);

@@ -196,7 +196,11 @@ export class SessionControl {
     this.logger.info({ session: s.id, caller: s.caller, action: s.action, accountId: s.accountId, tokenId: s.tokenId, reason: s.endedReason, trigger }, 'session ended by Streamgate');
     this.lifecycle.signal({ kind: 'session_ended', caller: s.caller, sessionId: s.sessionId, ended: s });
     if (this.cutter) {
-      void this.cutter.cut({ caller: s.caller, callerSessionId: s.sessionId, native: s.native ?? {}, direction: s.action, streamName: s.streamName, serverAddress: s.serverAddress });
+      const target = { caller: s.caller, callerSessionId: s.sessionId, native: s.native ?? {}, direction: s.action, streamName: s.streamName, serverAddress: s.serverAddress };
+      // the cutter counts the calls it makes; a session no configured server holds is counted here
+      void this.cutter.cut(target).then((r) => {
+        if (r === 'no_server') this.metrics.sessionCuts.inc({ caller: s.caller, outcome: 'no_server' });
+      });
     }
   }
 

@@ -127,6 +127,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS registry_sessions_caller ON registry_sessions 
 CREATE INDEX IF NOT EXISTS registry_sessions_token ON registry_sessions (account_id, token_id, ended);
 CREATE INDEX IF NOT EXISTS registry_sessions_stream ON registry_sessions (account_id, stream_name, ended);
 CREATE INDEX IF NOT EXISTS registry_sessions_started ON registry_sessions (account_id, ended, started_ms);
+CREATE INDEX IF NOT EXISTS registry_sessions_expiry ON registry_sessions (expires_ms);
 CREATE TABLE IF NOT EXISTS token_uses (
   account_id TEXT NOT NULL,
   token_id INTEGER NOT NULL,
