@@ -11,13 +11,18 @@ export async function api(base: string, secret: string, method: string, p: strin
 export async function cases(sg: Target, secret: string): Promise<Case[] & { subscribeTokenId?: number }> {
   const sub = (await api(sg.base, secret, 'POST', '/api/subscribe_token', { label: 'bench', streams: [{ streamName: 'cam1' }], tracking: { trackingId: 'bench' } })).data;
   const bind = (await api(sg.base, secret, 'POST', '/api/subscribe_token', { label: 'bind', streams: [{ streamName: 'cam1' }], bindIpsOnUsage: 1 })).data;
+  // a limited token: its admission registers the session in the decision's store step (one connection id, re-registered each time)
+  const limited = (await api(sg.base, secret, 'POST', '/api/subscribe_token', { label: 'limited', streams: [{ streamName: 'cam1' }], maxConcurrentSessions: 1 })).data;
+  const mediamtx = (token: string, id: string | null) =>
+    JSON.stringify({ ip: '203.0.113.7', user: '', password: '', token, action: 'read', path: 'cam1', protocol: 'hls', id, query: '' });
   const json = { 'content-type': 'application/json' };
   const authorize = (token: string, streamName = 'cam1') => JSON.stringify({ action: 'subscribe', token, streamName, clientIp: '203.0.113.7', protocol: 'hls' });
   await fetch(`${sg.base}/hooks/authorize`, { method: 'POST', headers: json, body: authorize(bind.token) }); // binds 203.0.113.7
   const list: Case[] & { subscribeTokenId?: number } = [
     { name: 'authorize (JSON)', route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(sub.token), expect: 200 },
     { name: 'nginx-rtmp (form)', route: '/hooks/nginx-rtmp', method: 'POST', path: '/hooks/nginx-rtmp', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `app=live&flashver=FMLE%2F3.0&swfurl=&tcurl=rtmp%3A%2F%2Fh%2Flive&pageurl=&addr=203.0.113.7&call=play&name=cam1&start=0&duration=0&reset=0&token=${sub.token}`, expect: 200 },
-    { name: 'mediamtx auth', route: '/hooks/mediamtx/auth', method: 'POST', path: '/hooks/mediamtx/auth', headers: json, body: JSON.stringify({ ip: '203.0.113.7', user: '', password: '', token: sub.token, action: 'read', path: 'cam1', protocol: 'hls', id: null, query: '' }), expect: 200 },
+    { name: 'mediamtx auth', route: '/hooks/mediamtx/auth', method: 'POST', path: '/hooks/mediamtx/auth', headers: json, body: mediamtx(sub.token, null), expect: 200 },
+    { name: 'mediamtx auth, limited token', route: '/hooks/mediamtx/auth', method: 'POST', path: '/hooks/mediamtx/auth', headers: json, body: mediamtx(limited.token, '5f1c2b0e-6a3d-4c1e-9d0b-1d2f3a4b5c6d'), expect: 200 },
     { name: 'auth-request', route: '/hooks/auth-request', method: 'GET', path: '/hooks/auth-request', headers: { 'x-original-uri': `/hls/cam1/index.m3u8?token=${sub.token}`, 'x-real-ip': '203.0.113.7' }, expect: 200 },
     { name: 'director subscribe', route: '/api/director/subscribe', method: 'POST', path: '/api/director/subscribe', headers: { ...json, authorization: `Bearer ${sub.token}` }, body: JSON.stringify({ streamName: 'cam1' }), expect: 200 },
     { name: 'deny (stream)', route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(sub.token, 'nope'), expect: 403 },

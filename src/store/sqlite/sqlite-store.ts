@@ -677,6 +677,8 @@ export class SqliteStore implements Store {
     return this.tx(() => {
       const now = this.now();
       this.stmt('DELETE FROM registry_sessions WHERE expires_ms <= ?').run(now);
+      // the same connection registered again: its earlier record goes (as in the Redis script)
+      this.stmt('DELETE FROM registry_sessions WHERE caller = ? AND caller_sid = ?').run(s.caller, s.sessionId);
       const uses = (this.stmt('SELECT uses FROM token_uses WHERE account_id = ? AND token_id = ?').pluck().get(s.accountId, s.tokenId ?? 0) as number | undefined) ?? 0;
       const live = s.tokenId === undefined ? 0 : (this.stmt('SELECT COUNT(*) FROM registry_sessions WHERE account_id = ? AND token_id = ? AND ended = 0').pluck().get(s.accountId, s.tokenId) as number);
       const publishers =
@@ -694,7 +696,6 @@ export class SqliteStore implements Store {
           if (ended) replaced.push(ended);
         }
       }
-      this.stmt('DELETE FROM registry_sessions WHERE caller = ? AND caller_sid = ?').run(s.caller, s.sessionId);
       this.stmt(
         `INSERT INTO registry_sessions (id, caller, caller_sid, account_id, token_id, stream_name, action, started_ms, expires_ms, ended, data)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
