@@ -29,7 +29,14 @@ export interface StandIn {
   close(): Promise<void>;
 }
 
-export async function serveStandIn(route: (call: ReceivedCall, req: IncomingMessage) => Answer): Promise<StandIn> {
+/**
+ * `before`, when given, runs first and may answer instead of the route (e.g. MediaMTX asking its
+ * HTTP authentication hook about an API call).
+ */
+export async function serveStandIn(
+  route: (call: ReceivedCall, req: IncomingMessage) => Answer,
+  before?: (call: ReceivedCall, req: IncomingMessage) => Promise<Answer | undefined>,
+): Promise<StandIn> {
   let failing = { n: 0, status: 500 };
   const standIn: StandIn = {
     base: '',
@@ -56,17 +63,20 @@ export async function serveStandIn(route: (call: ReceivedCall, req: IncomingMess
     standIn.calls.push(call);
     req.resume();
     if (standIn.hang) return; // the socket stays open, no byte is sent
-    let answer: Answer;
-    if (failing.n > 0) {
-      failing.n--;
-      answer = { status: failing.status, body: { error: 'stand-in failure' } };
-    } else {
-      answer = route(call, req);
-    }
-    const body = answer.body === undefined ? '' : typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+    const respond = (answer: Answer): void => {
+      const body = answer.body === undefined ? '' : typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
     const type = typeof answer.body === 'object' ? 'application/json' : 'text/plain';
     res.writeHead(answer.status, { 'content-type': type, 'content-length': Buffer.byteLength(body), ...answer.headers });
-    res.end(body);
+      res.end(body);
+    };
+    if (failing.n > 0) {
+      failing.n--;
+      respond({ status: failing.status, body: { error: 'stand-in failure' } });
+    } else if (before) {
+      void before(call, req).then((a) => respond(a ?? route(call, req)));
+    } else {
+      respond(route(call, req));
+    }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   standIn.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -4,6 +4,9 @@
 // a UUID; only POST is routed, so a GET on a kick path is a 404 (gin's "404 page not found");
 // GET /v3/paths/get/{name} → the path with `source {type, id}` (null when nothing publishes), 404
 // for an unknown path; credentials (Basic user:pass or Bearer) checked before routing → 401.
+// With `authHTTPAddress` it authenticates every API call as MediaMTX's `authMethod: http` does: a
+// POST of {user, password, token, ip, action: "api", path, protocol, id, query} to that address,
+// where only a 2xx lets the call through (else 401).
 import { basicOf, serveStandIn, type StandIn } from './base.js';
 
 export const MEDIAMTX_KICK_LISTS = ['rtspsessions', 'rtspssessions', 'rtmpconns', 'rtmpsconns', 'srtconns', 'webrtcsessions', 'hlssessions', 'moqsessions'];
@@ -16,7 +19,7 @@ export interface MediamtxStandIn extends StandIn {
   paths: Map<string, { type: string; id: string } | null>;
 }
 
-export async function mediamtxStandIn(auth: { user?: string; pass?: string; bearer?: string } = {}): Promise<MediamtxStandIn> {
+export async function mediamtxStandIn(auth: { user?: string; pass?: string; bearer?: string; /** A URL, or a function answering it when the hook's server is started later. */ authHTTPAddress?: string | (() => string) } = {}): Promise<MediamtxStandIn> {
   const sessions = new Set<string>();
   const paths = new Map<string, { type: string; id: string } | null>();
   const error = (status: number, message: string) => ({ status, body: { status: 'error', error: message } });
@@ -42,6 +45,16 @@ export async function mediamtxStandIn(auth: { user?: string; pass?: string; bear
       return { status: 200, body: { name, confName: 'all_others', source, ready: source !== null, tracks: [], readers: [] } };
     }
     return { status: 404, body: '404 page not found' };
+  }, auth.authHTTPAddress === undefined ? undefined : async (call, req) => {
+    const [user = '', password = ''] = (basicOf(call.headers.authorization) ?? '').split(/:(.*)/s);
+    const bearer = /^Bearer (.+)$/.exec(call.headers.authorization ?? '')?.[1] ?? '';
+    const address = typeof auth.authHTTPAddress === 'function' ? auth.authHTTPAddress() : auth.authHTTPAddress!;
+    const r = await fetch(address, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ user, password, token: bearer, ip: req.socket.remoteAddress?.replace(/^::ffff:/, ''), action: 'api', path: '', protocol: '', id: null, query: '' }),
+    }).catch(() => undefined);
+    return r !== undefined && r.ok ? undefined : { ...error(401, 'authentication error'), headers: { 'www-authenticate': 'Basic realm="mediamtx"' } };
   });
   return Object.assign(base, { sessions, paths });
 }
