@@ -54,7 +54,7 @@ export async function mediamtxStandIn(auth: { user?: string; pass?: string; bear
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ user, password, token: bearer, ip: req.socket.remoteAddress?.replace(/^::ffff:/, ''), action: 'api', path: '', protocol: '', id: null, query: '' }),
     }).catch(() => undefined);
-    return r !== undefined && r.ok ? undefined : { ...error(401, 'authentication error'), headers: { 'www-authenticate': 'Basic realm="mediamtx"' } };
+    return r?.ok ? undefined : { ...error(401, 'authentication error'), headers: { 'www-authenticate': 'Basic realm="mediamtx"' } };
   });
   return Object.assign(base, { sessions, paths });
 }
