@@ -159,6 +159,8 @@ export const configSchema = z.strictObject({
     iceServers: z.array(iceServerSchema),
     serverId: z.string().min(1).max(128),
     jwtTtlSeconds: z.number().int().min(1).max(86400),
+    // A director call admits a session (MediaMTX authMethod: jwt, where no callback comes): limits count it.
+    admits: z.boolean(),
     // Starts every MediaMTX permission path the director signs: it must keep that path exact.
     mediamtxPathPrefix: z
       .string()

@@ -1,12 +1,13 @@
 // The director API: browsers and SDKs exchange a publish/subscribe token (or a self-signed JWT)
 // for media-server URLs and a short-lived ES256 connection JWT; plus the JWKS. The answer and the
 // JWT's `millicast` claim are what the hosted platform's Web SDK reads (docs/api.md#director-api-browser-sdks).
+import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { DecisionRoutes } from './decision-routes.js';
 import { z } from 'zod';
 import { text } from './text.js';
 import type { Services } from '../services.js';
-import type { Action } from '../policy/types.js';
+import type { AccessRequest, Action } from '../policy/types.js';
 import { MAX_NAME } from '../domain/matchers.js';
 import { bearer, jsonBody } from './middleware.js';
 import { clientAddress, requestOrigin, trustedCountry, type TrustedProxies } from './client.js';
@@ -112,8 +113,7 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
       return;
     }
     const token = bearer(req);
-    const d = await s.enforcer.decide(
-      {
+    const access: AccessRequest = {
         action,
         token,
         streamName: body.streamName,
@@ -125,9 +125,13 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
         // The director's answer (URLs, a connection JWT) works over any protocol, so no RTMP
         // exemption from IP rules applies here, whatever streamType says.
         protocol: 'webrtc',
-      },
-      'director',
-    );
+    };
+    // With director.admits (MediaMTX authMethod: jwt), the call is the admission a limited token's
+    // limits count; the session lasts the connection JWT's life (docs/api.md#session-limits).
+    const admit = cfg.admits
+      ? s.sessions.begin('director', { access: { ...access, sessionId: randomUUID(), admission: 'session' }, starts: true, credentialsGiven: token !== undefined }, undefined, cfg.jwtTtlSeconds).admit
+      : undefined;
+    const d = await s.enforcer.decide(cfg.admits ? { ...access, admission: 'session' } : access, 'director', admit);
     if (!d.allowed || d.accountId === undefined) return deny(res, d);
     const accountId = d.accountId;
     const streaming: Record<string, unknown> = {

@@ -68,7 +68,7 @@ export class SessionControl {
    * store step — one round trip — and a refusal there answers the caller; otherwise it is queued
    * after the answer, costing the decision nothing.
    */
-  begin(caller: string, a: Admission, serverAddress?: string): AdmissionRun {
+  begin(caller: string, a: Admission, serverAddress?: string, ttlSeconds = this.ttl): AdmissionRun {
     const access = a.access;
     const at = this.iso();
     const draft: Omit<Session, 'accountId'> | undefined =
@@ -103,7 +103,7 @@ export class SessionControl {
         : async (d, timed) => {
             if ((d.limits === undefined && conflict === undefined) || d.accountId === undefined) return d;
             const r = await timed(
-              this.store.admitSession(complete(d), this.ttl, { maxConcurrent: d.limits?.maxConcurrent, maxUses: d.limits?.maxUses, publishConflict: conflict }),
+              this.store.admitSession(complete(d), ttlSeconds, { maxConcurrent: d.limits?.maxConcurrent, maxUses: d.limits?.maxUses, publishConflict: conflict }),
             );
             if (!r.admitted) return decision(r.reason, { ...fieldsOf(d), limits: d.limits });
             registered = true;

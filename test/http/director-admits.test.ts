@@ -1,0 +1,47 @@
+// director.admits (MediaMTX authMethod: jwt, where no callback comes): a director call is the
+// admission of a session, so a limited token's maxUses and maxConcurrentSessions count it, and the
+// session lasts the connection JWT's life. Without it, the director counts nothing.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import request from 'supertest';
+import { hookFixture, type HookFixture } from '../hooks/fixture.js';
+
+const subscribe = (f: HookFixture, token: string) =>
+  request(f.t.app).post('/api/director/subscribe').set('authorization', `Bearer ${token}`).send({ streamName: 'cam1', streamAccountId: f.acct.id });
+
+describe('director admissions', () => {
+  it('with director.admits, maxUses counts director calls: the third of two uses is refused uses_exhausted', async (t) => {
+    const f = await hookFixture({ director: { admits: true } });
+    t.after(() => f.close());
+    const sub = await f.token('subscribe', { maxUses: 2 });
+    assert.equal((await subscribe(f, sub.token)).status, 200);
+    assert.equal((await subscribe(f, sub.token)).status, 200);
+    const third = await subscribe(f, sub.token);
+    assert.deepEqual([third.status, third.body.data?.message], [403, 'Unauthorized: Token already used']);
+    const listed = await request(f.t.app).get('/api/sessions').query({ tokenId: sub.id }).set('authorization', `Bearer ${f.acct.secret}`);
+    assert.deepEqual(
+      listed.body.data.data.map((s: { caller: string; direction: string }) => `${s.caller} ${s.direction}`),
+      ['director subscribe', 'director subscribe'],
+    );
+  });
+
+  it('maxConcurrentSessions counts the connection JWTs still valid: the next call passes once one has expired', async (t) => {
+    const f = await hookFixture({ director: { admits: true, jwtTtlSeconds: 1 } });
+    t.after(() => f.close());
+    const sub = await f.token('subscribe', { maxConcurrentSessions: 1 });
+    assert.equal((await subscribe(f, sub.token)).status, 200);
+    const second = await subscribe(f, sub.token);
+    assert.deepEqual([second.status, second.body.data?.message], [403, 'Unauthorized: Too many sessions for this token']);
+    await new Promise((r) => setTimeout(r, 1100));
+    assert.equal((await subscribe(f, sub.token)).status, 200);
+  });
+
+  it('without it (the default), director calls count nothing and start no session', async (t) => {
+    const f = await hookFixture();
+    t.after(() => f.close());
+    const sub = await f.token('subscribe', { maxUses: 1, maxConcurrentSessions: 1 });
+    for (let i = 0; i < 3; i++) assert.equal((await subscribe(f, sub.token)).status, 200);
+    const listed = await request(f.t.app).get('/api/sessions').set('authorization', `Bearer ${f.acct.secret}`);
+    assert.equal(listed.body.data.pagination.totalItems, 0);
+  });
+});
