@@ -1,0 +1,4 @@
+import { sessionsSuite } from './sessions.cases.js';
+import { redisFactory } from '../helpers/stores.js';
+
+sessionsSuite(redisFactory());
