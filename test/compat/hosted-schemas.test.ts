@@ -8,7 +8,53 @@ import request from 'supertest';
 import { sqliteFactory, redisFactory, type StoreFactory } from '../helpers/stores.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { describeErrors, responseValidator } from './hosted-schemas.js';
+
+/**
+ * The stream stop and monitoring answers. The copy of the hosted document (hosted-api-schemas.json)
+ * holds no paths for them, so their schemas are written here: the stop answer from the official
+ * Python client's StreamStoppingLevel model ({stoppingLevel: string}), StreamDetails from the fields
+ * docs/compatibility.md#monitoring lists as served. Nothing else may appear, and every listed
+ * field must be present.
+ */
+const streamAjv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
+streamAjv.addFormat('date-time', { type: 'string', validate: (v: string) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v)) });
+const closed = (properties: Record<string, object>) => ({ type: 'object', properties, required: Object.keys(properties), additionalProperties: false });
+const success = (data: object) => closed({ status: { const: 'success' }, data });
+const time = { type: 'string', format: 'date-time' };
+const feed = closed({
+  streamId: { type: 'string' },
+  feedId: { type: 'string' },
+  serverId: { type: 'string' },
+  active: { type: 'boolean' },
+  startTime: time,
+  endTime: { anyOf: [time, { type: 'null' }] },
+  isRecordingAllowed: { type: 'boolean' },
+  type: { type: 'string' },
+  tokenId: { type: 'integer' },
+});
+const streamDetails = closed({
+  streamId: { type: 'string' },
+  streamName: { type: 'string' },
+  clusters: { type: 'array', items: { type: 'string' } },
+  secureStream: { type: 'boolean' },
+  isRecordingAllowed: { type: 'boolean' },
+  multisource: { type: 'boolean' },
+  live: { type: 'boolean' },
+  startTime: time,
+  endTime: { anyOf: [time, { type: 'null' }] },
+  viewerCount: { type: 'integer', minimum: 0 },
+  hasRedundant: { type: 'boolean' },
+  restreaming: { type: 'boolean' },
+  feeds: { type: 'array', items: feed },
+});
+const pagination = closed({ totalItems: { type: 'integer' }, totalPages: { type: 'integer' }, itemsOnPage: { type: 'integer' } });
+const STREAM_SCHEMAS: Record<string, ValidateFunction> = {
+  stop: streamAjv.compile(success(closed({ stoppingLevel: { type: 'string', enum: ['Account', 'Stream', 'Feed', 'Server', 'Token', 'None'] } }))),
+  streams: streamAjv.compile(success(closed({ pagination, data: { type: 'array', items: streamDetails } }))),
+  stream: streamAjv.compile(success(streamDetails)),
+};
 
 const day = (offset: number) => new Date(Date.now() + offset * 86400000).toISOString().slice(0, 10);
 
@@ -195,6 +241,39 @@ function hostedSchemaSuite(factory: StoreFactory): void {
       });
     });
 
+    /** `method url` answers 200 with an envelope `validate` accepts; returns data. */
+    async function conformsTo(validate: ValidateFunction, method: 'get' | 'post', url: string, body?: unknown) {
+      const r = body === undefined ? await send(method, url) : await request(t.app)[method](url).set({ ...auth(), 'content-type': 'application/json' }).send(body as string);
+      assert.deepEqual([r.status, r.body?.status], [200, 'success'], `${method.toUpperCase()} ${url}: ${r.status} ${JSON.stringify(r.body)}`);
+      const valid = validate(r.body);
+      assert.deepEqual(valid ? [] : describeErrors(validate.errors), [], `${method.toUpperCase()} ${url}; data: ${JSON.stringify(r.body.data)}`);
+      return r.body.data;
+    }
+    const srsPublish = async (client: string, token: string, ip: string) => {
+      const r = await request(t.app)
+        .post('/hooks/srs')
+        .send({ action: 'on_publish', server_id: 'srs1', client_id: client, ip, app: 'live', tcUrl: 'rtmp://host/live', stream: 'live1', param: `?token=${token}` });
+      assert.equal(r.text, '{"code":0}');
+      await t.services.lifecycle.idle();
+    };
+
+    it('GET /api/monitoring/streams, GET /api/monitoring/streams/{streamName}, POST /api/stream/stop and /stop/all', async () => {
+      const live = (await send('post', '/api/publish_token', { label: 'live', streams: [{ streamName: 'live1' }] })).body.data as { token: string };
+      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.streams, 'get', '/api/monitoring/streams'), { pagination: { totalItems: 0, totalPages: 0, itemsOnPage: 10 }, data: [] });
+      await srsPublish('p1', live.token, '203.0.113.7');
+      const list = await conformsTo(STREAM_SCHEMAS.streams, 'get', '/api/monitoring/streams');
+      assert.deepEqual(
+        list.data.map((d: { streamName: string; viewerCount: number }) => [d.streamName, d.viewerCount]),
+        [['live1', 0]],
+      );
+      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.stream, 'get', '/api/monitoring/streams/live1'), list.data[0]);
+      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.stop, 'post', '/api/stream/stop', { streamId: `${acct.id}/live1` }), { stoppingLevel: 'Stream' });
+      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.stop, 'post', '/api/stream/stop', { streamId: 'live1' }), { stoppingLevel: 'None' });
+      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.stop, 'post', '/api/stream/stop/all', 'null'), { stoppingLevel: 'None' });
+      await srsPublish('p2', live.token, '203.0.113.8'); // the stopped publisher's address is held
+      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.stop, 'post', '/api/stream/stop/all'), { stoppingLevel: 'Account' });
+    });
+
     it('DELETE /api/webhooks/{webhookId}', async () => {
       await conforms('delete', '/api/webhooks/{webhookId}', `/api/webhooks/${ids.webhook}`);
     });
@@ -251,6 +330,14 @@ describe('the hosted schema validators refuse what they must', () => {
     assert.deepEqual(errors('patch', '/api/publish_token/disable', { status: 'success', data: { successfulTokens: [1.5], failedTokens: [] } }), [
       '/data/successfulTokens/0 must be integer',
     ]);
+  });
+
+  it('the stream stop and monitoring schemas refuse a wrong type, an unknown field and a missing one', () => {
+    const check = (v: ValidateFunction, body: unknown) => (v(body) ? [] : describeErrors(v.errors));
+    assert.deepEqual(check(STREAM_SCHEMAS.stop, { status: 'success', data: { stoppingLevel: 'Stream' } }), []);
+    assert.deepEqual(check(STREAM_SCHEMAS.stop, { status: 'success', data: { stoppingLevel: 'Everything' } }), ['/data/stoppingLevel must be equal to one of the allowed values']);
+    assert.deepEqual(check(STREAM_SCHEMAS.stop, { status: 'success', data: { stoppingLevel: 'None', stopped: 0 } }), ["/data must NOT have additional properties 'stopped'"]);
+    assert.deepEqual(check(STREAM_SCHEMAS.stream, { status: 'success', data: { streamId: 'a/b' } }).length > 5, true);
   });
 
   it('the webhook test answer is read as the envelope the clients unwrap', () => {

@@ -333,7 +333,6 @@ export const pythonCalls: PythonCall[] = [
     body: `{
     "streamId": "{{accountId}}/cam1"
 }`,
-    later: true,
   },
   {
     name: 'stream.stop_all',
@@ -342,6 +341,5 @@ export const pythonCalls: PythonCall[] = [
     query: '',
     headers: { Accept: 'application/json', 'Content-Type': 'application/json', Authorization: 'Bearer {{apiSecret}}', 'User-Agent': 'DolbyIoRestApiSdk/5.0.0; Python/3.11.7' },
     body: `null`,
-    later: true,
   },
 ];
