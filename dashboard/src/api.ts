@@ -92,6 +92,10 @@ export interface TokenRecord {
   allowedIpAddresses: string[];
   bindIpsOnUsage?: number;
   boundIpAddresses?: string[];
+  /** Streamgate: live sessions at once (absent: unlimited). */
+  maxConcurrentSessions?: number;
+  /** Streamgate: sessions ever admitted (absent: unlimited; 1: a one-time token). */
+  maxUses?: number;
   allowedCountries: string[];
   deniedCountries: string[];
   updatedOn: string;
@@ -104,7 +108,8 @@ export interface TokenRecord {
 export interface RuleOutcome {
   rule: string;
   reason: string;
-  result: 'pass' | 'fail' | 'skipped';
+  /** pending: decided only when a media server admits the session (session limits), never in a dry run. */
+  result: 'pass' | 'fail' | 'skipped' | 'pending';
   detail?: string;
   /** The country rule: whose lists applied ('subscribe token 7', 'publish token 12', 'publish tokens 12, 15', 'account default'). */
   source?: string;
@@ -126,6 +131,40 @@ export interface Webhook {
   isRecordingHooks: boolean;
   isThumbnailHooks: boolean;
   filter?: string;
+}
+
+/** A running session as GET /api/sessions answers it (docs/api.md#running-sessions). */
+export interface SessionView {
+  id: string;
+  caller: string;
+  callerSessionId: string;
+  accountId: string;
+  tokenId: number | null;
+  streamId: string;
+  streamName: string;
+  direction: 'publish' | 'subscribe';
+  clientIp: string | null;
+  protocol: string | null;
+  trackingId: string | null;
+  startedAt: string;
+  lastSeenAt: string;
+  endedReason: string | null;
+  endedAt: string | null;
+}
+
+/** The paged lists of the sessions and monitoring routes. */
+export interface Paged<T> {
+  pagination: { totalItems: number; totalPages: number; itemsOnPage: number };
+  data: T[];
+}
+
+/** One live stream of GET /api/monitoring/streams (the fields the dashboard shows). */
+export interface LiveStream {
+  streamId: string;
+  streamName: string;
+  startTime: string;
+  viewerCount: number;
+  feeds: Array<{ feedId: string; tokenId: number; type: string }>;
 }
 
 // The deliveries log entry is the server's own type (a type-only import: nothing of the server is bundled).

@@ -2,7 +2,7 @@
 // nothing), answered with the decision and every rule, the failing one marked, and whose country
 // lists applied to the viewer.
 import { useState } from 'preact/hooks';
-import { ApiError, api, type CheckResult, type TokenKind } from './api';
+import { ApiError, api, type CheckResult, type RuleOutcome, type TokenKind } from './api';
 import { ErrorNotice, Field, Select, errorsFor } from './components';
 
 const PROTOCOLS: Array<[string, string]> = ['webrtc', 'rtmp', 'rtsp', 'srt', 'hls', 'dash', 'whip', 'whep'].map((p) => [p, p]);
@@ -88,6 +88,9 @@ export function CheckPage({ params }: { params: URLSearchParams }) {
   );
 }
 
+/** How a rule's result reads; `pending` rules (session limits) are decided when a media server admits the session. */
+const RESULT_TEXT: Record<RuleOutcome['result'], string> = { pass: 'pass', fail: 'fail', skipped: 'skipped', pending: 'at admission' };
+
 /** What a country-list source means for the viewer, in a sentence. */
 function sourceNote(source: string): string {
   if (source.startsWith('subscribe token')) return "the viewer's own token sets country lists: they alone apply";
@@ -99,6 +102,7 @@ function sourceNote(source: string): string {
 function CheckOutcome({ r }: { r: CheckResult }) {
   const failing = r.rules.find((x) => x.result === 'fail');
   const country = r.rules.find((x) => x.rule === 'country allowed');
+  const pendingLimits = r.rules.some((x) => x.rule === 'session limits' && x.result === 'pending');
   return (
     <section class="panel" aria-labelledby="check-result">
       <h2 id="check-result">Result</h2>
@@ -113,6 +117,12 @@ function CheckOutcome({ r }: { r: CheckResult }) {
         <p id="check-failing-rule">
           Failing rule: <strong>{failing.rule}</strong>
           {failing.detail ? ` — ${failing.detail}` : ''}
+        </p>
+      )}
+      {pendingLimits && (
+        <p id="check-session-limits">
+          Session limits are counted when a media server admits the session, not in this check: a session over the limit is refused with{' '}
+          <code>session_limit</code> or <code>uses_exhausted</code>.
         </p>
       )}
       {country?.source && (
@@ -135,7 +145,7 @@ function CheckOutcome({ r }: { r: CheckResult }) {
               <td>{i + 1}</td>
               <td>{x.rule}</td>
               <td>
-                <span class={`badge ${x.result}`}>{x.result}</span>
+                <span class={`badge ${x.result}`}>{RESULT_TEXT[x.result]}</span>
               </td>
               <td>{x.detail ?? ''}</td>
             </tr>

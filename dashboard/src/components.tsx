@@ -175,10 +175,11 @@ export function ErrorNotice({ error, fields = [] }: { error: unknown; fields?: s
   );
 }
 
-/** A modal confirmation; Escape or Cancel closes it without acting. */
+/** A modal confirmation; Escape or Cancel closes it without acting. `titleId` tells apart two dialogs of one page. */
 export function ConfirmDialog(p: {
   open: boolean;
   title: string;
+  titleId?: string;
   children: ComponentChildren;
   confirmLabel: string;
   danger?: boolean;
@@ -196,8 +197,8 @@ export function ConfirmDialog(p: {
     if (!p.open && d.open) d.close();
   }, [p.open]);
   return (
-    <dialog ref={ref} aria-labelledby="confirm-title" onClose={() => p.open && p.onCancel()}>
-      <h2 id="confirm-title">{p.title}</h2>
+    <dialog ref={ref} aria-labelledby={p.titleId ?? 'confirm-title'} onClose={() => p.open && p.onCancel()}>
+      <h2 id={p.titleId ?? 'confirm-title'}>{p.title}</h2>
       <div class="dialog-body">{p.children}</div>
       <div class="actions">
         <button type="button" class={p.danger ? 'danger' : 'primary'} onClick={p.onConfirm}>

@@ -13,6 +13,8 @@ interface FormState {
   allowedOrigins: string;
   allowedIpAddresses: string;
   bindIpsOnUsage: string;
+  maxConcurrentSessions: string;
+  maxUses: string;
   allowedCountries: string;
   deniedCountries: string;
   subscribeRequiresAuth: boolean;
@@ -29,6 +31,8 @@ const fromRecord = (t?: TokenRecord): FormState => ({
   allowedOrigins: (t?.allowedOrigins ?? []).join('\n'),
   allowedIpAddresses: (t?.allowedIpAddresses ?? []).join('\n'),
   bindIpsOnUsage: t?.bindIpsOnUsage ? String(t.bindIpsOnUsage) : '',
+  maxConcurrentSessions: t?.maxConcurrentSessions ? String(t.maxConcurrentSessions) : '',
+  maxUses: t?.maxUses ? String(t.maxUses) : '',
   allowedCountries: (t?.allowedCountries ?? []).join(', '),
   deniedCountries: (t?.deniedCountries ?? []).join(', '),
   subscribeRequiresAuth: t?.subscribeRequiresAuth ?? false,
@@ -44,6 +48,9 @@ const num = (s: string): number | string | undefined => {
   return /^-?\d+$/.test(t) ? Number(t) : t;
 };
 
+/** The session limits: the same name on create and update (docs/api.md#session-limits). */
+const LIMITS = ['maxConcurrentSessions', 'maxUses'] as const;
+
 const sameEntry = (a: StreamEntry, b: StreamEntry) => a.streamName === b.streamName && a.isRegex === b.isRegex;
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
@@ -58,6 +65,7 @@ function createBody(kind: TokenKind, f: FormState): Record<string, unknown> {
   };
   if (!f.neverExpires && num(f.expires) !== undefined) body.expires = num(f.expires);
   if (num(f.bindIpsOnUsage) !== undefined) body.bindIpsOnUsage = num(f.bindIpsOnUsage);
+  for (const k of LIMITS) if (num(f[k]) !== undefined) body[k] = num(f[k]);
   if (kind === 'publish') {
     body.subscribeRequiresAuth = f.subscribeRequiresAuth;
     body.record = f.record;
@@ -91,6 +99,11 @@ function updateBody(kind: TokenKind, t: TokenRecord, f: FormState): { body: Reco
   }
   const bind = num(f.bindIpsOnUsage) ?? 0;
   if (bind !== (t.bindIpsOnUsage ?? 0)) body.updateBindIpsOnUsage = bind;
+  // Emptied: 0, which removes the limit.
+  for (const k of LIMITS) {
+    const v = num(f[k]) ?? 0;
+    if (v !== (t[k] ?? 0)) body[k] = v;
+  }
   if (f.neverExpires && t.expiresOn !== undefined) body.expires = null;
   else if (!f.neverExpires && num(f.expires) !== undefined) body.expires = num(f.expires);
   if (kind === 'publish') {
@@ -109,6 +122,8 @@ const FIELDS = {
   allowedOrigins: ['allowedOrigins', 'updateAllowedOrigins'],
   allowedIpAddresses: ['allowedIpAddresses', 'updateAllowedIpAddresses'],
   bindIpsOnUsage: ['bindIpsOnUsage', 'updateBindIpsOnUsage'],
+  maxConcurrentSessions: ['maxConcurrentSessions'],
+  maxUses: ['maxUses'],
   allowedCountries: ['allowedCountries', 'updateAllowedCountries'],
   deniedCountries: ['deniedCountries', 'updateDeniedCountries'],
   subscribeRequiresAuth: ['subscribeRequiresAuth'],
@@ -240,6 +255,28 @@ export function TokenForm(p: { kind: TokenKind; token?: TokenRecord; onSaved: (t
           inputMode="numeric"
           hint="Empty or 0: no binding. Cannot be combined with allowed IP addresses."
           errors={err('bindIpsOnUsage')}
+        />
+        <Field
+          id={id('maxConcurrentSessions')}
+          label="Live sessions at once"
+          type="number"
+          min={0}
+          value={f.maxConcurrentSessions}
+          onInput={set('maxConcurrentSessions')}
+          inputMode="numeric"
+          hint={`${kind === 'publish' ? 'Publishers' : 'Viewers'} connected at the same time with this token. Empty or 0: unlimited.`}
+          errors={err('maxConcurrentSessions')}
+        />
+        <Field
+          id={id('maxUses')}
+          label="Uses"
+          type="number"
+          min={0}
+          value={f.maxUses}
+          onInput={set('maxUses')}
+          inputMode="numeric"
+          hint="Sessions ever admitted with this token (1: a one-time token). Empty or 0: unlimited."
+          errors={err('maxUses')}
         />
         <Field
           id={id('allowedOrigins')}

@@ -1,9 +1,10 @@
 // Publish and subscribe tokens: the paged, sortable list, one token's details with its actions
-// (copy, edit, disable/enable, refresh, delete, check), and the create/edit form.
+// (copy, edit, disable/enable, refresh, delete, check) and live sessions, and the create/edit form.
 import { useState } from 'preact/hooks';
 import { api, query, type TokenKind, type TokenRecord } from './api';
 import { ConfirmDialog, CopyButton, inputType, ErrorNotice, Notice, Select, formatTime, useAsync } from './components';
 import { TokenForm } from './token-form';
+import { LiveSessions } from './sessions';
 import { navigate } from './router';
 
 type Sort = 'Name' | 'AddedOn';
@@ -262,6 +263,10 @@ function TokenDetails(p: {
             <dd>{list(t.boundIpAddresses ?? [], 'none yet')}</dd>
           </>
         ) : null}
+        <dt>Live sessions at once</dt>
+        <dd>{t.maxConcurrentSessions ? `at most ${t.maxConcurrentSessions}` : 'unlimited'}</dd>
+        <dt>Uses</dt>
+        <dd>{t.maxUses ? `${t.maxUses} session(s) in all` : 'unlimited'}</dd>
         <dt>Countries</dt>
         <dd>
           {t.allowedCountries.length ? `only ${t.allowedCountries.join(', ')}` : t.deniedCountries.length ? `not ${t.deniedCountries.join(', ')}` : 'any'}
@@ -319,6 +324,7 @@ function TokenDetails(p: {
           Close
         </button>
       </div>
+      <LiveSessions tokenId={t.id} key={t.id} />
     </section>
   );
 }

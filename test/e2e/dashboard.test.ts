@@ -31,6 +31,8 @@ async function eventually<T>(read: () => Promise<T>, expected: T, what: string):
 }
 const isDeepEqual = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 const text = async (l: Locator) => ((await l.count()) ? ((await l.first().textContent()) ?? '').trim() : '<absent>');
+/** A time as the dashboard shows it. */
+const fmt = (iso: string) => `${new Date(iso).toISOString().replace('T', ' ').slice(0, 19)} UTC`;
 const cells = (row: Locator) => row.locator('td').allTextContents().then((xs) => xs.map((x) => x.trim()));
 
 describe('dashboard in Chromium', () => {
@@ -209,7 +211,7 @@ describe('dashboard in Chromium', () => {
     assert.match(await text(page.locator('#check-failing-rule')), /^Failing rule: origin allowed/);
     const failing = page.locator('tr.rule-fail');
     assert.equal(await failing.count(), 1);
-    assert.deepEqual((await cells(failing)).slice(0, 3), ['6', 'origin allowed', 'fail']);
+    assert.deepEqual((await cells(failing)).slice(0, 3), ['7', 'origin allowed', 'fail']);
     await shot('05-check-origin-denied.png');
 
     await page.getByLabel('Origin').fill('https://www.example.com');
@@ -453,6 +455,168 @@ describe('dashboard in Chromium', () => {
     await eventually(async () => (await cells(rows.first())).slice(0, 3), [String(pub.id), 'encoder', 'live1'], 'live row');
     assert.equal(await rows.count(), 1);
     await shot('12-live-streams.png');
+  });
+
+  let limitedId = 0;
+  /** One SRS http_hooks call (on_play / on_publish) from `ip` with `?token=`: "status body". */
+  const srs = async (action: string, client: string, token: string, stream: string, ip: string) => {
+    const r = await fetch(`${base}/hooks/srs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        server_id: 'vid-dash',
+        action,
+        client_id: client,
+        ip,
+        vhost: '__defaultVhost__',
+        app: 'live',
+        tcUrl: 'rtmp://media.example.com/live',
+        stream,
+        param: `?token=${token}`,
+        stream_id: `vid-${stream}`,
+      }),
+    });
+    return `${r.status} ${await r.text()}`;
+  };
+
+  it('sets session limits in the token form: an API error under the field, then stored and shown', async () => {
+    await page.getByRole('link', { name: 'Subscribe tokens' }).click();
+    await eventually(() => text(page.locator('h1')), 'Subscribe tokens', 'subscribe page');
+    await page.getByRole('button', { name: 'New subscribe token' }).click();
+    await page.getByLabel('Label', { exact: true }).fill('limited viewers');
+    await page.getByLabel('Stream 1 name').fill('cam9');
+    await page.getByLabel('Live sessions at once').fill('-1');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await eventually(() => text(page.locator('#subscribe-new-maxConcurrentSessions-error')), 'Too small: expected number to be >=0', 'error under the field');
+    assert.equal(await page.getByLabel('Live sessions at once').getAttribute('aria-invalid'), 'true');
+    assert.equal(await page.getByLabel('Uses', { exact: true }).getAttribute('aria-invalid'), null);
+
+    await page.getByLabel('Live sessions at once').fill('2');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const created = page.getByRole('status').filter({ hasText: 'created' });
+    await eventually(async () => /^Token \d+ created\.$/.test(await text(created)), true, 'created');
+    limitedId = Number(/\d+/.exec(await text(created))?.[0]);
+    const [newest] = (await api('GET', '/api/subscribe_token/list?sortBy=AddedOn&isDescending=true&itemsOnPage=1')).body.data;
+    assert.equal(newest.id, limitedId, 'the notice names the token just stored');
+    const stored = (await api('GET', `/api/subscribe_token/${limitedId}`)).body.data;
+    assert.deepEqual([stored.label, stored.maxConcurrentSessions, 'maxUses' in stored], ['limited viewers', 2, false]);
+    const details = page.locator('.details dl');
+    assert.equal(await text(details.locator('dt:has-text("Live sessions at once") + dd')), 'at most 2');
+    assert.equal(await text(details.locator('dt:text-is("Uses") + dd')), 'unlimited');
+
+    // Edit: a use limit added, and emptying the concurrency field removes that limit (sent as 0).
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await page.getByLabel('Live sessions at once').fill('');
+    await page.getByLabel('Uses', { exact: true }).fill('5');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'saved' })), `Token ${limitedId} saved.`, 'saved');
+    const edited = (await api('GET', `/api/subscribe_token/${limitedId}`)).body.data;
+    assert.deepEqual(['maxConcurrentSessions' in edited, edited.maxUses], [false, 5]);
+    assert.equal(await text(details.locator('dt:text-is("Uses") + dd')), '5 session(s) in all');
+
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    assert.deepEqual([await page.getByLabel('Live sessions at once').inputValue(), await page.getByLabel('Uses', { exact: true }).inputValue()], ['', '5']);
+    await page.getByLabel('Live sessions at once').fill('2');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'saved' })), `Token ${limitedId} saved.`, 'saved again');
+    const limited = (await api('GET', `/api/subscribe_token/${limitedId}`)).body.data;
+    assert.deepEqual([limited.maxConcurrentSessions, limited.maxUses], [2, 5]);
+    await shot('15-session-limits.png');
+  });
+
+  it("lists a token's live sessions and cuts one after a confirmation that names it and the hold", async () => {
+    const token = (await api('GET', `/api/subscribe_token/${limitedId}`)).body.data.token as string;
+    assert.equal(await srs('on_play', 'viewer-1', token, 'cam9', '203.0.113.7'), '200 {"code":0}');
+    assert.equal(await srs('on_play', 'viewer-2', token, 'cam9', '203.0.113.8'), '200 {"code":0}');
+    assert.equal(
+      await srs('on_play', 'viewer-3', token, 'cam9', '203.0.113.9'),
+      '403 {"code":403,"message":"Unauthorized: Too many sessions for this token"}',
+      'the limit of 2 holds',
+    );
+    const listed = (await api('GET', `/api/sessions?tokenId=${limitedId}`)).body.data;
+    assert.equal(listed.pagination.totalItems, 2);
+    const [first, second] = listed.data as Array<{ id: string; clientIp: string; startedAt: string; lastSeenAt: string }>;
+    assert.deepEqual([first.clientIp, second.clientIp], ['203.0.113.7', '203.0.113.8']);
+
+    await page.getByRole('button', { name: 'Reload sessions' }).click();
+    const table = page.getByRole('table', { name: `Live sessions of token ${limitedId}` });
+    const rows = table.locator('tbody tr');
+    const shown = async () => Promise.all(Array.from({ length: await rows.count() }, (_, i) => cells(rows.nth(i))));
+    const row = (s: typeof first) => [s.id, 'subscribe', 'cam9', s.clientIp, 'rtmp', 'srs', fmt(s.startedAt), fmt(s.lastSeenAt), 'Cut'];
+    await eventually(shown, [row(first), row(second)], 'both sessions listed');
+
+    await page.getByRole('button', { name: `Cut session ${first.id}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Cut session ${first.id}?` });
+    await dialog.waitFor();
+    assert.deepEqual(await dialog.locator('p').allTextContents(), [
+      "The viewer of “cam9” at 203.0.113.7 (srs, rtmp) ends now: its media server drops it through the server's API when sessions.servers names that server, otherwise at the connection's next re-ask.",
+      `Token ${limitedId} is then refused from 203.0.113.7 for a while (enforcement.terminatedHoldSeconds, 60 seconds unless configured otherwise), or until the token is updated.`,
+    ]);
+    await shot('16-cut-session-confirm.png');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
+    assert.equal((await api('GET', `/api/sessions/${first.id}`)).body.data.endedReason, null, 'cancel keeps the session');
+    assert.equal(await rows.count(), 2);
+
+    await page.getByRole('button', { name: `Cut session ${first.id}` }).click();
+    await dialog.getByRole('button', { name: 'Cut session' }).click();
+    await eventually(
+      () => text(page.getByRole('status').filter({ hasText: 'cut' })),
+      `Session ${first.id} cut; token ${limitedId} is refused from 203.0.113.7 for a while.`,
+      'cut notice',
+    );
+    const ended = (await api('GET', `/api/sessions/${first.id}`)).body.data;
+    assert.deepEqual([ended.endedReason, typeof ended.endedAt], ['stopped', 'string']);
+    await eventually(shown, [row(second)], 'the cut row is gone');
+    assert.equal(
+      await srs('on_play', 'viewer-4', token, 'cam9', '203.0.113.7'),
+      '403 {"code":403,"message":"Unauthorized: Session terminated"}',
+      'held from the cut address, as the dialog said',
+    );
+    await shot('17-session-cut.png');
+
+    // The check view explains the hold, and says the limits are counted at admission.
+    await page.getByRole('button', { name: 'Check access' }).click();
+    await eventually(() => text(page.locator('h1')), 'Check access', 'check page');
+    await page.getByLabel('Client IP address').fill('203.0.113.7');
+    await page.getByRole('button', { name: 'Check', exact: true }).click();
+    await eventually(() => text(page.locator('#check-decision')), 'Denied: Unauthorized: Session terminated (HTTP 403, session_terminated)', 'held');
+    assert.match(await text(page.locator('#check-failing-rule')), /^Failing rule: no session cut — a session of this token from 203\.0\.113\.7 was cut; refused until /);
+    await page.getByLabel('Client IP address').fill('203.0.113.9');
+    await page.getByRole('button', { name: 'Check', exact: true }).click();
+    await eventually(() => text(page.locator('#check-decision')), 'Allowed: Allowed (HTTP 200, allowed)', 'another address');
+    const limits = page.locator('tr', { has: page.locator('td', { hasText: /^session limits$/ }) });
+    assert.deepEqual(await cells(limits), ['10', 'session limits', 'at admission', "at most 2 at once, 5 use(s): counted when the media server's session is admitted"]);
+    assert.match(await text(page.locator('#check-session-limits')), /^Session limits are counted when a media server admits the session, not in this check/);
+    await shot('17b-check-session-limits.png');
+  });
+
+  it('stops a live stream on the live page after a confirmation', async () => {
+    const enc = (await api('POST', '/api/publish_token', { label: 'srs encoder', streams: [{ streamName: 'live9' }] })).body.data;
+    assert.equal(await srs('on_publish', 'encoder-1', enc.token, 'live9', '203.0.113.20'), '200 {"code":0}');
+    await eventually(async () => (await api('GET', '/api/monitoring/streams')).body.data.data.map((s: { streamName: string }) => s.streamName), ['live9'], 'live in monitoring');
+    const started = (await api('GET', '/api/monitoring/streams/live9')).body.data.startTime as string;
+
+    await page.getByRole('link', { name: 'Live streams' }).click();
+    const rows = page.getByRole('table', { name: 'Streams with a live session' }).locator('tbody tr');
+    await eventually(async () => [await rows.count(), ...(await cells(rows.first()))], [1, 'live9', '1', '0', fmt(started), 'Stop'], 'stream listed');
+
+    await page.getByRole('button', { name: 'Stop stream live9' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Stop stream live9?' });
+    await dialog.waitFor();
+    assert.match(await text(dialog.locator('p')), /^Its publishers are disconnected .* their tokens are refused from those addresses for a while/);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
+    assert.equal((await api('GET', '/api/monitoring/streams')).body.data.pagination.totalItems, 1, 'cancel keeps it live');
+
+    await page.getByRole('button', { name: 'Stop stream live9' }).click();
+    await dialog.getByRole('button', { name: 'Stop stream' }).click();
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'stopped' })), 'Stream live9 stopped.', 'stopped notice');
+    const gone = (await api('GET', `/api/sessions?streamId=${acct.id}/live9`)).body.data;
+    assert.equal(gone.pagination.totalItems, 0);
+    await eventually(async () => cells(rows.first()), ['No stream has a live session now.'], 'empty after the stop');
+    assert.equal(await srs('on_publish', 'encoder-2', enc.token, 'live9', '203.0.113.20'), '403 {"code":403,"message":"Unauthorized: Session terminated"}');
+    await shot('18-stream-stopped.png');
   });
 
   it('keyboard only: Tab reaches the navigation and Enter opens a page', async () => {
