@@ -2,6 +2,7 @@
 // the live-stream and session registries and hands the resulting events to subscribers (webhooks,
 // analytics). Bounded: beyond queueSize, signals are dropped and counted, never silently lost.
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Recording, Session, SessionEndReason, Store } from '../store/store.js';
 import type { TokenRecord } from '../domain/tokens.js';
@@ -23,6 +24,7 @@ export class Lifecycle {
   private readonly subscribers: Subscriber[] = [];
   private running = false;
   private idleWaiters: Array<() => void> = [];
+  private readonly viewerHooks = new LRUCache<string, boolean>({ max: 10_000, ttl: 5000 });
 
   constructor(
     private readonly store: Store,
@@ -47,11 +49,21 @@ export class Lifecycle {
     const data = { name: streamName, accountId, streamId: `${accountId}/${streamName}` };
     const event = (e: 'ViewerAttempt' | 'FirstViewerConnection' | 'NoActiveViewers'): PublicEvent => ({ type: 'viewerConnection', event: e, timestamp: at, accountId, filterName: streamName, data });
     const out: PublicEvent[] = what === 'started' ? [event('ViewerAttempt')] : [];
-    if (!registered) return out;
+    // counting viewers costs store reads: only for accounts with a viewerConnection webhook
+    if (!registered || !(await this.hasViewerHooks(accountId))) return out;
     const { total } = await this.store.listSessions(accountId, { streamName, action: 'subscribe' }, { offset: 0, limit: 0 });
     if (what === 'started' && total === 1) out.push(event('FirstViewerConnection'));
     if (what === 'ended' && total === 0) out.push(event('NoActiveViewers'));
     return out;
+  }
+
+  /** Whether the account has a webhook for viewerConnection events (read at most every 5 s per account). */
+  private async hasViewerHooks(accountId: string): Promise<boolean> {
+    const known = this.viewerHooks.get(accountId);
+    if (known !== undefined) return known;
+    const has = (await this.store.listWebhooks(accountId, { itemCount: 100, descending: false })).some((w) => w.isViewerConnectionHooks === true);
+    this.viewerHooks.set(accountId, has);
+    return has;
   }
 
   private async tokenOf(value: string | undefined): Promise<TokenRecord | null> {

@@ -280,8 +280,8 @@ export class SessionControl {
   async registered(s: Session): Promise<void> {
     const on = this.terminateOn;
     if (s.tokenId === undefined || on.length === 0) return;
-    const found = await this.store.findTokenById(s.tokenId);
-    const t = found?.accountId === s.accountId ? found : null;
+    // one read of the record itself (a subscribe session's token is a subscribe token, a publish one's a publish token)
+    const t = await this.store.getToken(s.accountId, s.action === 'publish' ? 'publish' : 'subscribe', s.tokenId);
     const expired = t?.expiresOn !== undefined && Date.parse(t.expiresOn) <= this.now();
     if (t?.expiresOn !== undefined && on.includes('expire')) await this.store.scheduleExpiry(s.accountId, t.id, Date.parse(t.expiresOn));
     const trigger: TerminationTrigger | undefined = t === null ? 'delete' : !t.isActive ? 'disable' : expired ? 'expire' : undefined;
