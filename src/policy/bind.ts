@@ -4,13 +4,16 @@ import { decision, type Decision } from './types.js';
 import type { Evaluation } from './evaluate.js';
 import type { BindStep } from '../domain/store-rules.js';
 
+/** The rule this step settles (policy/evaluate.ts names it so). */
+export const BIND_RULE = 'bind on usage';
+
 /**
  * The evaluation once its pending bind step has an outcome: the 'bind on usage' rule passes
  * ('bound', 'already') or fails ('full': the decision becomes ip_not_allowed), with `detail`.
  * A new evaluation with nothing left to bind; `ev` is not changed.
  */
 export function applyBind(ev: Evaluation, outcome: BindStep, detail: string): Evaluation {
-  const i = ev.bind === undefined ? -1 : ev.rules.findIndex((r) => r.result === 'pending');
+  const i = ev.bind === undefined ? -1 : ev.rules.findIndex((r) => r.rule === BIND_RULE && r.result === 'pending');
   if (i < 0) throw new TypeError('applyBind: the evaluation has no pending bind');
   const rules = ev.rules.slice();
   const full = outcome === 'full';

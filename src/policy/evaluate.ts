@@ -5,6 +5,7 @@ import type { TokenRecord } from '../domain/tokens.js';
 import { decision, type AccessRequest, type CountryLists, type Decision, type Reason, type ViewerCountries } from './types.js';
 import { hasCountryLists } from '../domain/viewer-rules.js';
 import { compileRules, ipInRanges, originAllowed, parseCidrs, type CompiledRules } from './rules.js';
+import { BIND_RULE } from './bind.js';
 import type { SelfSignedClaims } from './self-signed.js';
 
 /** What the presented token turned out to be. */
@@ -213,7 +214,7 @@ const CHECKS: Array<{ rule: string; reason: Reason; needsToken: boolean; run: (x
   { rule: 'country allowed', reason: 'country_not_allowed', needsToken: false, run: countryCheck },
   { rule: 'session limits', reason: 'session_limit', needsToken: true, run: limitsCheck },
   // last: binding is the step after evaluate (policy/bind.ts reads this rule)
-  { rule: 'bind on usage', reason: 'ip_not_allowed', needsToken: true, run: bindCheck },
+  { rule: BIND_RULE, reason: 'ip_not_allowed', needsToken: true, run: bindCheck },
 ];
 
 export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext): Evaluation {

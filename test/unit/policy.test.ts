@@ -1,6 +1,7 @@
 // The decision table (docs/api.md#decision-table), case by case, with the clock injected.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { applyBind } from '../../src/policy/bind.js';
 import { evaluate, type Credential, type EvalContext } from '../../src/policy/evaluate.js';
 import type { AccessRequest, Reason } from '../../src/policy/types.js';
 import { REASONS } from '../../src/policy/types.js';
@@ -245,5 +246,17 @@ describe('request normalisation', () => {
     assert.equal(normaliseIp('10.0.0.1'), '10.0.0.1');
     assert.equal(normaliseIp('nope'), undefined);
     assert.equal(normaliseIp(undefined), undefined);
+  });
+});
+
+describe('bind with session limits', () => {
+  it('settles the bind rule, not the pending session-limits rule before it', () => {
+    const ev = evaluate(req({ clientIp: '10.0.0.1', admission: 'session' }), tok({ bindIpsOnUsage: 1, maxConcurrentSessions: 2 }), ctx());
+    const after = applyBind(ev, 'full', 'every slot is bound to another address');
+    assert.deepEqual(
+      after.rules.slice(-2).map((r) => `${r.rule}:${r.result}`),
+      ['session limits:pending', 'bind on usage:fail'],
+    );
+    assert.equal(after.decision.reason, 'ip_not_allowed');
   });
 });

@@ -245,7 +245,7 @@ export const checkOut = z.object({
   reason: z.string(),
   message: z.string(),
   rules: z.array(
-    z.object({ rule: z.string(), reason: z.string(), result: z.enum(['pass', 'fail', 'skipped']), detail: z.string().optional() }),
+    z.object({ rule: z.string(), reason: z.string(), result: z.enum(['pass', 'fail', 'skipped', 'pending']), detail: z.string().optional() }),
   ),
 });
 

@@ -169,7 +169,8 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enf
           z.object({
             rule: z.string(),
             reason: z.string(),
-            result: z.enum(['pass', 'fail', 'skipped']),
+            // pending: settled at admission (session limits), never in a dry run
+            result: z.enum(['pass', 'fail', 'skipped', 'pending']),
             detail: z.string().optional(),
             source: z.string().optional(),
           }),
