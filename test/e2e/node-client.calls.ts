@@ -2,7 +2,7 @@
 // client (@dolbyio/dolbyio-rest-apis-client), pointed at Streamgate, makes its calls unchanged and
 // the answers are printed as one JSON line. The client speaks only https to port 443 of the host
 // set with urls.initialize; NODE_EXTRA_CA_CERTS makes it trust the test certificate.
-// Environment: SG_HOST, SG_API_SECRET, SG_ACCOUNT_ID, SG_WEBHOOK_URL.
+// Environment: SG_HOST, SG_API_SECRET, SG_ACCOUNT_ID, SG_WEBHOOK_URL, optionally SG_STOP_STREAM.
 import { streaming, urls } from '@dolbyio/dolbyio-rest-apis-client';
 
 const env = (name: string): string => {
@@ -32,7 +32,15 @@ async function step<T>(name: string, f: () => Promise<T>): Promise<T | undefined
   }
 }
 
-const { publishToken, subscribeToken, webhooks, director, account } = streaming;
+const { publishToken, subscribeToken, webhooks, director, account, stream } = streaming;
+
+// SG_STOP_STREAM set: only stream.stop of that stream (the suite has a publisher live on it).
+const stopStream = process.env.SG_STOP_STREAM;
+if (stopStream) {
+  await step('stream.stop', () => stream.stop(secret, stopStream));
+  process.stdout.write(`RESULTS ${JSON.stringify(results)}\n`);
+  process.exit(0);
+}
 
 const pub = await step('publishToken.create', () =>
   publishToken.create(secret, {

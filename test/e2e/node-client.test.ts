@@ -13,6 +13,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startServer, runNode, type RunningServer } from '../helpers/process.js';
 import { selfSignedCert, startReceiver, type Receiver } from '../helpers/receiver.js';
+import { freePort } from '../helpers/redis.js';
+import { exitOf, publishTestPattern, requireBinaries, startNginx } from './nginx.js';
 
 const HOST = '127.0.0.1';
 const ADMIN_KEY = 'node-client-admin-key-0123456789abcdef';
@@ -53,6 +55,9 @@ describe('the official Node client (@dolbyio/dolbyio-rest-apis-client) against S
   let rx: Receiver | undefined;
   let accountId = '';
   let webhookUrl = '';
+  let apiSecret = '';
+  let ca: Buffer;
+  let caFile = '';
   const results = new Map<string, Result>();
 
   before(async () => {
@@ -73,14 +78,16 @@ describe('the official Node client (@dolbyio/dolbyio-rest-apis-client) against S
       STREAMGATE_WEBHOOKS_ALLOWPRIVATETARGETS: 'true',
       STREAMGATE_WEBHOOKS_CAFILE: rx.caFile,
     });
-    const ca = readFileSync(cert.cert);
+    ca = readFileSync(cert.cert);
+    caFile = cert.cert;
     const made = await httpsJson(ca, 'POST', '/admin/accounts', { authorization: `Bearer ${ADMIN_KEY}` }, { name: 'node-client' });
     assert.equal(made.status, 201, JSON.stringify(made.body));
     accountId = made.body.data.id;
+    apiSecret = made.body.data.apiSecret;
     const run = await runNode(['--import', 'tsx', 'test/e2e/node-client.calls.ts'], {
       NODE_EXTRA_CA_CERTS: cert.cert,
       SG_HOST: HOST,
-      SG_API_SECRET: made.body.data.apiSecret,
+      SG_API_SECRET: apiSecret,
       SG_ACCOUNT_ID: accountId,
       SG_WEBHOOK_URL: webhookUrl,
     });
@@ -261,5 +268,82 @@ describe('the official Node client (@dolbyio/dolbyio-rest-apis-client) against S
   it('subscribeToken.deleteToken and publishToken.deleteToken: true', () => {
     assert.equal(value('subscribeToken.deleteToken'), true);
     assert.equal(value('publishToken.deleteToken'), true);
+  });
+
+  it('stream.stop (POST /api/stream/stop): { stoppingLevel: "Stream" }, and a live nginx-rtmp publisher is cut at its next on_update', async () => {
+    requireBinaries();
+    const auth = { authorization: `Bearer ${apiSecret}` };
+    const pub = await httpsJson(ca, 'POST', '/api/publish_token', auth, { label: 'node-stop', streams: [{ streamName: 'stopme' }] });
+    assert.equal(pub.status, 200, JSON.stringify(pub.body));
+    const rtmpPort = await freePort();
+    const hookPort = await freePort();
+    // nginx-rtmp notifies over plain HTTP: nginx's own http server carries the hooks to Streamgate's TLS.
+    const nginx = await startNginx(
+      `rtmp {
+  server {
+    listen ${HOST}:${rtmpPort};
+    application live {
+      live on;
+      on_publish http://${HOST}:${hookPort}/hooks/nginx-rtmp;
+      on_publish_done http://${HOST}:${hookPort}/hooks/nginx-rtmp;
+      on_update http://${HOST}:${hookPort}/hooks/nginx-rtmp;
+      notify_update_timeout 1s;
+    }
+  }
+}
+http {
+  access_log off;
+  client_body_temp_path DIR/tmp;
+  proxy_temp_path DIR/tmp;
+  fastcgi_temp_path DIR/tmp;
+  uwsgi_temp_path DIR/tmp;
+  scgi_temp_path DIR/tmp;
+  server {
+    listen ${HOST}:${hookPort};
+    location /hooks/ {
+      proxy_pass https://${HOST}:443;
+      proxy_ssl_trusted_certificate ${caFile};
+      proxy_ssl_verify on;
+      proxy_ssl_name localhost;
+      proxy_ssl_server_name on;
+    }
+  }
+}`,
+      [rtmpPort, hookPort],
+      true,
+    );
+    const ff = publishTestPattern(`rtmp://${HOST}:${rtmpPort}/live/stopme?token=${pub.body.data.token}`, 120);
+    try {
+      const sessions = async () => (await httpsJson(ca, 'GET', `/api/sessions?tokenId=${pub.body.data.id}`, auth)).body.data.data as Array<{ id: string; endedReason: string | null }>;
+      let live: Array<{ id: string; endedReason: string | null }> = [];
+      for (const deadline = Date.now() + 15000; live.length === 0 && Date.now() < deadline; ) {
+        live = (await sessions()).filter((x) => x.endedReason === null);
+        if (live.length === 0) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(live.length, 1, `the publisher is a live session (ffmpeg exit ${ff.exitCode}); decisions:\n${server!.logs.filter((l) => l.includes('"decision"')).join('\n')}\n${nginx.errorLog().split('\n').slice(-15).join('\n')}`);
+      const at = Date.now();
+      const run = await runNode(['--import', 'tsx', 'test/e2e/node-client.calls.ts'], {
+        NODE_EXTRA_CA_CERTS: caFile,
+        SG_HOST: HOST,
+        SG_API_SECRET: apiSecret,
+        SG_ACCOUNT_ID: accountId,
+        SG_WEBHOOK_URL: webhookUrl,
+        SG_STOP_STREAM: `${accountId}/stopme`,
+      });
+      const line = run.stdout.split('\n').find((l) => l.startsWith('RESULTS '));
+      assert.ok(run.code === 0 && line, `the client script failed (exit ${run.code}):\n${run.stdout}\n${run.stderr}`);
+      const answered = Date.now() - at;
+      assert.deepEqual(JSON.parse(line.slice('RESULTS '.length)), [{ name: 'stream.stop', ok: true, value: { stoppingLevel: 'Stream' } }]);
+      const code = await exitOf(ff, 5000);
+      const cut = Date.now() - at;
+      console.log(`# stream.stop through the client: answered ${answered} ms, publisher cut ${cut} ms after the client started (ffmpeg exit ${code})`);
+      assert.ok(code !== -1 && code !== 0, `ffmpeg was cut with an error exit (got ${code})`);
+      assert.ok(cut <= answered + 2000, `cut ${cut - answered} ms after the client returned (on_update every 1 s)`);
+      const ended = await httpsJson(ca, 'GET', `/api/sessions/${live[0]!.id}`, auth);
+      assert.equal(ended.body.data.endedReason, 'stopped');
+    } finally {
+      if (ff.exitCode === null && ff.signalCode === null) ff.kill('SIGKILL');
+      await nginx.stop();
+    }
   });
 });
