@@ -323,6 +323,15 @@ export function sessionsSuite(factory: StoreFactory): void {
         assert.equal(await play('v5', free.token), OK);
       });
 
+      it('concurrent admissions against maxConcurrentSessions: 3 admit exactly 3', async () => {
+        // 30 decisions at once on a loaded machine: no store call may be taken for unreachable (503)
+        await fresh({ enforcement: { storeTimeoutMs: 5000 } });
+        const v = await mk('subscribe', { maxConcurrentSessions: 3 });
+        const answers = await Promise.all(Array.from({ length: 30 }, (_x, i) => play(`c${i}`, v.token, { ip: `198.51.100.${i + 1}` })));
+        assert.deepEqual([answers.filter((a) => a === OK).length, answers.filter((a) => a === LIMIT).length], [3, 27], [...new Set(answers)].join('\n'));
+        assert.equal((await live()).pagination.totalItems, 3);
+      });
+
       it('the limited session is registered in the decision itself (listed before the lifecycle queue runs)', async () => {
         await fresh();
         const v = await mk('subscribe', { maxConcurrentSessions: 2 });
