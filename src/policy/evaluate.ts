@@ -178,6 +178,9 @@ function notHeld(x: Input): Outcome {
   return fail(`a session of this token${held.clientIp ? ` from ${held.clientIp}` : ''} was cut; refused until ${held.until} or until the token is updated`);
 }
 
+/** The refusal of a limited token by a caller that names no session (docs/api.md#session-limits). */
+export const HTTP_LIMITS_MESSAGE = 'Unauthorized: This token limits its sessions, and HTTP streaming needs viewer sessions';
+
 const hasLimits = (t: TokenRecord): boolean => t.maxConcurrentSessions !== undefined || t.maxUses !== undefined;
 
 function limitsCheck(x: Input): Outcome {
@@ -254,6 +257,10 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
       fields.record = token.record ?? false;
       fields.subscribeRequiresAuth = token.subscribeRequiresAuth ?? false;
     }
+  }
+  if (failed === 'session_limit') {
+    // refused before any session: the caller (HTTP streaming) registers none that limits could count
+    return { decision: { ...decision(failed, fields), message: HTTP_LIMITS_MESSAGE }, rules };
   }
   if (failed) return { decision: decision(failed, fields), rules };
   const out: Evaluation = { decision: decision('allowed', fields), rules };

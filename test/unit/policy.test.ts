@@ -160,7 +160,7 @@ describe('policy: the ordered checks', () => {
       detail: "at most 2 at once, 5 use(s): counted when the media server's session is admitted",
     });
     const http = evaluate(req({ admission: 'none' }), limited, ctx());
-    assert.deepEqual([http.decision.reason, http.decision.status], ['session_limit', 403]);
+    assert.deepEqual([http.decision.reason, http.decision.status, http.decision.message], ['session_limit', 403, 'Unauthorized: This token limits its sessions, and HTTP streaming needs viewer sessions']);
     assert.match(http.rules.find((r) => r.rule === 'session limits')!.detail!, /HTTP streaming needs viewer sessions/);
     assert.equal(evaluate(req({}), limited, ctx()).decision.allowed, true, 'the director and the check endpoint are no admission');
     assert.equal(evaluate(req({ admission: 'none' }), tok({}), ctx()).decision.limits, undefined);
