@@ -12,11 +12,10 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { describeErrors, responseValidator } from './hosted-schemas.js';
 
 /**
- * The stream stop and monitoring answers. The copy of the hosted document (hosted-api-schemas.json)
- * holds no paths for them, so their schemas are written here: the stop answer from the official
- * Python client's StreamStoppingLevel model ({stoppingLevel: string}), StreamDetails from the fields
- * docs/compatibility.md#monitoring lists as served. Nothing else may appear, and every listed
- * field must be present.
+ * The stream stop and monitoring answers, checked twice: against the hosted schemas
+ * (hosted-api-schemas.json: SuccessStopStreamResponse, SuccessListStreams, SuccessStreamDetails),
+ * and against these closed ones, which require every field docs/compatibility.md#monitoring lists
+ * as served (the hosted schemas require none of them).
  */
 const streamAjv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
 streamAjv.addFormat('date-time', { type: 'string', validate: (v: string) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v)) });
@@ -242,11 +241,13 @@ function hostedSchemaSuite(factory: StoreFactory): void {
     });
 
     /** `method url` answers 200 with an envelope `validate` accepts; returns data. */
-    async function conformsTo(validate: ValidateFunction, method: 'get' | 'post', url: string, body?: unknown) {
+    async function conformsTo(validate: ValidateFunction, method: 'get' | 'post', hostedPath: string, url: string, body?: unknown) {
       const r = body === undefined ? await send(method, url) : await request(t.app)[method](url).set({ ...auth(), 'content-type': 'application/json' }).send(body as string);
       assert.deepEqual([r.status, r.body?.status], [200, 'success'], `${method.toUpperCase()} ${url}: ${r.status} ${JSON.stringify(r.body)}`);
       const valid = validate(r.body);
       assert.deepEqual(valid ? [] : describeErrors(validate.errors), [], `${method.toUpperCase()} ${url}; data: ${JSON.stringify(r.body.data)}`);
+      const hostedSchema = responseValidator(method, hostedPath);
+      assert.deepEqual(hostedSchema(r.body) ? [] : describeErrors(hostedSchema.errors), [], `${method.toUpperCase()} ${url} against the hosted schema`);
       return r.body.data;
     }
     const srsPublish = async (client: string, token: string, ip: string) => {
@@ -259,19 +260,19 @@ function hostedSchemaSuite(factory: StoreFactory): void {
 
     it('GET /api/monitoring/streams, GET /api/monitoring/streams/{streamName}, POST /api/stream/stop and /stop/all', async () => {
       const live = (await send('post', '/api/publish_token', { label: 'live', streams: [{ streamName: 'live1' }] })).body.data as { token: string };
-      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.streams, 'get', '/api/monitoring/streams'), { pagination: { totalItems: 0, totalPages: 0, itemsOnPage: 10 }, data: [] });
+      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.streams, 'get', '/api/monitoring/streams', '/api/monitoring/streams'), { pagination: { totalItems: 0, totalPages: 0, itemsOnPage: 10 }, data: [] });
       await srsPublish('p1', live.token, '203.0.113.7');
-      const list = await conformsTo(STREAM_SCHEMAS.streams, 'get', '/api/monitoring/streams');
+      const list = await conformsTo(STREAM_SCHEMAS.streams, 'get', '/api/monitoring/streams', '/api/monitoring/streams');
       assert.deepEqual(
         list.data.map((d: { streamName: string; viewerCount: number }) => [d.streamName, d.viewerCount]),
         [['live1', 0]],
       );
-      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.stream, 'get', '/api/monitoring/streams/live1'), list.data[0]);
-      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.stop, 'post', '/api/stream/stop', { streamId: `${acct.id}/live1` }), { stoppingLevel: 'Stream' });
-      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.stop, 'post', '/api/stream/stop', { streamId: 'live1' }), { stoppingLevel: 'None' });
-      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.stop, 'post', '/api/stream/stop/all', 'null'), { stoppingLevel: 'None' });
+      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.stream, 'get', '/api/monitoring/streams/{streamName}', '/api/monitoring/streams/live1'), list.data[0]);
+      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.stop, 'post', '/api/stream/stop', '/api/stream/stop', { streamId: `${acct.id}/live1` }), { stoppingLevel: 'Stream' });
+      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.stop, 'post', '/api/stream/stop', '/api/stream/stop', { streamId: 'live1' }), { stoppingLevel: 'None' });
+      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.stop, 'post', '/api/stream/stop/all', '/api/stream/stop/all', 'null'), { stoppingLevel: 'None' });
       await srsPublish('p2', live.token, '203.0.113.8'); // the stopped publisher's address is held
-      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.stop, 'post', '/api/stream/stop/all'), { stoppingLevel: 'Account' });
+      assert.deepEqual(await conformsTo(STREAM_SCHEMAS.stop, 'post', '/api/stream/stop/all', '/api/stream/stop/all'), { stoppingLevel: 'Account' });
     });
 
     it('DELETE /api/webhooks/{webhookId}', async () => {

@@ -92,6 +92,8 @@ ajv.addFormat('date-time', {
 });
 ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
 ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
+ajv.addFormat('double', { type: 'number', validate: (n: number) => Number.isFinite(n) });
+ajv.addFormat('decimal', { type: 'number', validate: (n: number) => Number.isFinite(n) });
 ajv.addSchema({ $id: 'hosted', definitions: definitions() });
 
 /** The hosted 200 response schema of `method path` (path as in the hosted document: `/api/publish_token/{tokenId}`). */
