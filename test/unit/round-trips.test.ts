@@ -1,5 +1,6 @@
 // A decision on a cached token makes at most one store round trip (counted through a proxy that
-// records every store call the Enforcer makes), whether or not the account has country rules.
+// records every store call the Enforcer makes), whether or not the account has country rules; a
+// media server's admission of a token with session limits adds exactly one, the registry's admitSession.
 import { counting } from '../helpers/counting-store.js';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +14,8 @@ import { Metrics } from '../../src/observability/metrics.js';
 import { fixedGeo } from '../../src/enforce/geo.js';
 import { loadConfig } from '../../src/config/load.js';
 import { newTokenRecord } from '../../src/domain/tokens.js';
+import request from 'supertest';
+import { testApp } from '../helpers/app.js';
 
 describe('store round trips per decision', () => {
   it('one for a cached token, one for a cached bind-on-usage token (the bind), one for an open stream', async () => {
@@ -118,5 +121,73 @@ describe('store round trips per decision', () => {
     await inner.endLiveStream('ACC001', 'cam1');
     assert.equal(await inner.accountVersion('ACC001'), before + 2);
     assert.deepEqual([await ask('192.0.2.1'), await ask('192.0.2.2')], ['country_not_allowed', 'country_not_allowed']);
+  });
+
+  describe('a media-server admission (SRS on_play of a connection it names)', () => {
+    async function srsApp() {
+      const inner = new SqliteStore({ file: path.join(mkdtempSync(path.join(tmpdir(), 'sg-rt-')), 'db'), synchronous: 'NORMAL' });
+      const { store, calls } = counting(inner);
+      const t = await testApp(store);
+      const acct = await t.account();
+      const token = async (body: Record<string, unknown>) => {
+        const r = await request(t.app).post('/api/subscribe_token').set('authorization', `Bearer ${acct.secret}`).send({ label: 'rt', streams: [{ streamName: 'cam1' }], ...body });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        return r.body.data.token as string;
+      };
+      let n = 0;
+      const play = async (value: string) => {
+        const r = await request(t.app)
+          .post('/hooks/srs')
+          .send({ action: 'on_play', server_id: 'srs1', client_id: `c${++n}`, ip: '203.0.113.7', app: 'live', stream: 'cam1', param: `?token=${value}`, tcUrl: 'rtmp://edge/live' });
+        assert.deepEqual([r.status, r.body], [200, { code: 0 }]);
+      };
+      return { t, calls, token, play };
+    }
+
+    it('the decision: a token without limits costs its one round trip; with maxConcurrentSessions or maxUses exactly one more, admitSession', async () => {
+      const { t, calls, token, play } = await srsApp();
+      try {
+        // What follows the answer (the lifecycle's registration and events) is left out: only the decision is counted.
+        const lifecycle = t.services.lifecycle;
+        const queued: unknown[] = [];
+        lifecycle.signal = (sig) => void queued.push(sig);
+        const cases: Array<[string, Record<string, unknown>, string[]]> = [
+          ['no limits', {}, ['accountVersion']],
+          ['maxConcurrentSessions', { maxConcurrentSessions: 1000 }, ['accountVersion', 'admitSession']],
+          ['maxUses', { maxUses: 1000 }, ['accountVersion', 'admitSession']],
+        ];
+        for (const [name, body, perDecision] of cases) {
+          const value = await token(body);
+          await play(value); // warms the cache
+          calls.length = 0;
+          for (let i = 0; i < 10; i++) await play(value);
+          assert.deepEqual(calls, Array(10).fill(perDecision).flat(), name);
+        }
+        assert.equal(queued.length, 33, 'every admission still signals its session start');
+      } finally {
+        await t.services.close();
+      }
+    });
+
+    it('the whole admission, lifecycle included: a limited token costs as many store calls as one without limits (admitSession in place of startSession)', async () => {
+      const { t, calls, token, play } = await srsApp();
+      try {
+        const perAdmission = async (value: string) => {
+          await play(value);
+          await t.services.lifecycle.idle();
+          calls.length = 0;
+          await play(value);
+          await t.services.lifecycle.idle();
+          return calls.slice();
+        };
+        const plain = await perAdmission(await token({}));
+        const limited = await perAdmission(await token({ maxConcurrentSessions: 1000 }));
+        assert.equal(plain.filter((c) => c === 'startSession').length, 1, plain.join(','));
+        assert.equal(limited.filter((c) => c === 'startSession' || c === 'admitSession').join(','), 'admitSession', limited.join(','));
+        assert.deepEqual(limited.map((c) => (c === 'admitSession' ? 'startSession' : c)).sort(), [...plain].sort());
+      } finally {
+        await t.services.close();
+      }
+    });
   });
 });
