@@ -8,7 +8,7 @@ import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { startServer, type RunningServer } from '../helpers/process.js';
 import { freePort } from '../helpers/redis.js';
-import { startNginx, requireBinaries, publishTestPattern, exitOf, type Nginx } from './nginx.js';
+import { rtmpBlock, startNginx, requireBinaries, publishTestPattern, exitOf, type Nginx } from './nginx.js';
 
 describe('nginx-rtmp + ffmpeg end to end', () => {
   let sg: RunningServer;
@@ -45,25 +45,7 @@ describe('nginx-rtmp + ffmpeg end to end', () => {
     secret = readFileSync(path.join(dir, 'default-api-secret'), 'utf8').trim();
     rtmpPort = await freePort();
     const hook = `http://127.0.0.1:${sg.port}/hooks/nginx-rtmp`;
-    nginx = await startNginx(
-      `rtmp {
-  server {
-    listen 127.0.0.1:${rtmpPort};
-    chunk_size 4096;
-    application live {
-      live on;
-      on_publish ${hook};
-      on_play ${hook};
-      on_publish_done ${hook};
-      on_play_done ${hook};
-      on_update ${hook};
-      notify_update_timeout 1s;
-    }
-  }
-}`,
-      [rtmpPort],
-      true,
-    );
+    nginx = await startNginx(rtmpBlock(rtmpPort, hook, '1s'), [rtmpPort], true);
   });
 
   after(async () => {

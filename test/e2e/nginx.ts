@@ -40,6 +40,28 @@ async function waitForPort(port: number, ms = 10000): Promise<void> {
 }
 
 /** `body` is the config below the main context (rtmp {...} and/or http {...}); DIR is replaced. */
+/**
+ * The rtmp block both nginx-rtmp suites run: one `live` application whose publish, play, done and
+ * update notifications all go to Streamgate's nginx-rtmp hook, asked again every `updateEvery`.
+ */
+export function rtmpBlock(rtmpPort: number, hook: string, updateEvery: string): string {
+  return `rtmp {
+  server {
+    listen 127.0.0.1:${rtmpPort};
+    chunk_size 4096;
+    application live {
+      live on;
+      on_publish ${hook};
+      on_play ${hook};
+      on_publish_done ${hook};
+      on_play_done ${hook};
+      on_update ${hook};
+      notify_update_timeout ${updateEvery};
+    }
+  }
+}`;
+}
+
 export async function startNginx(body: string, ports: number[], withRtmp: boolean): Promise<Nginx> {
   const dir = mkdtempSync(path.join(tmpdir(), 'sg-nginx-'));
   for (const d of ['tmp', 'www', 'logs']) mkdirSync(path.join(dir, d), { recursive: true });

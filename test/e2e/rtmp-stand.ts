@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../helpers/process.js';
 import { freePort } from '../helpers/redis.js';
-import { startNginx, requireBinaries, publishTestPattern, type Nginx } from './nginx.js';
+import { rtmpBlock, startNginx, requireBinaries, publishTestPattern, type Nginx } from './nginx.js';
 
 export interface SessionView {
   id: string;
@@ -80,21 +80,7 @@ export async function startStand(opts: StandOptions): Promise<Stand> {
   let nginx: Nginx;
   try {
     nginx = await startNginx(
-      `rtmp {
-  server {
-    listen 127.0.0.1:${rtmpPort};
-    chunk_size 4096;
-    application live {
-      live on;
-      on_publish ${hook};
-      on_play ${hook};
-      on_publish_done ${hook};
-      on_play_done ${hook};
-      on_update ${hook};
-      notify_update_timeout ${opts.updateEvery};
-    }
-  }
-}
+      `${rtmpBlock(rtmpPort, hook, opts.updateEvery)}
 ${
   controlPort === undefined
     ? ''
