@@ -228,7 +228,7 @@ export class SessionControl {
   }
 
   /** Every live session of the account matching `filter`, all pages. */
-  private async all(accountId: string, filter: Parameters<Store['listSessions']>[1]): Promise<Session[]> {
+  async all(accountId: string, filter: Parameters<Store['listSessions']>[1]): Promise<Session[]> {
     const out: Session[] = [];
     for (let offset = 0; ; offset += PAGE) {
       const page = await this.store.listSessions(accountId, filter, { offset, limit: PAGE });

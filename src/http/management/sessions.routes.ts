@@ -154,13 +154,10 @@ async function streamDetails(store: Store, accountId: string, streamName: string
 }
 
 /** Every live publish session of the account, by stream. */
-async function liveStreams(store: Store, accountId: string): Promise<Map<string, Session[]>> {
+async function liveStreams(sessions: SessionControl, accountId: string): Promise<Map<string, Session[]>> {
   const out = new Map<string, Session[]>();
-  for (let offset = 0; ; offset += 500) {
-    const r = await store.listSessions(accountId, { action: 'publish' }, { offset, limit: 500 });
-    for (const s of r.items) out.set(s.streamName, [...(out.get(s.streamName) ?? []), s]);
-    if (r.items.length < 500) return out;
-  }
+  for (const s of await sessions.all(accountId, { action: 'publish' })) out.set(s.streamName, [...(out.get(s.streamName) ?? []), s]);
+  return out;
 }
 
 export function sessionRoutes(store: Store, sessions: SessionControl): RouteSpec[] {
@@ -246,7 +243,7 @@ export function sessionRoutes(store: Store, sessions: SessionControl): RouteSpec
       response: z.object({ pagination: paginationOut, data: z.array(streamDetailsOut) }),
       handler: async ({ account, query }) => {
         // only live streams are known: isActive=false selects none
-        const live = query.isActive === false ? new Map<string, Session[]>() : await liveStreams(store, account.id);
+        const live = query.isActive === false ? new Map<string, Session[]>() : await liveStreams(sessions, account.id);
         const needle = query.searchSubstring?.toLowerCase();
         let all: StreamDetails[] = [];
         for (const [name, publishers] of live) {
