@@ -25,7 +25,7 @@ describe('MediaMTX: a cut through the Control API, authenticated by Streamgate i
     for (const c of closing.splice(0).reverse()) await c();
   });
 
-  async function deployment(allowApiFrom: string[]) {
+  async function deployment(allowApiFrom: string[], driverTimeoutMs = 1000) {
     let sg: Listening | undefined;
     const mtx: MediamtxStandIn = await mediamtxStandIn({ authHTTPAddress: () => `${sg!.base}/hooks/mediamtx/auth` });
     closing.push(() => mtx.close());
@@ -34,7 +34,7 @@ describe('MediaMTX: a cut through the Control API, authenticated by Streamgate i
     closing.push(() => f.teardown());
     const t = await testApp(await f.make(), {
       hooks: { mediamtx: { allowApiFrom, pathPrefix: 'live/' } },
-      sessions: { servers: [{ caller: 'mediamtx', url: mtx.base }], driverTimeoutMs: 1000, driverRetries: 0 },
+      sessions: { servers: [{ caller: 'mediamtx', url: mtx.base }], driverTimeoutMs, driverRetries: 0 },
     });
     sg = await listen(t.app);
     closing.push(() => sg!.close());
@@ -63,6 +63,26 @@ describe('MediaMTX: a cut through the Control API, authenticated by Streamgate i
     );
     const metrics = (await request(t.app).get('/metrics')).text;
     assert.match(metrics, /streamgate_session_cuts_total\{caller="mediamtx",outcome="cut"\} 1/);
+  });
+
+  it('a MediaMTX that hangs delays no decision: admissions are answered while the cut is still waiting on it', async () => {
+    // the call waits up to 30 s: far longer than the admissions below take
+    const { t, mtx, api, session } = await deployment(['127.0.0.1'], 30_000);
+    mtx.hang = true;
+    const cut = await api(request(t.app).delete(`/api/sessions/${session.id}`));
+    assert.equal(cut.status, 200, 'the registry ends the session without waiting for the server');
+    await until('the kick to reach the hanging server', () => mtx.calls.length > 0);
+    const sub = (await api(request(t.app).post('/api/subscribe_token')).send({ label: 'more', streams: [{ streamName: 'cam2' }] })).body.data;
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        request(t.app)
+          .post('/hooks/mediamtx/auth')
+          .send({ ip: '203.0.113.10', user: '', password: '', token: sub.token, action: 'read', path: 'live/cam2', protocol: 'hls', id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, query: '' }),
+      ),
+    );
+    assert.deepEqual([...new Set(answers.map((a) => a.status))], [200]);
+    const metrics = (await request(t.app).get('/metrics')).text;
+    assert.doesNotMatch(metrics, /streamgate_session_cuts_total\{caller="mediamtx"/, 'the cut is still pending: no outcome yet');
   });
 
   it('without it, MediaMTX refuses the API call (401): the cut is counted failed, the session still ended in the registry', async () => {
