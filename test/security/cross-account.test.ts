@@ -29,6 +29,7 @@ const NOT_FOUND_WORD: Record<string, string> = {
   '/api/v2/subscribe_token': 'subscribe token',
   '/api/webhooks': 'webhook',
   '/api/recordings': 'recording',
+  '/api/sessions': 'session',
 };
 
 /** Everything of account A a route could reveal or change, read through the store interface. */
@@ -46,6 +47,7 @@ async function snapshot(store: Store, accountId: string, ids: { tokens: number[]
     webhooks,
     recordings: await store.listRecordings(accountId),
     live: await store.activePublishTokenIds(accountId),
+    sessions: await store.listSessions(accountId, {}, { offset: 0, limit: 100 }),
     usage: await store.usageByTracking(accountId, ['ta'], '2026-01-01', '2027-01-01'),
   });
 }
@@ -56,7 +58,7 @@ function crossAccountSuite(factory: StoreFactory): void {
     let store: Store;
     let a: { id: string; secret: string };
     let b: { id: string; secret: string };
-    const own = { publish: [] as number[], subscribe: [] as number[], webhooks: [] as number[], recordings: [] as number[] };
+    const own = { publish: [] as number[], subscribe: [] as number[], webhooks: [] as number[], recordings: [] as number[], sessions: [] as string[] };
     const sent: string[] = [];
 
     before(async () => {
@@ -92,6 +94,18 @@ function crossAccountSuite(factory: StoreFactory): void {
         own.recordings.push(rec.id);
       }
       await store.startLiveStream({ accountId: a.id, streamName: 'cam1', tokenId: own.publish[0], feedId: 'f1', startedOn: new Date().toISOString(), caller: 'events' }, 3600);
+      // A's running sessions: a publisher (admitted through a hook) and a viewer
+      const pubToken = (await store.getToken(a.id, 'publish', own.publish[0]))!.token;
+      const hooked = await request(t.app).post('/hooks/srs').send({ action: 'on_publish', server_id: 's1', client_id: 'c1', ip: '192.0.2.4', app: 'live', stream: 'cam1', param: `?token=${pubToken}` });
+      assert.equal(hooked.text, '{"code":0}');
+      await t.services.lifecycle.idle();
+      const at = new Date().toISOString();
+      await store.startSession({ id: 'a-viewer-1', caller: 'mediamtx', sessionId: 'v1', action: 'subscribe', accountId: a.id, streamName: 'cam1', tokenId: own.subscribe[0], startedOn: at, lastSeenOn: at }, 3600);
+      own.sessions.push(...(await store.listSessions(a.id, {}, { offset: 0, limit: 10 })).items.map((s) => s.id));
+      assert.equal(own.sessions.length, 2);
+      // A's own feed event went to A's webhook: not what the checks below count
+      await t.services.dispatcher.idle();
+      sent.length = 0;
       await store.addUsage({ accountId: a.id, trackingId: 'ta', streamName: 'cam1', day: '2026-06-01', bytesOut: 1000, bytesIn: 0 });
     });
     after(() => factory.teardown());
@@ -108,15 +122,19 @@ function crossAccountSuite(factory: StoreFactory): void {
         const word = Object.entries(NOT_FOUND_WORD).find(([prefix]) => r.path.startsWith(`${prefix}/`))?.[1];
         assert.ok(word, `route ${key} is new: teach this test what it returns`);
         if (['put', 'post'].includes(r.method) && !r.path.endsWith('/deliveries')) assert.ok(key in BODIES, `route ${key} needs a valid body in BODIES`);
-        for (const id of allIds()) {
+        // a session route is tried with A's session ids (strings), every other with A's numeric ids
+        const ids: Array<string | number> = word === 'session' ? own.sessions : allIds();
+        for (const id of ids) {
           const res = await request(t.app)[r.method](r.path.replace(':id', String(id))).set('authorization', `Bearer ${b.secret}`).send(BODIES[key] as object);
           calls++;
           assert.equal(res.status, 404, `${key} with A's id ${id}: ${res.status} ${JSON.stringify(res.body)}`);
           assert.equal(res.body.status, 'fail');
-          assert.equal(res.body.data.message, `No ${word} with id: ${id}`, key);
+          assert.equal(res.body.data.message, `No ${r.method === 'delete' && word === 'session' ? 'live ' : ''}${word} with id: ${id}`, key);
         }
       }
-      assert.equal(calls, routes.length * allIds().length);
+      const sessionRoutes = routes.filter((r) => r.path.startsWith('/api/sessions/')).length;
+      assert.equal(sessionRoutes, 2);
+      assert.equal(calls, (routes.length - sessionRoutes) * allIds().length + sessionRoutes * own.sessions.length);
       // the one route that takes ids in its body
       const dis = await request(t.app).patch('/api/publish_token/disable').set('authorization', `Bearer ${b.secret}`).send({ tokenIds: allIds() });
       assert.deepEqual([dis.status, dis.body.data], [200, { successfulTokens: [], failedTokens: allIds().map((id) => ({ tokenId: id, errorMessage: `No publish token with id: ${id}` })) }]);
@@ -137,6 +155,14 @@ function crossAccountSuite(factory: StoreFactory): void {
       }
       assert.deepEqual((await get(`/api/publish_token/active?streamId=${a.id}/cam1`)).body, { status: 'success', data: { tokenIds: [] } });
       assert.deepEqual((await get('/api/publish_token/active/all')).body, { status: 'success', data: { tokenIds: [] } });
+      assert.deepEqual((await get('/api/sessions')).body.data, { pagination: { totalItems: 0, totalPages: 0, itemsOnPage: 25 }, data: [] });
+      assert.deepEqual((await get(`/api/sessions?streamId=${a.id}/cam1`)).body.data.data, []);
+      assert.deepEqual((await get('/api/monitoring/streams')).body.data.data, []);
+      assert.equal((await get('/api/monitoring/streams/cam1')).status, 404);
+      for (const p of ['/api/stream/stop/all', '/api/stream/stop']) {
+        const r = await request(t.app).post(p).set('authorization', `Bearer ${b.secret}`).send(p.endsWith('all') ? undefined : { streamId: `${a.id}/cam1` });
+        assert.deepEqual([r.status, r.body.data], [200, { stoppingLevel: 'None' }], p);
+      }
       assert.deepEqual((await get('/api/analytics/tracking/total?trackingIds=ta&startDate=2026-01-01&stopDate=2027-01-01')).body, { status: 'success', data: { ta: [] } });
       assert.deepEqual((await get('/api/analytics/streams/total?streamNames=cam1&startDate=2026-01-01&stopDate=2027-01-01')).body, { status: 'success', data: { cam1: streamTotal(0, 0) } });
       assert.deepEqual((await get('/api/analytics/tracking/series?resolution=Month&trackingIds=ta&startDate=2026-06-01&stopDate=2026-07-01')).body.data, { ta: { '2026-06-01T00:00:00Z': [] } });
@@ -145,6 +171,8 @@ function crossAccountSuite(factory: StoreFactory): void {
       const asA = (p: string) => request(t.app).get(p).set('authorization', `Bearer ${a.secret}`);
       assert.equal((await asA('/api/publish_token/list')).body.data.length, 2);
       assert.equal((await asA('/api/recordings')).body.data.length, 2);
+      assert.equal((await asA('/api/sessions')).body.data.pagination.totalItems, 2);
+      assert.equal((await asA('/api/monitoring/streams')).body.data.data.length, 1);
       assert.deepEqual((await asA(`/api/publish_token/active?streamId=${a.id}/cam1`)).body.data, { tokenIds: [own.publish[0]] });
       assert.deepEqual((await asA('/api/analytics/tracking/total?trackingIds=ta&startDate=2026-01-01&stopDate=2027-01-01')).body.data, { ta: [trackingRow('cam1', 1000, 0)] });
       assert.deepEqual((await asA('/api/analytics/streams/total?streamNames=cam1&startDate=2026-01-01&stopDate=2027-01-01')).body.data, { cam1: streamTotal(1000, 0) });

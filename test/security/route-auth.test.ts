@@ -93,7 +93,7 @@ describe('security: the declared authentication guards every management route', 
     keylessAccount = { id: made.account.id, secret: made.apiSecret };
     const pub = await request(keyed.app).post('/api/publish_token').set('authorization', `Bearer ${acct.secret}`).send({ label: 'l', streams: [{ streamName: 'cam1' }] });
     assert.equal(pub.status, 200);
-    params = { id: String(pub.body.data.id), accountId: acct.id, kind: 'feeds' };
+    params = { id: String(pub.body.data.id), accountId: acct.id, kind: 'feeds', streamName: 'cam1' };
     const nothing = await rawRequest(Number(new URL(keylessHttp.base).port), '/admin/zz-nothing');
     const message = (nothing.json as { data: { message: string } }).data.message;
     assert.equal(nothing.status, 404);
