@@ -12,7 +12,7 @@ export function callerContext(s: Services, trusted: TrustedProxies): CallerConte
     logger: s.logger,
     trusted,
     admit: (caller, a, serverAddress) => {
-      if (a.reask) return s.sessions.reask(caller, a.access, (admit) => s.enforcer.decide(a.access, caller, admit));
+      if (a.reask) return s.sessions.reask(caller, a, (admit) => s.enforcer.decide(a.access, caller, admit), serverAddress);
       // What an allow starts: a session the registry keeps, or (HTTP callers, no connection named) nothing it can count.
       const access = { ...a.access, admission: a.starts && a.access.sessionId !== undefined ? 'session' : 'none' } as const;
       const run = s.sessions.begin(caller, { ...a, access }, serverAddress);

@@ -10,7 +10,7 @@ import type { Admission } from '../callers/caller.js';
 import type { Admitter, DecisionResult } from '../enforce/enforcer.js';
 import type { Lifecycle } from '../lifecycle/lifecycle.js';
 import type { Metrics } from '../observability/metrics.js';
-import { decision, type AccessRequest, type Decision } from '../policy/types.js';
+import { decision, type Decision } from '../policy/types.js';
 import type { Session, SessionEndReason, Store } from '../store/store.js';
 import type { TokenKind, TokenRecord } from '../domain/tokens.js';
 import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
@@ -137,7 +137,8 @@ export class SessionControl {
    * only when its token change is listed in enforcement.terminateOn — the store not answering, or
    * a rule edited since the admission, keeps it.
    */
-  async reask(caller: string, access: AccessRequest, decide: (admit?: Admitter) => Promise<DecisionResult>): Promise<DecisionResult> {
+  async reask(caller: string, a: Admission, decide: (admit?: Admitter) => Promise<DecisionResult>, serverAddress?: string): Promise<DecisionResult> {
+    const access = a.access;
     const at = this.iso();
     const session = access.sessionId ? await this.store.touchSession(caller, access.sessionId, this.ttl, at).catch(() => null) : null;
     if (session?.endedReason !== undefined && session.endedReason !== 'done') {
@@ -148,6 +149,8 @@ export class SessionControl {
       this.store.startLiveStream(live, this.ttl).catch((e: Error) => this.logger.warn({ err: e.message }, 'live stream refresh failed'));
     }
     const d = await decide();
+    // a running connection the registry does not know (its entry lapsed, or the store was replaced): registered again
+    if (d.allowed && session === null && access.sessionId !== undefined) this.begin(caller, { ...a, starts: true }, serverAddress).settle(d);
     if (d.allowed || d.reason === 'store_unavailable') return this.kept(d);
     const trigger = await terminationTrigger(d.reason, async () =>
       session?.tokenId !== undefined ? (await this.store.findTokenById(session.tokenId).catch(() => null)) !== null : false,

@@ -176,4 +176,25 @@ describe('nginx-rtmp adapter', () => {
     const r = await request(f.t.app).post('/hooks/nginx-rtmp').send({ call: 'publish', name: 'cam1', token: pub.token });
     assert.equal(r.status, 415);
   });
+
+  it('a re-ask of a connection the registry no longer knows (its entry lapsed) registers it again', async () => {
+    const g = await hookFixture({ enforcement: { liveTtlSeconds: 1 } });
+    try {
+      const send = (body: string) =>
+        request(g.t.app).post('/hooks/nginx-rtmp').set('content-type', 'application/x-www-form-urlencoded').set('connection', 'close').send(body);
+      const s = await g.token('subscribe');
+      const viewer = `${SESSION.replace('clientid=12', 'clientid=77')}&name=cam1&token=${s.token}`;
+      assert.equal((await send(`${viewer}&call=play&start=-2000`)).status, 200);
+      await g.settle();
+      const listed = async () => (await g.api('get', `/api/sessions?tokenId=${s.id}`)).body.data.data.map((x: { callerSessionId: string }) => x.callerSessionId);
+      assert.equal((await listed()).length, 1);
+      await new Promise((r) => setTimeout(r, 1100));
+      assert.deepEqual(await listed(), [], 'lapsed: no update for longer than liveTtlSeconds');
+      assert.equal((await send(`${viewer}&call=update_play&time=30`)).status, 200);
+      await g.settle();
+      assert.deepEqual(await listed(), ['127.0.0.1#77'], 'registered again by the re-ask');
+    } finally {
+      await g.close();
+    }
+  });
 });
