@@ -48,9 +48,11 @@ export class Lifecycle {
   private async viewerEvents(what: 'started' | 'ended', accountId: string, streamName: string, at: number, registered: boolean): Promise<PublicEvent[]> {
     const data = { name: streamName, accountId, streamId: `${accountId}/${streamName}` };
     const event = (e: 'ViewerAttempt' | 'FirstViewerConnection' | 'NoActiveViewers'): PublicEvent => ({ type: 'viewerConnection', event: e, timestamp: at, accountId, filterName: streamName, data });
+    // only for accounts with a viewerConnection webhook: an event per viewer would cost every
+    // admission a webhook lookup, and counting viewers costs store reads
+    if (!(await this.hasViewerHooks(accountId))) return [];
     const out: PublicEvent[] = what === 'started' ? [event('ViewerAttempt')] : [];
-    // counting viewers costs store reads: only for accounts with a viewerConnection webhook
-    if (!registered || !(await this.hasViewerHooks(accountId))) return out;
+    if (!registered) return out;
     const { total } = await this.store.listSessions(accountId, { streamName, action: 'subscribe' }, { offset: 0, limit: 0 });
     if (what === 'started' && total === 1) out.push(event('FirstViewerConnection'));
     if (what === 'ended' && total === 0) out.push(event('NoActiveViewers'));
