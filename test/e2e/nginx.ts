@@ -62,12 +62,13 @@ export function rtmpBlock(rtmpPort: number, hook: string, updateEvery: string): 
 }`;
 }
 
-export async function startNginx(body: string, ports: number[], withRtmp: boolean): Promise<Nginx> {
+/** `workers` > 1 runs that many worker processes (with `rtmp_auto_push on`, as nginx-rtmp needs for them). */
+export async function startNginx(body: string, ports: number[], withRtmp: boolean, workers = 1): Promise<Nginx> {
   const dir = mkdtempSync(path.join(tmpdir(), 'sg-nginx-'));
   for (const d of ['tmp', 'www', 'logs']) mkdirSync(path.join(dir, d), { recursive: true });
   const conf = `${withRtmp ? `load_module ${RTMP_MODULE};\n` : ''}user root;
-worker_processes 1;
-daemon off;
+worker_processes ${workers};
+${withRtmp && workers > 1 ? 'rtmp_auto_push on;\n' : ''}daemon off;
 pid ${dir}/nginx.pid;
 error_log ${dir}/logs/error.log info;
 events { worker_connections 256; }

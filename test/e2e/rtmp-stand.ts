@@ -33,6 +33,8 @@ export interface StandOptions {
   updateEvery: string;
   /** Also an http server with the nginx-rtmp control module at /control, named in sessions.servers. */
   control?: boolean;
+  /** nginx worker processes (default 1). */
+  workers?: number;
 }
 
 export interface Stand {
@@ -99,6 +101,7 @@ ${
 }`,
       controlPort === undefined ? [rtmpPort] : [rtmpPort, controlPort],
       true,
+      opts.workers,
     );
   } catch (e) {
     sg.proc.kill('SIGTERM');

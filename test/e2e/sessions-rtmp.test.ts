@@ -258,3 +258,32 @@ describe('running sessions on nginx-rtmp with the control module in sessions.ser
     assert.match(drops[0]!, /"GET \/control\/drop\/subscriber\?app=live&name=cam8&clientid=\d+ HTTP\/1\.1" 200 /);
   });
 });
+
+describe('running sessions on nginx-rtmp with two worker processes', () => {
+  let s: Stand;
+  before(async () => {
+    s = await startStand({ updateEvery: '1s', workers: 2 });
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  it('every worker refuses the re-ask of a session Streamgate ended: four publishers, whichever worker holds them, are cut within 2 s', async () => {
+    const pub = await token(s, 'publish', { label: 'workers', streams: [{ streamName: 'w1' }, { streamName: 'w2' }, { streamName: 'w3' }, { streamName: 'w4' }] });
+    const ffs = ['w1', 'w2', 'w3', 'w4'].map((name) => s.publish(name, pub.token));
+    const sessions = await live(s, pub.id, 4);
+    assert.equal(new Set(sessions.map((x) => x.callerSessionId)).size, 4, 'nginx numbers connections across workers');
+    await sleep(1500); // several updates from each worker pass while the token stands
+    const workers = new Set([...s.nginx.errorLog().matchAll(/\[info\] (\d+)#\d+: \*\d+ client connected/g)].map((m) => m[1]));
+    console.log(`# two workers: the publishers' connections were accepted by ${workers.size} worker(s)`);
+    assert.deepEqual(ffs.map((f) => f.exitCode), [null, null, null, null]);
+    const at = Date.now();
+    assert.equal((await s.api('DELETE', `/api/publish_token/${pub.id}`)).status, 200);
+    const exits = await Promise.all(ffs.map((f) => exitAfter(f, at, 10000)));
+    console.log(`# two workers: publishers cut in ${exits.map((e) => e.ms).join(', ')} ms`);
+    for (const e of exits) {
+      assert.ok(e.code !== -1 && e.code !== 0, `ffmpeg was cut with an error exit (got ${e.code})`);
+      assert.ok(e.ms <= 2000, `cut ${e.ms} ms after the deletion`);
+    }
+  });
+});
