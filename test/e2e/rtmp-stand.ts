@@ -10,6 +10,7 @@ import { rtmpBlock, startNginx, requireBinaries, publishTestPattern, type Nginx 
 
 export interface SessionView {
   id: string;
+  callerSessionId: string;
   tokenId: number | null;
   streamName: string;
   direction: string;
