@@ -70,13 +70,15 @@ export class SessionControl {
    */
   begin(caller: string, a: Admission, serverAddress?: string, ttlSeconds = this.ttl): AdmissionRun {
     const access = a.access;
-    const at = this.iso();
+    // an admission that starts no registered session (HTTP callers, unnamed connections) prepares nothing
+    const sessionId = a.starts ? access.sessionId : undefined;
+    const at = sessionId !== undefined ? this.iso() : '';
     const draft: Omit<Session, 'accountId'> | undefined =
-      a.starts && access.sessionId !== undefined
+      sessionId !== undefined
         ? {
             id: randomUUID(),
             caller,
-            sessionId: access.sessionId,
+            sessionId,
             action: access.action,
             streamName: access.streamName,
             clientIp: access.clientIp,
@@ -199,11 +201,7 @@ export class SessionControl {
     this.logger.info({ session: s.id, caller: s.caller, action: s.action, accountId: s.accountId, tokenId: s.tokenId, reason: s.endedReason, trigger }, 'session ended by Streamgate');
     this.lifecycle.signal({ kind: 'session_ended', caller: s.caller, sessionId: s.sessionId, ended: s });
     if (this.cutter) {
-      const target = { caller: s.caller, callerSessionId: s.sessionId, native: s.native ?? {}, direction: s.action, streamName: s.streamName, serverAddress: s.serverAddress };
-      // the cutter counts the calls it makes; a session no configured server holds is counted here
-      void this.cutter.cut(target).then((r) => {
-        if (r === 'no_server') this.metrics.sessionCuts.inc({ caller: s.caller, outcome: 'no_server' });
-      });
+      void this.cutter.cut({ caller: s.caller, callerSessionId: s.sessionId, native: s.native ?? {}, direction: s.action, streamName: s.streamName, serverAddress: s.serverAddress });
     }
   }
 

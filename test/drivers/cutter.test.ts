@@ -137,7 +137,12 @@ describe('Cutter', () => {
     ]);
     assert.equal(await two.cutter.cut(rtmp({ serverAddress: '10.1.0.1' })), 'no_server');
     assert.deepEqual([a.calls.length, b.calls.length], [0, 0]);
-    assert.deepEqual([...h.outcomes, ...two.outcomes], []);
+    assert.deepEqual([...h.outcomes, ...two.outcomes], [
+      ['mediamtx', 'no_server'],
+      ['mediamtx', 'no_server'],
+      ['ome', 'no_server'],
+      ['mediamtx', 'no_server'],
+    ]);
   });
 });
 

@@ -33,8 +33,8 @@ export interface CutterOptions {
 }
 
 export interface CutterHooks {
-  /** Once per cut that reached a server: what came of it. */
-  onOutcome(caller: string, outcome: CutOutcome | 'failed'): void;
+  /** Once per cut: what came of it (no_server: no configured server holds the session). */
+  onOutcome(caller: string, outcome: CutResult): void;
   logger: Logger;
 }
 
@@ -80,6 +80,7 @@ export class Cutter {
     const picked = this.pick(target);
     if (!picked) {
       this.hooks.logger.debug({ caller: target.caller, session: target.callerSessionId }, 'no media server configured for this session; not cut');
+      this.report(target.caller, 'no_server');
       return 'no_server';
     }
     const driver = DRIVERS[picked.server.caller] as Driver;
@@ -121,7 +122,7 @@ export class Cutter {
   }
 
   /** The outcome hook, kept from turning a counted cut into a rejection. */
-  private report(caller: string, outcome: CutOutcome | 'failed'): void {
+  private report(caller: string, outcome: CutResult): void {
     try {
       this.hooks.onOutcome(caller, outcome);
     } catch (err) {

@@ -748,15 +748,11 @@ export class RedisStore implements Store {
   async admitSession(s: Session, ttlSeconds: number, limits: SessionLimits): Promise<AdmitResult> {
     const now = this.now();
     const expires = Date.parse(s.lastSeenOn) + ttlSeconds * 1000;
+    const pointer: SessionPointer = { a: s.accountId, id: s.id, t: s.tokenId, s: s.streamName };
     const reply = (await this.run(
       'sessionAdmit',
-      keys.sessionRecord(s.accountId, s.id),
-      keys.sessionsLive(s.accountId),
-      keys.sessionsOfToken(s.accountId, s.tokenId),
-      keys.sessionsOfStream(s.accountId, s.streamName),
-      keys.publishersOfStream(s.accountId, s.streamName),
+      ...this.sessionKeys(pointer, s.caller, s.sessionId),
       keys.tokenUses(s.accountId, s.tokenId),
-      keys.sessionPointer(s.accountId, s.caller, s.sessionId),
       JSON.stringify(s),
       expires,
       now,
@@ -771,7 +767,6 @@ export class RedisStore implements Store {
     )) as string[];
     if (reply[0] !== 'ok') return { admitted: false, reason: reply[0] as 'session_limit' | 'uses_exhausted' | 'stream_taken' };
     const replaced = reply.slice(1).map((r) => JSON.parse(r) as Session);
-    const pointer: SessionPointer = { a: s.accountId, id: s.id, t: s.tokenId, s: s.streamName };
     await this.redis.set(keys.session(s.caller, s.sessionId), JSON.stringify(pointer), 'PX', Math.max(1, expires - now));
     // The gauge's counts: outside the account's slot, and not worth a wait.
     const countKey = `${s.caller}:${s.action}`;

@@ -1,8 +1,9 @@
 -- session-admit: registers a session if the token's limits allow it, in one atomic step (the rule
 -- is admissionStep in domain/store-rules.ts, mirrored here where it must run to stay exact).
 -- KEYS[1] record {a}:ss:<id>, KEYS[2] account's live sessions, KEYS[3] the token's, KEYS[4] the
--- stream's, KEYS[5] the stream's publishers (zsets: id -> expiry ms), KEYS[6] the token's use
--- count, KEYS[7] caller-id pointer {a}:sp:<caller>:<caller id> -> id
+-- stream's, KEYS[5] the stream's publishers (zsets: id -> expiry ms), KEYS[6] caller-id pointer
+-- {a}:sp:<caller>:<caller id> -> id (KEYS[1..6] as session-touch and session-end take them),
+-- KEYS[7] the token's use count
 -- ARGV[1] record JSON, ARGV[2] expiry (ms), ARGV[3] now (ms), ARGV[4] id, ARGV[5] maxUses ('' = none),
 -- ARGV[6] maxConcurrent ('' = none), ARGV[7] publish conflict ('' | reject | replace),
 -- ARGV[8] action, ARGV[9] token id ('' = none), ARGV[10] now (ISO), ARGV[11] how long an ended record is kept (ms)
@@ -11,7 +12,7 @@ local now = tonumber(ARGV[3])
 local base = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[4] - 3)
 for i = 2, 5 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end
 -- the same connection registered again: its earlier record goes
-local old = redis.call('GET', KEYS[7])
+local old = redis.call('GET', KEYS[6])
 if old and old ~= ARGV[4] then
   local raw = redis.call('GET', base .. 'ss:' .. old)
   if raw then
@@ -23,7 +24,7 @@ if old and old ~= ARGV[4] then
     redis.call('ZREM', base .. 'ssi:p:' .. rec.streamName, old)
   end
 end
-local uses = tonumber(redis.call('GET', KEYS[6]) or '0')
+local uses = tonumber(redis.call('GET', KEYS[7]) or '0')
 if ARGV[5] ~= '' and uses >= tonumber(ARGV[5]) then return {'uses_exhausted'} end
 local pubs = {}
 if ARGV[8] == 'publish' then pubs = redis.call('ZRANGE', KEYS[5], 0, -1) end
@@ -56,10 +57,10 @@ end
 local ttl = tonumber(ARGV[2]) - now
 if ttl < 1 then ttl = 1 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
-redis.call('SET', KEYS[7], ARGV[4], 'PX', ttl)
+redis.call('SET', KEYS[6], ARGV[4], 'PX', ttl)
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
 redis.call('ZADD', KEYS[3], ARGV[2], ARGV[4])
 redis.call('ZADD', KEYS[4], ARGV[2], ARGV[4])
 if ARGV[8] == 'publish' then redis.call('ZADD', KEYS[5], ARGV[2], ARGV[4]) end
-if ARGV[9] ~= '' then redis.call('INCR', KEYS[6]) end
+if ARGV[9] ~= '' then redis.call('INCR', KEYS[7]) end
 return out
