@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs node's test runner (with tsx) over test files: `node scripts/run-tests.mjs [dir ...]`.
 // Node 20's --test does not expand globs, so the files are collected here.
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
@@ -24,7 +25,25 @@ if (files.length === 0) {
   console.error('run-tests: no test files found');
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...extra, ...files], {
-  stdio: 'inherit',
-});
+// TAP to stdout as always, and the failures alone to a file printed after the summary, so a
+// failure in a long run is found without searching the whole log.
+const dir = mkdtempSync(path.join(tmpdir(), 'run-tests-'));
+const failuresFile = path.join(dir, 'failures.txt');
+const reporters = [
+  '--test-reporter=tap',
+  '--test-reporter-destination=stdout',
+  `--test-reporter=${new URL('./failures-reporter.mjs', import.meta.url).href}`,
+  `--test-reporter-destination=${failuresFile}`,
+];
+const r = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', ...reporters, ...extra, ...files],
+  { stdio: 'inherit' },
+);
+let failed = '';
+try {
+  failed = readFileSync(failuresFile, 'utf8');
+} catch {}
+rmSync(dir, { recursive: true, force: true });
+if (failed.trim()) console.log(`\n# failed tests\n${failed}`);
 process.exit(r.status ?? 1);

@@ -149,6 +149,21 @@ export const configSchema = z.strictObject({
     servers: z.array(mediaServer),
     driverTimeoutMs: z.number().int().min(1).max(60000),
     driverRetries: z.number().int().min(0).max(10),
+    // HTTP viewer sessions (docs/callers.md#http-viewer-sessions).
+    http: z.strictObject({
+      enabled: z.boolean(),
+      secret: optionalSecret,
+      credentialSeconds: z.number().int().min(2).max(86400),
+      revalidateSeconds: z.number().int().min(1).max(3600),
+      idleSeconds: z.number().int().min(2).max(86400),
+      bindAddress: z.enum(['always', 'limited', 'never']),
+      cookieName: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - only (1 to 64)'),
+      cookiePath: z.string().regex(/^\/[\x21-\x3a\x3c-\x7e]*$/, 'a path starting with / (no ; or white space)'),
+      cookieSecure: z.boolean(),
+      cookieSameSite: z.enum(['Lax', 'Strict', 'None']),
+      queryParam: z.string().regex(/^$|^[A-Za-z0-9_-]{1,64}$/, 'empty (off), or letters, digits, _ and - only'),
+      renditionSeparators: z.array(z.string().min(1).max(4).regex(/^[^/]+$/, 'must not hold /')).max(8),
+    }),
   }),
   director: z.strictObject({
     publishUrls: z.array(z.string().min(1)),
@@ -205,6 +220,9 @@ export const configSchema = z.strictObject({
       path: ['hooks', 'secret'],
       message: `required when listening on ${c.server.host} (reachable from other machines): set STREAMGATE_HOOK_SECRET (32+ characters), listen on 127.0.0.1, or set hooks.allowUnauthenticated: true to leave /hooks/* open`,
     });
+  }
+  if (c.sessions.http.cookieSameSite === 'None' && !c.sessions.http.cookieSecure) {
+    ctx.addIssue({ code: 'custom', path: ['sessions', 'http', 'cookieSameSite'], message: 'None needs sessions.http.cookieSecure: true (browsers drop such a cookie otherwise)' });
   }
   const chosen = [c.redis.url !== '', c.redis.clusterNodes.length > 0, c.redis.sentinels.length > 0].filter(Boolean);
   if (chosen.length > 1) {

@@ -24,8 +24,8 @@ export class Metrics {
   readonly registry = new Registry();
   readonly decisions = new Counter({
     name: 'streamgate_decisions_total',
-    help: 'Access decisions by action, adapter, result and reason',
-    labelNames: ['action', 'adapter', 'result', 'reason'] as const,
+    help: 'Access decisions by action, adapter, result, reason and kind (full: decided with the token; credential: a viewer session credential checked in memory)',
+    labelNames: ['action', 'adapter', 'result', 'reason', 'kind'] as const,
     registers: [this.registry],
   });
   readonly decisionSeconds = new Histogram({
@@ -115,7 +115,7 @@ export class Metrics {
     name: 'streamgate_http_request_duration_seconds',
     help: 'Time from a request reaching the app to its answer being written, by route pattern',
     labelNames: ['route'] as const,
-    buckets: [0.0005, 0.001, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    buckets: [0.0001, 0.00025, 0.0005, 0.00075, 0.001, 0.0015, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
   });
 
@@ -125,10 +125,15 @@ export class Metrics {
   private readonly httpChild = children((v) => this.httpRequests.labels(...v));
   private readonly httpSecondsChild = children((v) => this.httpSeconds.labels(...v));
 
-  /** Counts one decision and its duration. */
+  /** Counts one full decision (the token resolved and the policy asked) and its duration. */
   decided(action: string, adapter: string, result: string, reason: string, seconds: number): void {
-    this.decisionChild(action, adapter, result, reason).inc();
+    this.decisionChild(action, adapter, result, reason, 'full').inc();
     this.decisionSecondsChild(adapter, result).observe(seconds);
+  }
+
+  /** Counts one viewer-session credential check (no store, no policy; refreshes included). */
+  credentialChecked(action: string, adapter: string, result: string, reason: string): void {
+    this.decisionChild(action, adapter, result, reason, 'credential').inc();
   }
 
   cacheLookup(result: 'hit' | 'miss'): void {

@@ -72,6 +72,6 @@ describe('the caller registry', () => {
     const r = await request(f.t.app).post('/hooks/srs').send({ action: 'on_publish', client_id: 'c1', ip: '203.0.113.7', app: 'live', stream: 'cam1', param: `?token=${pub.token}` });
     assert.deepEqual([r.status, r.text], [200, '{"code":0}']);
     const m = await f.t.services.metrics.registry.getSingleMetricAsString('streamgate_decisions_total');
-    assert.match(m, /streamgate_decisions_total\{action="publish",adapter="srs",result="allow",reason="allowed"\} 1/);
+    assert.match(m, /streamgate_decisions_total\{action="publish",adapter="srs",result="allow",reason="allowed",kind="full"\} 1/);
   });
 });

@@ -109,8 +109,8 @@ export function enforcementSuite(factory: StoreFactory): void {
       it('counts decisions in /metrics with bounded labels and never a token value', async () => {
         const m = await request(t.app).get('/metrics');
         assert.equal(m.status, 200);
-        assert.match(m.text, /streamgate_decisions_total\{action="subscribe",adapter="authorize",result="deny",reason="origin_not_allowed"\} 1/);
-        assert.match(m.text, /streamgate_decisions_total\{action="publish",adapter="authorize",result="allow",reason="allowed"\} 1/);
+        assert.match(m.text, /streamgate_decisions_total\{action="subscribe",adapter="authorize",result="deny",reason="origin_not_allowed",kind="full"\} 1/);
+        assert.match(m.text, /streamgate_decisions_total\{action="publish",adapter="authorize",result="allow",reason="allowed",kind="full"\} 1/);
         assert.ok(!m.text.includes(acct.id), 'no account id in labels');
         assert.ok(!/[0-9a-f]{64}/.test(m.text), 'no token value');
       });
