@@ -22,6 +22,7 @@ import { MediamtxPoller } from './analytics/mediamtx-poller.js';
 import { PatternChecks } from './patterns/pattern-checks.js';
 import { readFileSync } from 'node:fs';
 import { SessionControl } from './sessions/control.js';
+import { ViewerSessions } from './sessions/viewer-sessions.js';
 import { Cutter } from './sessions/drivers/cutter.js';
 
 export interface Services {
@@ -37,6 +38,8 @@ export interface Services {
   lifecycle: Lifecycle;
   /** Running sessions: admission with limits, re-asks, stops, cuts, expiry (docs/api.md#running-sessions). */
   sessions: SessionControl;
+  /** HTTP viewer sessions (sessions.http.enabled). */
+  viewers?: ViewerSessions;
   webhooks: WebhookService;
   dispatcher: WebhookDispatcher;
   usage: UsageService;
@@ -139,6 +142,13 @@ export async function createServices(
   );
   const sessions: SessionControl = new SessionControl(store, config, metrics, logger, lifecycle, cutter, now);
   sessions.start();
+  const viewers = config.sessions.http.enabled
+    ? new ViewerSessions(config.sessions.http, { hookSecret: config.hooks.secret, dataDir: config.dataDir }, store, enforcer.lookup, logger, now)
+    : undefined;
+  if (viewers) {
+    sessions.onEnded((s) => viewers.sessionEnded(s));
+    viewers.start();
+  }
   metrics.watchSessions(() => store.sessionCounts());
   const poller = config.analytics.mediamtx.apiUrl
     ? new MediamtxPoller(
@@ -167,15 +177,17 @@ export async function createServices(
     logger,
     store,
     accounts,
-    tokens: new TokenService(store, now, config.limits, (accountId, id, before, after) =>
-      sessions.tokenChanged(accountId, id, before, after).catch((e: Error) => logger.warn({ accountId, tokenId: id, err: e.message }, 'sessions of a changed token: not ended')),
-    ),
+    tokens: new TokenService(store, now, config.limits, (accountId, id, before, after) => {
+      viewers?.tokenChanged(id, after);
+      return sessions.tokenChanged(accountId, id, before, after).catch((e: Error) => logger.warn({ accountId, tokenId: id, err: e.message }, 'sessions of a changed token: not ended'));
+    }),
     metrics,
     geo,
     enforcer,
     keys,
     lifecycle,
     sessions,
+    viewers,
     webhooks,
     dispatcher,
     usage,
@@ -185,6 +197,7 @@ export async function createServices(
     close: async (deadline?: number) => {
       clearInterval(reload);
       sessions.stop();
+      viewers?.stop();
       // The HTTP server has stopped: no write is left to validate.
       await patterns.close();
       await poller?.stop();

@@ -7,7 +7,10 @@ import { z } from 'zod';
 import { bearer } from '../http/middleware.js';
 import { clientAddress, requestOrigin, trustedCountry } from '../http/client.js';
 import { originalPath } from '../domain/paths.js';
-import type { Caller, CallerRoute, Outcome, Reply } from './caller.js';
+import { parse as parseCookie } from 'cookie';
+import { REASONS, type Reason } from '../policy/types.js';
+import type { CredentialCheck } from '../sessions/viewer-sessions.js';
+import type { Caller, CallerRoute, Outcome, Reply, ViewerCredentials } from './caller.js';
 import { nameable, perConfig, refusalBody, refusalStatus, tokenFromQuery } from './shared.js';
 
 const PREFIX = '/hooks/auth-request';
@@ -60,23 +63,68 @@ const read: CallerRoute['read'] = (req, ctx) => {
   // No stream can be named: nothing can be allowed (a denial, never a 404 or 5xx).
   if (!streamName || !nameable({ streamName, accountId })) return NO_STREAM;
   const token = tokenFromQuery(query || undefined) ?? bearer(req);
-  return {
+  const action = ctx.config.hooks.authRequest.action;
+  const clientIp = clientAddress(req, ctx.trusted);
+  const viewers = ctx.viewers;
+  const decide = (credentialProblem?: Reason, previous?: string): Outcome => ({
     admit: {
       access: {
-        action: ctx.config.hooks.authRequest.action,
+        action,
         token,
         streamName,
         accountId,
-        clientIp: clientAddress(req, ctx.trusted),
+        clientIp,
         origin: requestOrigin(req),
         country: trustedCountry(req, ctx.trusted, ctx.config.geo.trustedHeader),
         protocol: PROTOCOL_BY_EXT.find(([re]) => re.test(path))?.[1] ?? 'http',
       },
       starts: false,
       credentialsGiven: token !== undefined,
+      viewer: viewers !== undefined && token !== undefined ? { presented: token, previous } : undefined,
+      credentialProblem,
     },
+  });
+  const credential = viewers && credentialOf(req, query, viewers);
+  if (!viewers || credential === undefined) return decide();
+  // A viewer session's credential: checked in memory (docs/callers.md#http-viewer-sessions).
+  const answer = (c: CredentialCheck): Outcome => {
+    if (c.ok) {
+      viewers.answered(authRequest.name, action, 'allowed');
+      const headers = allowHeaders(c.tokenId, c.trackingId, c.accountId, streamName);
+      if (c.refresh !== undefined) headers.push(['set-cookie', viewers.setCookie(c.refresh)]);
+      return { reply: { status: 200, headers, json: { allowed: true } } };
+    }
+    // Not this request's credential, or one that no longer holds beside a token: decided in full.
+    if (c.reason === undefined || token !== undefined) return decide(undefined, c.previous);
+    return decide(c.reason);
   };
+  const checked = viewers.check(credential, { action, streamName, accountId, clientIp, presented: token });
+  return checked instanceof Promise ? checked.then(answer) : answer(checked);
 };
+
+/** The viewer credential a request presents: its cookie, or the configured query parameter. */
+function credentialOf(req: Request, query: string, viewers: ViewerCredentials): string | undefined {
+  const header = req.headers.cookie;
+  if (header?.includes(viewers.cookieName)) {
+    const v = parseCookie(header)[viewers.cookieName];
+    if (v) return v;
+  }
+  if (viewers.queryParam !== '' && query) {
+    const v = new URLSearchParams(query).get(viewers.queryParam);
+    if (v) return v;
+  }
+  return undefined;
+}
+
+/** The headers of an allow (auth_request_set reads them). */
+function allowHeaders(tokenId: number | undefined, trackingId: string | undefined, accountId: string | undefined, streamName: string): Array<[string, string]> {
+  const headers: Array<[string, string]> = [['cache-control', 'no-store']];
+  if (tokenId !== undefined) headers.push(['x-streamgate-token-id', String(tokenId)]);
+  if (trackingId !== undefined) headers.push(['x-streamgate-tracking-id', encodeURIComponent(trackingId)]);
+  if (accountId !== undefined) headers.push(['x-streamgate-account-id', accountId]);
+  headers.push(['x-streamgate-stream', encodeURIComponent(streamName)]);
+  return headers;
+}
 
 export const authRequest: Caller = {
   name: 'auth-request',
@@ -106,13 +154,16 @@ export const authRequest: Caller = {
       ],
     },
   ],
-  answer(d): Reply {
-    const headers: Array<[string, string]> = [['cache-control', 'no-store']];
-    if (!d.allowed) return { status: refusalStatus(d, 'by-reason'), headers, json: { allowed: false, reason: d.reason, message: d.message } };
-    if (d.tokenId !== undefined) headers.push(['x-streamgate-token-id', String(d.tokenId)]);
-    if (d.trackingId !== undefined) headers.push(['x-streamgate-tracking-id', encodeURIComponent(d.trackingId)]);
-    if (d.accountId !== undefined) headers.push(['x-streamgate-account-id', d.accountId]);
-    headers.push(['x-streamgate-stream', encodeURIComponent(d.streamName)]);
+  answer(d, admission): Reply {
+    if (!d.allowed) {
+      const headers: Array<[string, string]> = [['cache-control', 'no-store']];
+      // A credential that did not hold, on a stream that needs one: its problem is the answer (never a 503).
+      const problem = admission.credentialProblem;
+      if (problem !== undefined) return { status: REASONS[problem].status === 401 ? 401 : 403, headers, json: refusalBody(problem) };
+      return { status: refusalStatus(d, 'by-reason'), headers, json: { allowed: false, reason: d.reason, message: d.message } };
+    }
+    const headers = allowHeaders(d.tokenId, d.trackingId, d.accountId, d.streamName);
+    if (d.setCookie !== undefined) headers.push(['set-cookie', d.setCookie]);
     return { status: 200, headers, json: { allowed: true } };
   },
 };

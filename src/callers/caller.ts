@@ -4,13 +4,27 @@ import type { Request } from 'express';
 import type { z } from 'zod';
 import type { Config } from '../config/schema.js';
 import type { Logger } from 'pino';
-import type { AccessRequest } from '../policy/types.js';
+import type { AccessRequest, Reason } from '../policy/types.js';
 import type { DecisionResult } from '../enforce/enforcer.js';
 import type { LifecycleSignal } from '../lifecycle/events.js';
 import type { Session } from '../store/store.js';
 import type { TokenRecord } from '../domain/tokens.js';
 import type { UsageReport } from '../analytics/usage.js';
 import type { TrustedProxies } from '../http/client.js';
+import type { CredentialCheck, CredentialRequest } from '../sessions/viewer-sessions.js';
+
+/** HTTP viewer sessions, as a caller uses them (src/sessions/viewer-sessions.ts). */
+export interface ViewerCredentials {
+  cookieName: string;
+  /** '' when credentials are read from cookies only. */
+  queryParam: string;
+  /** Checks a presented credential in memory. */
+  check(value: string, req: CredentialRequest): CredentialCheck | Promise<CredentialCheck>;
+  /** Counts a request the credential answered (streamgate_decisions_total, kind credential). */
+  answered(caller: string, action: string, reason: string): void;
+  /** The Set-Cookie header value carrying a credential. */
+  setCookie(credential: string): string;
+}
 
 /**
  * How a caller names one of its connections, in its own terms: `id` is the key the session
@@ -43,6 +57,16 @@ export interface Admission {
   reask?: boolean;
   /** The request carried a credential of some kind (user, password or token): MediaMTX challenges only without one. */
   credentialsGiven: boolean;
+  /**
+   * An HTTP request that starts a viewer session on allow (sessions.http): `presented` is the
+   * token or JWT it carries; the allow then carries the session's credential (setCookie).
+   */
+  viewer?: { presented: string; previous?: string };
+  /**
+   * The request's viewer credential did not hold and it carried no token: it is decided without
+   * one (an open stream is still served), and a refusal names the credential's problem.
+   */
+  credentialProblem?: Reason;
 }
 
 /** An answer, described: written by one function (src/callers/mount.ts) with the same bytes as res.json / res.send. */
@@ -116,6 +140,8 @@ export interface CallerContext {
    * `serverAddress`: where the request came from (which media server holds the connection).
    */
   admit(caller: string, admission: Admission, serverAddress?: string): Promise<DecisionResult>;
+  /** HTTP viewer sessions (sessions.http.enabled), else undefined. */
+  viewers?: ViewerCredentials;
   /** Queues a lifecycle signal; never waits. */
   signal(s: LifecycleSignal): void;
   /** A session the registry holds for this caller, or null (also when the store cannot say). */

@@ -4,7 +4,48 @@
 import type { Services } from '../services.js';
 import type { TrustedProxies } from '../http/client.js';
 import { tokenHash } from '../domain/tokens.js';
-import type { CallerContext } from './caller.js';
+import type { Admission, CallerContext, ViewerCredentials } from './caller.js';
+import type { DecisionResult } from '../enforce/enforcer.js';
+import type { ViewerSessions } from '../sessions/viewer-sessions.js';
+import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
+
+/**
+ * An HTTP viewer's full decision: on allow a viewer session starts (registered, counted by the
+ * token's limits, living sessions.http.idleSeconds past its last presentation) and the answer
+ * carries its credential.
+ */
+async function admitViewer(
+  s: Services,
+  viewers: ViewerSessions,
+  caller: string,
+  a: Admission,
+  { presented, previous }: { presented: string; previous?: string },
+  serverAddress?: string,
+): Promise<DecisionResult> {
+  if (previous !== undefined) {
+    // the same viewer asking again: its old session stops counting against the token's limits
+    viewers.replaced(previous);
+    const at = new Date().toISOString();
+    await s.store.endSession(caller, previous, { reason: 'done', at, keepSeconds: ENDED_SESSION_KEEP_S }).catch(() => null);
+  }
+  const sid = viewers.newSessionId();
+  const access = { ...a.access, sessionId: sid, admission: 'session' } as const;
+  const run = s.sessions.begin(caller, { ...a, access, starts: true }, serverAddress, s.config.sessions.http.idleSeconds);
+  const d = await s.enforcer.decide(access, caller, run.admit);
+  run.settle(d);
+  const credential = d.allowed ? viewers.issue(d, access, sid, presented) : undefined;
+  return credential === undefined ? d : { ...d, setCookie: viewers.setCookie(credential) };
+}
+
+function viewerCredentials(s: Services, viewers: ViewerSessions): ViewerCredentials {
+  return {
+    cookieName: viewers.cookieName,
+    queryParam: s.config.sessions.http.queryParam,
+    check: (value, req) => viewers.check(value, req),
+    answered: (caller, action, reason) => s.metrics.credentialChecked(action, caller, reason === 'allowed' ? 'allow' : 'deny', reason),
+    setCookie: (credential) => viewers.setCookie(credential),
+  };
+}
 
 export function callerContext(s: Services, trusted: TrustedProxies): CallerContext {
   return {
@@ -12,6 +53,7 @@ export function callerContext(s: Services, trusted: TrustedProxies): CallerConte
     logger: s.logger,
     trusted,
     admit: (caller, a, serverAddress) => {
+      if (a.viewer !== undefined && s.viewers !== undefined) return admitViewer(s, s.viewers, caller, a, a.viewer, serverAddress);
       if (a.reask) return s.sessions.reask(caller, a, (admit) => s.enforcer.decide(a.access, caller, admit), serverAddress);
       // What an allow starts: a session the registry keeps, or (HTTP callers, no connection named) nothing it can count.
       const access = { ...a.access, admission: a.starts && a.access.sessionId !== undefined ? 'session' : 'none' } as const;
@@ -21,6 +63,7 @@ export function callerContext(s: Services, trusted: TrustedProxies): CallerConte
         return s.sessions.withLifetime(d);
       });
     },
+    viewers: s.viewers && viewerCredentials(s, s.viewers),
     signal: (sig) => s.lifecycle.signal(sig),
     sessionOf: (caller, sessionId) => s.store.getSession(caller, sessionId).catch(() => null),
     // Read fresh (not from the decision cache): a publisher that started elsewhere is rare, and must be current.

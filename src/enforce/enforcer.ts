@@ -18,6 +18,8 @@ import type { GeoLookup } from './geo.js';
 
 export interface DecisionResult extends Decision {
   decisionId: string;
+  /** An HTTP viewer session's credential, as the Set-Cookie header value that carries it (docs/callers.md#http-viewer-sessions). */
+  setCookie?: string;
 }
 
 /** A step after an allow that may refuse it (src/sessions/control.ts); store calls through `timed`. */

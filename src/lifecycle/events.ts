@@ -17,6 +17,8 @@ export type LifecycleSignal =
       record?: Session;
       /** The record was registered at admission (a token with limits): only the rest is left to do. */
       registered?: boolean;
+      /** How long the record lives without a touch, when not enforcement.liveTtlSeconds (HTTP viewers: sessions.http.idleSeconds). */
+      ttlSeconds?: number;
     }
   | {
       kind: 'session_ended';

@@ -132,7 +132,7 @@ export class Lifecycle {
             ? undefined
             : { id: randomUUID(), caller: s.caller, sessionId: s.sessionId, action: s.action, accountId: s.accountId, streamName: s.streamName, tokenId: s.tokenId, trackingId: s.trackingId, feedId: s.action === 'publish' ? randomUUID() : undefined, startedOn, lastSeenOn: startedOn });
         const feedId = s.action === 'publish' ? (record?.feedId ?? randomUUID()) : undefined;
-        if (record && !s.registered) await this.store.startSession(record, ttl);
+        if (record && !s.registered) await this.store.startSession(record, s.ttlSeconds ?? ttl);
         if (feedId !== undefined) {
           await this.store.startLiveStream(
             { accountId: s.accountId, streamName: s.streamName, tokenId: s.tokenId ?? 0, feedId, startedOn: new Date(at).toISOString(), caller: s.caller },

@@ -60,6 +60,10 @@ export const REASONS = {
   uses_exhausted: { status: 403, message: 'Unauthorized: Token already used' },
   stream_taken: { status: 403, message: 'Unauthorized: Stream already being published' },
   session_terminated: { status: 403, message: 'Unauthorized: Session terminated' },
+  session_ended: { status: 401, message: 'Unauthorized: Viewer session ended, ask again with the token' },
+  credential_invalid: { status: 401, message: 'Unauthorized: Invalid session credential' },
+  credential_expired: { status: 401, message: 'Unauthorized: Session credential expired' },
+  credential_address: { status: 403, message: 'Unauthorized: Session credential presented from another address' },
   store_unavailable: { status: 503, message: 'Service Unavailable: token store unreachable' },
 } as const;
 

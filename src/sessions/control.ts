@@ -39,6 +39,7 @@ const fieldsOf = (d: Decision) => ({ streamName: d.streamName, accountId: d.acco
 export class SessionControl {
   private sweeper?: NodeJS.Timeout;
   private sweeping = false;
+  private readonly endedListeners: Array<(s: Session) => void> = [];
 
   constructor(
     private readonly store: Store,
@@ -127,6 +128,7 @@ export class SessionControl {
           trackingId: d.trackingId,
           record: draft ? complete(d) : undefined,
           registered,
+          ttlSeconds: ttlSeconds !== this.ttl ? ttlSeconds : undefined,
         });
       },
     };
@@ -196,8 +198,14 @@ export class SessionControl {
     return done;
   }
 
+  /** Called with every session Streamgate ends (HTTP viewer credentials follow it: src/sessions/viewer-sessions.ts). */
+  onEnded(listener: (s: Session) => void): void {
+    this.endedListeners.push(listener);
+  }
+
   /** After the registry ended a session: its media server drops it, and the events go out. */
   private ended(s: Session, trigger: EndTrigger): void {
+    for (const l of this.endedListeners) l(s);
     this.logger.info({ session: s.id, caller: s.caller, action: s.action, accountId: s.accountId, tokenId: s.tokenId, reason: s.endedReason, trigger }, 'session ended by Streamgate');
     this.lifecycle.signal({ kind: 'session_ended', caller: s.caller, sessionId: s.sessionId, ended: s });
     if (this.cutter) {

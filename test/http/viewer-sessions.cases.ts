@@ -1,0 +1,275 @@
+// HTTP viewer sessions over auth_request, against every store backend
+// (docs/callers.md#http-viewer-sessions): one full decision per viewer, then a signed credential
+// checked in memory on every playlist and segment; refreshed while watched, ended when idle, cut
+// like any session, following token disable / delete / refresh on this instance at once and on
+// others within revalidateSeconds, counted by the token's limits once per viewer.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import request from 'supertest';
+import type { StoreFactory } from '../helpers/stores.js';
+import { testApp, type TestApp } from '../helpers/app.js';
+import { counting } from '../helpers/counting-store.js';
+import type { Store } from '../../src/store/store.js';
+
+const IP_A = '203.0.113.7';
+const IP_B = '203.0.113.8';
+const COOKIE = 'streamgate_session';
+const SECRET = 'viewer-credential-secret-0123456789abcdef';
+
+export function viewerSessionsSuite(factory: StoreFactory): void {
+  describe(`HTTP viewer sessions: ${factory.name}`, () => {
+    let clock = Date.parse('2026-11-26T12:00:00.000Z');
+    const now = () => clock;
+    let t: TestApp;
+    let store: Store;
+    let calls: string[];
+    /** Set: every store call fails (the store is away). */
+    let down = false;
+    let acct: { id: string; secret: string };
+    before(() => factory.setup());
+    after(() => factory.teardown());
+
+    const fresh = async (http: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => {
+      clock = Date.parse('2026-11-26T12:00:00.000Z');
+      down = false;
+      const inner = await factory.make({ now });
+      const switchable = new Proxy(inner, {
+        get(target, prop, receiver) {
+          const f = Reflect.get(target, prop, receiver);
+          if (typeof f !== 'function' || prop === 'close' || prop === 'kind' || prop === 'inProcess') return f;
+          return (...args: unknown[]) => (down ? Promise.reject(new Error('store down')) : (f as (...a: unknown[]) => unknown).apply(target, args));
+        },
+      }) as Store;
+      const c = counting(switchable);
+      store = c.store;
+      calls = c.calls;
+      t = await testApp(store, { hooks: { trustedProxies: ['127.0.0.1', '::ffff:127.0.0.1'] }, sessions: { http: { secret: SECRET, ...http } }, ...extra }, { now });
+      acct = await t.account();
+    };
+    const api = () => {
+      const auth = { authorization: `Bearer ${acct.secret}` };
+      return {
+        get: (p: string) => request(t.app).get(p).set(auth),
+        post: (p: string, b: object) => request(t.app).post(p).set(auth).send(b),
+        put: (p: string, b: object) => request(t.app).put(p).set(auth).send(b),
+        del: (p: string) => request(t.app).delete(p).set(auth),
+      };
+    };
+    const mk = async (body: Record<string, unknown> = {}) => {
+      const r = await api().post('/api/subscribe_token', { label: 'v', streams: [{ streamName: 'cam1' }], ...body });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return r.body.data as { id: number; token: string };
+    };
+    /** One auth_request as nginx sends it: the original URI, the client address, the browser's cookie. */
+    const ask = (uri: string, o: { cookie?: string; ip?: string; app?: TestApp } = {}) => {
+      const r = request((o.app ?? t).app)
+        .get('/hooks/auth-request')
+        .set({ 'x-original-uri': uri, 'x-forwarded-for': o.ip ?? IP_A });
+      return o.cookie === undefined ? r : r.set('cookie', `other=1; ${COOKIE}=${o.cookie}`);
+    };
+    /** The credential a Set-Cookie carries. */
+    const credentialOf = (r: { headers: Record<string, unknown> }): string | undefined => {
+      const sc = r.headers['set-cookie'] as string[] | undefined;
+      const m = sc?.map((c) => new RegExp(`^${COOKIE}=([^;]+)`).exec(c)).find(Boolean);
+      return m?.[1];
+    };
+    const decisions = async (kind: 'full' | 'credential') => {
+      const m = await t.services.metrics.registry.getSingleMetricAsString('streamgate_decisions_total');
+      let n = 0;
+      for (const line of m.split('\n')) if (line.includes('adapter="auth-request"') && line.includes(`kind="${kind}"`)) n += Number(line.split(' ').pop());
+      return n;
+    };
+    const viewersLive = async () => {
+      await t.services.lifecycle.idle();
+      const r = await api().get('/api/sessions?direction=subscribe');
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return (r.body.data.data as Array<{ id: string; caller: string; tokenId: number; clientIp: string }>).filter((s) => s.caller === 'auth-request');
+    };
+    const watch = async (token: string, o: { ip?: string } = {}) => {
+      const first = await ask(`/hls/cam1/index.m3u8?token=${token}`, o);
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      const c = credentialOf(first);
+      assert.ok(c, 'the allow carries a credential');
+      return c;
+    };
+
+    it('one full decision per viewer: the allow sets the cookie, every later segment is a credential check that reads no store', async () => {
+      await fresh();
+      const v = await mk({ tracking: { trackingId: 'fans' } });
+      const first = await ask(`/hls/cam1/index.m3u8?token=${v.token}`);
+      assert.equal(first.status, 200);
+      const sc = (first.headers['set-cookie'] as unknown as string[])[0];
+      assert.match(sc, new RegExp(`^${COOKIE}=[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+; Max-Age=60; Path=/; HttpOnly; SameSite=Lax$`));
+      const cookie = credentialOf(first)!;
+      assert.equal((await viewersLive()).length, 1);
+      calls.length = 0;
+      for (let i = 0; i < 20; i++) {
+        const r = await ask(`/hls/cam1/index-${i}.ts`, { cookie });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.deepEqual(
+          [r.headers['x-streamgate-token-id'], r.headers['x-streamgate-tracking-id'], r.headers['x-streamgate-account-id'], r.headers['x-streamgate-stream'], r.headers['set-cookie']],
+          [String(v.id), 'fans', acct.id, 'cam1', undefined],
+        );
+      }
+      // the playlist reload still carries the token in its URL: the same viewer, the same session
+      const reload = await ask(`/hls/cam1/index.m3u8?token=${v.token}`, { cookie });
+      assert.equal(reload.status, 200);
+      assert.deepEqual(calls, [], 'no store call for a credential check');
+      assert.deepEqual([await decisions('full'), await decisions('credential')], [1, 21]);
+      assert.equal((await viewersLive()).length, 1);
+    });
+
+    it('refreshes the credential past half its life, never past the token expiry; the registry is touched once per period', async () => {
+      await fresh();
+      const v = await mk({ expiresOn: new Date(clock + 100_000).toISOString() });
+      const cookie = await watch(v.token);
+      clock += 20_000;
+      assert.equal(credentialOf(await ask('/hls/cam1/a.ts', { cookie })), undefined, 'not yet half way');
+      await t.services.viewers!.revalidate();
+      clock += 15_000;
+      const r = await ask('/hls/cam1/b.ts', { cookie });
+      const next = credentialOf(r);
+      assert.ok(next && next !== cookie);
+      assert.match((r.headers['set-cookie'] as unknown as string[])[0], /Max-Age=60;/);
+      calls.length = 0;
+      await t.services.viewers!.revalidate();
+      assert.deepEqual(calls.filter((c) => c === 'touchSession'), ['touchSession']);
+      await t.services.viewers!.revalidate();
+      assert.deepEqual(calls.filter((c) => c === 'touchSession'), ['touchSession'], 'nothing presented since: no touch');
+      const [s] = await viewersLive();
+      assert.equal((await api().get(`/api/sessions/${s.id}`)).body.data.lastSeenAt, new Date(clock).toISOString());
+      clock += 15_000;
+      assert.equal((await ask('/hls/cam1/c.ts', { cookie: next })).status, 200);
+      // 34 s before the token expires: the refreshed credential lives to the expiry, not 60 s
+      clock += 16_000;
+      const late = await ask('/hls/cam1/c.ts', { cookie: next });
+      assert.match((late.headers['set-cookie'] as unknown as string[])[0], /Max-Age=34;/);
+      clock += 35_000;
+      const gone = await ask('/hls/cam1/d.ts', { cookie: credentialOf(late) });
+      assert.deepEqual([gone.status, gone.body.reason], [401, 'credential_expired']);
+    });
+
+    it('follows disable, delete and refresh at once on this instance, on another within revalidateSeconds', async () => {
+      await fresh();
+      const other = await testApp(store, { sessions: { http: { secret: SECRET } }, hooks: { trustedProxies: ['127.0.0.1', '::ffff:127.0.0.1'] } }, { now });
+      const v = await mk();
+      const cookie = await watch(v.token);
+      const taken = await ask('/hls/cam1/1.ts', { cookie, app: other });
+      assert.equal(taken.status, 200, `another instance takes the credential: ${JSON.stringify(taken.body)}`);
+      assert.equal((await api().put(`/api/subscribe_token/${v.id}`, { isActive: false })).status, 200);
+      const here = await ask('/hls/cam1/2.ts', { cookie });
+      assert.deepEqual([here.status, here.body.reason], [401, 'token_disabled']);
+      assert.equal((await ask('/hls/cam1/3.ts', { cookie, app: other })).status, 200, 'until it revalidates');
+      await other.services.viewers!.revalidate();
+      const there = await ask('/hls/cam1/4.ts', { cookie, app: other });
+      assert.deepEqual([there.status, there.body.reason], [401, 'token_disabled']);
+
+      const w = await mk();
+      const c2 = await watch(w.token);
+      assert.equal((await api().put(`/api/subscribe_token/${w.id}`, { refreshToken: true })).status, 200);
+      assert.deepEqual((await ask('/hls/cam1/5.ts', { cookie: c2 })).body.reason, 'token_invalid');
+      const x = await mk();
+      const c3 = await watch(x.token);
+      assert.equal((await api().del(`/api/subscribe_token/${x.id}`)).status, 200);
+      assert.deepEqual((await ask('/hls/cam1/6.ts', { cookie: c3 })).body.reason, 'token_invalid');
+      other.services.viewers?.stop();
+    });
+
+    it('serves only the granted stream: another stream, a dot segment or an encoded separator is decided without the credential', async () => {
+      await fresh({ renditionSeparators: ['_'] });
+      const v = await mk({ streams: [{ streamName: 'cam1' }, { streamName: 'premium' }] });
+      const cookie = await watch(v.token);
+      const other = await ask('/hls/premium/index.m3u8', { cookie });
+      assert.deepEqual([other.status, other.body.reason], [401, 'token_required']);
+      for (const uri of ['/hls/cam1/../premium/index.m3u8', '/hls/cam1%2F..%2Fpremium/index.m3u8', '/hls/cam1/%2e%2e/premium/x.ts']) {
+        const r = await ask(uri, { cookie });
+        assert.deepEqual([r.status, r.body.reason], [403, 'stream_not_allowed'], uri);
+      }
+      assert.equal((await ask('/hls/cam1_720p/index.m3u8', { cookie })).status, 200, 'a rendition, with renditionSeparators');
+      assert.equal((await ask('/hls/cam1x/index.m3u8', { cookie })).body.reason, 'token_required');
+    });
+
+    it('refuses a tampered, expired or foreign-address credential with 401/403 naming it; with the token the viewer starts anew', async () => {
+      await fresh({ bindAddress: 'always', idleSeconds: 600 });
+      const v = await mk({ maxConcurrentSessions: 1 });
+      const cookie = await watch(v.token);
+      const flipped = cookie.slice(0, 5) + (cookie[5] === 'A' ? 'B' : 'A') + cookie.slice(6);
+      for (const bad of [flipped, `${cookie}x`, 'garbage', `${cookie.split('.')[0]}.`]) {
+        const r = await ask('/hls/cam1/1.ts', { cookie: bad });
+        assert.deepEqual([r.status, r.body.reason], [401, 'credential_invalid'], bad);
+      }
+      const moved = await ask('/hls/cam1/1.ts', { cookie, ip: IP_B });
+      assert.deepEqual([moved.status, moved.body.reason], [403, 'credential_address']);
+      // the same viewer on its new address, with the token: the old session ends, the new one is counted
+      const again = await ask(`/hls/cam1/index.m3u8?token=${v.token}`, { cookie, ip: IP_B });
+      assert.equal(again.status, 200, JSON.stringify(again.body));
+      const live = await viewersLive();
+      assert.deepEqual(live.map((s) => s.clientIp), [IP_B]);
+      clock += 61_000;
+      const expired = await ask('/hls/cam1/2.ts', { cookie: credentialOf(again), ip: IP_B });
+      assert.deepEqual([expired.status, expired.body.reason], [401, 'credential_expired']);
+    });
+
+    it('counts a viewer once against maxConcurrentSessions and maxUses, never per segment; an idle viewer ends and frees its place', async () => {
+      await fresh({ idleSeconds: 30 });
+      const v = await mk({ maxConcurrentSessions: 1, maxUses: 2 });
+      const cookie = await watch(v.token);
+      for (let i = 0; i < 5; i++) assert.equal((await ask(`/hls/cam1/${i}.ts`, { cookie })).status, 200);
+      const second = await ask(`/hls/cam1/index.m3u8?token=${v.token}`, { ip: IP_B });
+      assert.deepEqual([second.status, second.body.reason], [403, 'session_limit']);
+      clock += 31_000;
+      await t.services.viewers!.revalidate();
+      const idle = await ask('/hls/cam1/9.ts', { cookie });
+      assert.deepEqual([idle.status, idle.body.reason], [401, 'session_ended']);
+      // the registry's record lapsed with the same idleSeconds: the place is free
+      const third = await ask(`/hls/cam1/index.m3u8?token=${v.token}`, { ip: IP_B });
+      assert.equal(third.status, 200, JSON.stringify(third.body));
+      clock += 31_000;
+      const fourth = await ask(`/hls/cam1/index.m3u8?token=${v.token}`, { ip: IP_A });
+      assert.deepEqual([fourth.status, fourth.body.reason], [403, 'uses_exhausted']);
+    });
+
+    it('a cut viewer session (DELETE /api/sessions/{id}) is refused at once: session_terminated', async () => {
+      await fresh();
+      const v = await mk();
+      const cookie = await watch(v.token);
+      const [s] = await viewersLive();
+      assert.equal((await api().del(`/api/sessions/${s.id}`)).status, 200);
+      const r = await ask('/hls/cam1/1.ts', { cookie });
+      assert.deepEqual([r.status, r.body.reason], [403, 'session_terminated']);
+      assert.deepEqual(await viewersLive(), []);
+    });
+
+    it('with the store away, a viewer holding a credential is served while a new viewer is refused', async () => {
+      await fresh();
+      const v = await mk();
+      const cookie = await watch(v.token);
+      down = true;
+      const app = t;
+      const held = await ask('/hls/cam1/1.ts', { cookie, app });
+      assert.equal(held.status, 200, JSON.stringify(held.body));
+      await app.services.viewers!.revalidate();
+      assert.equal((await ask('/hls/cam1/2.ts', { cookie, app })).status, 200);
+      const fresher = await ask(`/hls/cam1/index.m3u8?token=${v.token}`, { app, ip: IP_B });
+      assert.deepEqual([fresher.status, fresher.body.reason], [503, 'store_unavailable']);
+      const tampered = await ask('/hls/cam1/3.ts', { cookie: `${cookie}x`, app });
+      assert.deepEqual([tampered.status, tampered.body.reason], [401, 'credential_invalid'], 'never a 5xx for a bad credential');
+    });
+
+    it('a query-string credential only with sessions.http.queryParam; with viewer sessions off, limited tokens stay refused', async () => {
+      await fresh({ queryParam: 'sgc' });
+      const v = await mk();
+      const cookie = await watch(v.token);
+      assert.equal((await ask(`/hls/cam1/1.ts?sgc=${cookie}`)).status, 200);
+      await fresh();
+      const w = await mk();
+      const c2 = await watch(w.token);
+      assert.equal((await ask(`/hls/cam1/1.ts?sgc=${c2}`)).body.reason, 'token_required');
+      await fresh({ enabled: false });
+      const limited = await mk({ maxConcurrentSessions: 2 });
+      const r = await ask(`/hls/cam1/index.m3u8?token=${limited.token}`);
+      assert.deepEqual([r.status, r.body.reason, r.headers['set-cookie']], [403, 'session_limit', undefined]);
+      assert.match(r.body.message, /HTTP streaming/);
+    });
+  });
+}
