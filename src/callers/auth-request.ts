@@ -91,7 +91,7 @@ const read: CallerRoute['read'] = (req, ctx) => {
     if (c.ok) {
       viewers.answered(authRequest.name, action, 'allowed');
       const headers = allowHeaders(c.tokenId, c.trackingId, c.accountId, streamName);
-      if (c.refresh !== undefined) headers.push(['set-cookie', viewers.setCookie(c.refresh)]);
+      if (c.refresh !== undefined) headers.push(...viewerHeaders(viewers.setCookie(c.refresh), viewers.queryParam !== '' ? c.refresh : undefined));
       return { reply: { status: 200, headers, json: { allowed: true } } };
     }
     // Not this request's credential, or one that no longer holds beside a token: decided in full.
@@ -114,6 +114,13 @@ function credentialOf(req: Request, query: string, viewers: ViewerCredentials): 
     if (v) return v;
   }
   return undefined;
+}
+
+/** A credential granted or refreshed: its cookie, and with sessions.http.queryParam the bare value for a playlist rewrite. */
+function viewerHeaders(setCookie: string, credential: string | undefined): Array<[string, string]> {
+  const out: Array<[string, string]> = [['set-cookie', setCookie]];
+  if (credential !== undefined) out.push(['x-streamgate-credential', credential]);
+  return out;
 }
 
 /** The headers of an allow (auth_request_set reads them). */
@@ -163,7 +170,7 @@ export const authRequest: Caller = {
       return { status: refusalStatus(d, 'by-reason'), headers, json: { allowed: false, reason: d.reason, message: d.message } };
     }
     const headers = allowHeaders(d.tokenId, d.trackingId, d.accountId, d.streamName);
-    if (d.setCookie !== undefined) headers.push(['set-cookie', d.setCookie]);
+    if (d.viewer !== undefined) headers.push(...viewerHeaders(d.viewer.setCookie, d.viewer.credential));
     return { status: 200, headers, json: { allowed: true } };
   },
 };

@@ -34,7 +34,8 @@ async function admitViewer(
   const d = await s.enforcer.decide(access, caller, run.admit);
   run.settle(d);
   const credential = d.allowed ? viewers.issue(d, access, sid, presented) : undefined;
-  return credential === undefined ? d : { ...d, setCookie: viewers.setCookie(credential) };
+  if (credential === undefined) return d;
+  return { ...d, viewer: { setCookie: viewers.setCookie(credential), credential: s.config.sessions.http.queryParam !== '' ? credential : undefined } };
 }
 
 function viewerCredentials(s: Services, viewers: ViewerSessions): ViewerCredentials {

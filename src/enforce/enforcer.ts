@@ -18,8 +18,8 @@ import type { GeoLookup } from './geo.js';
 
 export interface DecisionResult extends Decision {
   decisionId: string;
-  /** An HTTP viewer session's credential, as the Set-Cookie header value that carries it (docs/callers.md#http-viewer-sessions). */
-  setCookie?: string;
+  /** An HTTP viewer session's credential (docs/callers.md#http-viewer-sessions): the Set-Cookie value, and the bare value when sessions.http.queryParam asks for it. */
+  viewer?: { setCookie: string; credential?: string };
 }
 
 /** A step after an allow that may refuse it (src/sessions/control.ts); store calls through `timed`. */

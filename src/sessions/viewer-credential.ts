@@ -30,6 +30,8 @@ export interface ViewerClaims {
   i?: string;
   /** Expiry, epoch seconds (never past the token's expiresOn). */
   e: number;
+  /** The latest a refresh may reach, epoch seconds: a self-signed JWT's own `exp`. */
+  m?: number;
 }
 
 const MAC_BYTES = 16;
@@ -98,7 +100,8 @@ export function readCredential(key: Buffer, value: string): ViewerClaims | undef
       (c.c === 'publish' || c.c === 'subscribe') &&
       typeof c.n === 'string' &&
       (c.i === undefined || typeof c.i === 'string') &&
-      Number.isSafeInteger(c.e);
+      Number.isSafeInteger(c.e) &&
+      (c.m === undefined || Number.isSafeInteger(c.m));
     return ok ? c : undefined;
   } catch {
     return undefined;

@@ -10,6 +10,7 @@
 // With the store away nothing here fails: the state stays as it was last read.
 import { randomBytes } from 'node:crypto';
 import { serialize } from 'cookie';
+import { decodeJwt } from 'jose';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { AccessRequest, Decision, Reason } from '../policy/types.js';
@@ -78,6 +79,16 @@ const stateOf = (t: TokenRecord, used: number): TokenState => ({
   trackingId: t.tracking?.trackingId,
   used,
 });
+
+/** The `exp` of a JWT the decision has verified, else undefined. */
+function jwtExpiry(jwt: string): number | undefined {
+  try {
+    const exp = decodeJwt(jwt).exp;
+    return typeof exp === 'number' && Number.isFinite(exp) ? Math.floor(exp) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The claims a token-changing write leaves a credential with: refused as a full decision would refuse it. */
 function tokenProblem(t: TokenState, claims: ViewerClaims, now: number): Reason | undefined {
@@ -167,6 +178,14 @@ export class ViewerSessions {
       n: d.streamName,
       e: this.expiry(now, state),
     };
+    if (d.selfSigned) {
+      // a self-signed JWT (verified by the decision) bounds its credential by its own exp too
+      const exp = jwtExpiry(presented);
+      if (exp !== undefined) {
+        claims.m = exp;
+        claims.e = Math.min(claims.e, exp);
+      }
+    }
     if (bind && access.clientIp !== undefined) claims.i = access.clientIp;
     return mintCredential(this.key, claims);
   }
@@ -221,7 +240,7 @@ export class ViewerSessions {
     const out: CredentialCheck = { ok: true, tokenId: claims.t, accountId: claims.a, trackingId: t?.trackingId };
     // Refreshed past half its life, while the token record is the one it was granted on.
     if (t !== undefined && t.rev === claims.r && (claims.e * 1000 - now) * 2 < this.cfg.credentialSeconds * 1000) {
-      const e = this.expiry(now, t);
+      const e = Math.min(this.expiry(now, t), claims.m ?? Number.MAX_SAFE_INTEGER);
       if (e > claims.e) out.refresh = mintCredential(this.key, { ...claims, e });
     }
     return out;

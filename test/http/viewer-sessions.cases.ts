@@ -10,6 +10,7 @@ import type { StoreFactory } from '../helpers/stores.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { counting } from '../helpers/counting-store.js';
 import type { Store } from '../../src/store/store.js';
+import { signSubscribeJwt } from '../../src/policy/self-signed.js';
 
 const IP_A = '203.0.113.7';
 const IP_B = '203.0.113.8';
@@ -165,7 +166,9 @@ export function viewerSessionsSuite(factory: StoreFactory): void {
       assert.deepEqual([there.status, there.body.reason], [401, 'token_disabled']);
 
       const w = await mk();
-      const c2 = await watch(w.token);
+      const plain = await ask(`/hls/cam1/index.m3u8?token=${w.token}`);
+      assert.equal(plain.headers['x-streamgate-credential'], undefined, 'no bare credential without queryParam');
+      const c2 = credentialOf(plain)!;
       assert.equal((await api().put(`/api/subscribe_token/${w.id}`, { refreshToken: true })).status, 200);
       assert.deepEqual((await ask('/hls/cam1/5.ts', { cookie: c2 })).body.reason, 'token_invalid');
       const x = await mk();
@@ -229,6 +232,21 @@ export function viewerSessionsSuite(factory: StoreFactory): void {
       assert.deepEqual([fourth.status, fourth.body.reason], [403, 'uses_exhausted']);
     });
 
+    it("a self-signed JWT grants a credential like its parent, never living past the JWT's own exp", async () => {
+      await fresh();
+      const parent = await mk();
+      const jwt = await signSubscribeJwt({ token: parent.token, tokenId: parent.id, streamName: 'cam1', expiresInSeconds: 40, now: Math.floor(clock / 1000) });
+      const first = await ask(`/hls/cam1/index.m3u8?token=${jwt}`);
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      assert.match((first.headers['set-cookie'] as unknown as string[])[0], /Max-Age=40;/);
+      const cookie = credentialOf(first)!;
+      clock += 25_000;
+      const r = await ask('/hls/cam1/1.ts', { cookie });
+      assert.deepEqual([r.status, r.headers['x-streamgate-token-id'], credentialOf(r)], [200, String(parent.id), undefined], 'no refresh past the JWT exp');
+      clock += 16_000;
+      assert.deepEqual((await ask('/hls/cam1/2.ts', { cookie })).body.reason, 'credential_expired');
+    });
+
     it('a cut viewer session (DELETE /api/sessions/{id}) is refused at once: session_terminated', async () => {
       await fresh();
       const v = await mk();
@@ -259,7 +277,9 @@ export function viewerSessionsSuite(factory: StoreFactory): void {
     it('a query-string credential only with sessions.http.queryParam; with viewer sessions off, limited tokens stay refused', async () => {
       await fresh({ queryParam: 'sgc' });
       const v = await mk();
-      const cookie = await watch(v.token);
+      const granted = await ask(`/hls/cam1/index.m3u8?token=${v.token}`);
+      const cookie = credentialOf(granted)!;
+      assert.equal(granted.headers['x-streamgate-credential'], cookie, 'the bare credential for sub_filter');
       assert.equal((await ask(`/hls/cam1/1.ts?sgc=${cookie}`)).status, 200);
       await fresh();
       const w = await mk();
