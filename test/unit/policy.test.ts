@@ -103,6 +103,10 @@ describe('policy: the ordered checks', () => {
         uses_exhausted: '403 Unauthorized: Token already used',
         stream_taken: '403 Unauthorized: Stream already being published',
         session_terminated: '403 Unauthorized: Session terminated',
+        session_ended: '401 Unauthorized: Viewer session ended, ask again with the token',
+        credential_invalid: '401 Unauthorized: Invalid session credential',
+        credential_expired: '401 Unauthorized: Session credential expired',
+        credential_address: '403 Unauthorized: Session credential presented from another address',
         store_unavailable: '503 Service Unavailable: token store unreachable',
       },
     );
