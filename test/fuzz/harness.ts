@@ -49,6 +49,8 @@ export interface Seeded {
   otherPub: { id: number; token: string };
   webhookId: number;
   recordingId: number;
+  /** A viewer-session credential for `sub` on cam1, granted to 127.0.0.1 (docs/callers.md#http-viewer-sessions). */
+  viewerCookie: string;
 }
 
 export interface Target {
@@ -135,6 +137,10 @@ export async function fuzzTarget(overrides: Record<string, unknown> = {}): Promi
   const wh = await api('POST', '/api/webhooks', acct.apiSecret, { url: 'https://93.184.215.14/hook', isFeedHooks: true, isRecordingHooks: true, isThumbnailHooks: true });
   assert.equal(wh.status, 200, wh.text);
   const rec = await store.startRecording({ accountId: acct.id, streamName: 'cam1', tokenId: pub.id, path: '/rec/cam1.flv', recordedOn: new Date().toISOString() });
+  const granted = await send({ method: 'GET', path: '/hooks/auth-request', headers: { 'x-original-uri': `/hls/cam1/index.m3u8?token=${sub.token}` } });
+  assert.equal(granted.status, 200, granted.text);
+  const viewerCookie = /streamgate_session=([^;]+)/.exec(String(granted.headers['set-cookie']))?.[1];
+  assert.ok(viewerCookie, 'the allow carries a viewer credential');
 
   const settle = async () => {
     await services.lifecycle.idle();
@@ -196,6 +202,7 @@ export async function fuzzTarget(overrides: Record<string, unknown> = {}): Promi
       otherPub,
       webhookId: JSON.parse(wh.text).data.id,
       recordingId: rec.id,
+      viewerCookie,
     },
     send,
     snapshot,

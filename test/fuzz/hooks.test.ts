@@ -25,6 +25,8 @@ const HOOKS: EntryPoint[] = [
   { method: 'GET', path: '/hooks/auth-request', auth: 'none', headers: (t) => ({ 'x-original-uri': `/live/cam1/index.m3u8?token=${t.seeded.sub.token}` }) },
   { method: 'POST', path: '/hooks/auth-request', auth: 'streamToken', headers: () => ({ 'x-forwarded-uri': '/hls/cam1.m3u8' }) },
   { method: 'GET', path: '/hooks/auth-request/hls/cam1/seg-1.ts', auth: 'none', query: (t) => `token=${t.seeded.sub.token}` },
+  // a viewer's segment with its session credential and no token (mutations reach the cookie too)
+  { method: 'GET', path: '/hooks/auth-request', auth: 'none', headers: (t) => ({ 'x-original-uri': '/hls/cam1/seg-3.ts', cookie: `theme=dark; streamgate_session=${t.seeded.viewerCookie}` }) },
   { method: 'POST', path: '/hooks/nginx-rtmp', auth: 'none', type: FORM, body: rtmp, raw: (t) => new URLSearchParams(rtmp(t)).toString() },
   { method: 'GET', path: '/hooks/nginx-rtmp', auth: 'none', query: (t) => new URLSearchParams({ ...rtmp(t), call: 'play', token: t.seeded.sub.token }).toString() },
   {
