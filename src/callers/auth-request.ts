@@ -65,7 +65,8 @@ const read: CallerRoute['read'] = (req, ctx) => {
   const token = tokenFromQuery(query || undefined) ?? bearer(req);
   const action = ctx.config.hooks.authRequest.action;
   const clientIp = clientAddress(req, ctx.trusted);
-  const viewers = ctx.viewers;
+  // Viewer sessions are for viewers: with hooks.authRequest.action publish every request stays a full decision.
+  const viewers = action === 'subscribe' ? ctx.viewers : undefined;
   const decide = (credentialProblem?: Reason, previous?: string): Outcome => ({
     admit: {
       access: {

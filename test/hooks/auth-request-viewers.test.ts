@@ -69,3 +69,19 @@ describe('viewer credentials through nginx, Traefik and Envoy', () => {
     assert.deepEqual([bare.status, bare.body.reason], [401, 'token_required']);
   });
 });
+
+describe('viewer credentials only for viewers', () => {
+  it('with hooks.authRequest.action publish, no credential is granted and every request is a full decision', async () => {
+    const f = await hookFixture({ hooks: { authRequest: { action: 'publish' } }, sessions: { http: { secret: 'viewer-credential-secret-0123456789abcdef' } } });
+    try {
+      const pub = await f.token('publish');
+      const r = await request(f.t.app).get('/hooks/auth-request').set({ 'x-original-uri': `/hls/cam1.m3u8?token=${pub.token}` });
+      assert.deepEqual([r.status, r.headers['set-cookie']], [200, undefined]);
+      await f.settle();
+      const live = await f.api('get', '/api/sessions');
+      assert.deepEqual(live.body.data.data, [], 'no session started');
+    } finally {
+      await f.close();
+    }
+  });
+});
