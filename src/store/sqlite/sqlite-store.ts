@@ -182,11 +182,18 @@ const accountFromRow = (r: AccountRow): Account => {
   return a;
 };
 
+/** How often another connection's commits are looked for: what they change is seen within this (and well within 1 s). */
+const VERSION_POLL_MS = 250;
+/** Account versions remembered at most (all are dropped when full). */
+const VERSIONS_KEPT = 100_000;
+
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' */
   file: string;
   synchronous?: 'FULL' | 'NORMAL';
   now?: () => number;
+  /** How often to look for commits by other connections to the file (default 250 ms). */
+  versionPollMs?: number;
 }
 
 export class SqliteStore implements Store {
@@ -205,6 +212,39 @@ export class SqliteStore implements Store {
     this.db.exec(SCHEMA);
     this.migrate();
     this.now = opts.now ?? Date.now;
+    this.seenDataVersion = this.dataVersion();
+    this.poll = setInterval(() => this.checkForeignWrites(), opts.versionPollMs ?? VERSION_POLL_MS);
+    this.poll.unref();
+  }
+
+  // Account versions are answered from memory: every decision reads one, and the SELECT costs
+  // several microseconds. This connection's own writes drop the account's entry in the same code
+  // that moves the version (bumpVersion, inside the write's transaction; a rolled-back write only
+  // makes the next read go to the file again). Another connection's commits (the CLI, a second
+  // instance on the same file) are seen through `PRAGMA data_version`, which changes when any
+  // other connection commits: polled every VERSION_POLL_MS, and a change drops every entry.
+  private readonly versions = new Map<string, number>();
+  private seenDataVersion: number;
+  private readonly poll: NodeJS.Timeout;
+
+  private dataVersion(): number {
+    return this.db.pragma('data_version', { simple: true }) as number;
+  }
+
+  /** Drops the remembered versions when another connection has committed since the last look. */
+  private checkForeignWrites(): void {
+    if (this.closed) return;
+    let v: number;
+    try {
+      v = this.dataVersion();
+    } catch {
+      this.versions.clear(); // the file cannot be read now: remember nothing
+      return;
+    }
+    if (v !== this.seenDataVersion) {
+      this.seenDataVersion = v;
+      this.versions.clear();
+    }
   }
 
   /**
@@ -267,6 +307,8 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.poll);
+    this.versions.clear();
     this.db.close();
   }
 
@@ -348,6 +390,7 @@ export class SqliteStore implements Store {
 
   /** Every write of an account's tokens or settings moves its version (inside the write's transaction). */
   private bumpVersion(accountId: string): void {
+    this.versions.delete(accountId); // read again from the file after this write (or its rollback)
     this.stmt('INSERT INTO account_versions (account_id, ver) VALUES (?, 1) ON CONFLICT(account_id) DO UPDATE SET ver = ver + 1')
       .run(accountId);
   }
@@ -435,8 +478,13 @@ export class SqliteStore implements Store {
   }
 
   async accountVersion(accountId: string): Promise<number> {
-    // on every decision: one plucked column (about 40% cheaper than a row object, measured)
-    return (this.versionStmt.get(accountId) as number | undefined) ?? 0;
+    // on every decision: from memory, else one plucked column (about 40% cheaper than a row object)
+    const known = this.versions.get(accountId);
+    if (known !== undefined) return known;
+    const ver = (this.versionStmt.get(accountId) as number | undefined) ?? 0;
+    if (this.versions.size >= VERSIONS_KEPT) this.versions.clear();
+    this.versions.set(accountId, ver);
+    return ver;
   }
 
   // ---- webhooks ----
