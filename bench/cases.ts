@@ -7,8 +7,39 @@ export async function api(base: string, secret: string, method: string, p: strin
   return (await r.json()) as { data: Record<string, unknown> & { id: number; token: string } };
 }
 
-/** The request shapes, with the tokens of the Streamgate under test. */
-export async function cases(sg: Target, secret: string): Promise<Case[] & { subscribeTokenId?: number }> {
+/** Every case's name, in the order they run (BENCH_CASES picks among them). */
+export const CASE_NAMES = [
+  'authorize (JSON)',
+  'nginx-rtmp (form)',
+  'mediamtx auth',
+  'mediamtx auth, limited token',
+  'auth-request',
+  'auth-request, session credential',
+  'director subscribe',
+  'deny (stream)',
+  'bind, already bound',
+] as const;
+export const AUTHORIZE = 'authorize (JSON)';
+export const CREDENTIAL = 'auth-request, session credential';
+
+/**
+ * The viewer's first request with its token, as nginx auth_request forwards it: its answer's
+ * Set-Cookie (name=value) is the session credential the credential case presents. Without one
+ * (viewer sessions off or not in this build) the case would measure refusals or full decisions:
+ * the run stops instead.
+ */
+async function sessionCookie(sg: Target, token: string, ip: string): Promise<string> {
+  const r = await fetch(`${sg.base}/hooks/auth-request`, { headers: { 'x-original-uri': `/hls/cam1/index.m3u8?token=${token}`, 'x-real-ip': ip } });
+  const body = await r.text();
+  const setCookie = r.headers.getSetCookie().find((c) => c.startsWith('streamgate_session='));
+  if (r.status !== 200 || setCookie === undefined) {
+    throw new Error(`${sg.name}: no session credential in the answer to the first auth-request (status ${r.status}, set-cookie ${JSON.stringify(r.headers.getSetCookie())}, body ${body})`);
+  }
+  return setCookie.split(';')[0].trim();
+}
+
+/** The request shapes, with the tokens of the Streamgate under test: the selected ones (all by default), in CASE_NAMES order. */
+export async function cases(sg: Target, secret: string, selected: ReadonlySet<string> = new Set(CASE_NAMES)): Promise<Case[] & { subscribeTokenId?: number }> {
   const sub = (await api(sg.base, secret, 'POST', '/api/subscribe_token', { label: 'bench', streams: [{ streamName: 'cam1' }], tracking: { trackingId: 'bench' } })).data;
   const bind = (await api(sg.base, secret, 'POST', '/api/subscribe_token', { label: 'bind', streams: [{ streamName: 'cam1' }], bindIpsOnUsage: 1 })).data;
   // a limited token: its admission registers the session in the decision's store step (one connection id, re-registered each time)
@@ -18,18 +49,34 @@ export async function cases(sg: Target, secret: string): Promise<Case[] & { subs
   const json = { 'content-type': 'application/json' };
   const authorize = (token: string, streamName = 'cam1') => JSON.stringify({ action: 'subscribe', token, streamName, clientIp: '203.0.113.7', protocol: 'hls' });
   await fetch(`${sg.base}/hooks/authorize`, { method: 'POST', headers: json, body: authorize(bind.token) }); // binds 203.0.113.7
-  const list: Case[] & { subscribeTokenId?: number } = [
+  // The credential case: a token of its own (the other cases' full decisions leave its viewer
+  // session alone); one full decision with the token gives the cookie, then every request is a
+  // segment of the same stream with the cookie and no token, checked in memory.
+  let credential: Case | undefined;
+  if (selected.has(CREDENTIAL)) {
+    const viewer = (await api(sg.base, secret, 'POST', '/api/subscribe_token', { label: 'viewer', streams: [{ streamName: 'cam1' }] })).data;
+    const ip = '203.0.113.9';
+    // /hls/cam1/seg-17.ts names stream cam1 by the first of config/default.yaml's hooks.authRequest.streamPatterns
+    const headers = { 'x-original-uri': '/hls/cam1/seg-17.ts', 'x-real-ip': ip, cookie: await sessionCookie(sg, viewer.token, ip) };
+    const check = await fetch(`${sg.base}/hooks/auth-request`, { headers });
+    const body = await check.text();
+    if (check.status !== 200) throw new Error(`${sg.name}: a segment request with the session credential was answered ${check.status} ${body}, not 200`);
+    credential = { name: CREDENTIAL, route: '/hooks/auth-request', method: 'GET', path: '/hooks/auth-request', headers, expect: 200 };
+  }
+  const list: Case[] = [
     { name: 'authorize (JSON)', route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(sub.token), expect: 200 },
     { name: 'nginx-rtmp (form)', route: '/hooks/nginx-rtmp', method: 'POST', path: '/hooks/nginx-rtmp', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `app=live&flashver=FMLE%2F3.0&swfurl=&tcurl=rtmp%3A%2F%2Fh%2Flive&pageurl=&addr=203.0.113.7&call=play&name=cam1&start=0&duration=0&reset=0&token=${sub.token}`, expect: 200 },
     { name: 'mediamtx auth', route: '/hooks/mediamtx/auth', method: 'POST', path: '/hooks/mediamtx/auth', headers: json, body: mediamtx(sub.token, null), expect: 200 },
     { name: 'mediamtx auth, limited token', route: '/hooks/mediamtx/auth', method: 'POST', path: '/hooks/mediamtx/auth', headers: json, body: mediamtx(limited.token, '5f1c2b0e-6a3d-4c1e-9d0b-1d2f3a4b5c6d'), expect: 200 },
     { name: 'auth-request', route: '/hooks/auth-request', method: 'GET', path: '/hooks/auth-request', headers: { 'x-original-uri': `/hls/cam1/index.m3u8?token=${sub.token}`, 'x-real-ip': '203.0.113.7' }, expect: 200 },
+    ...(credential ? [credential] : []),
     { name: 'director subscribe', route: '/api/director/subscribe', method: 'POST', path: '/api/director/subscribe', headers: { ...json, authorization: `Bearer ${sub.token}` }, body: JSON.stringify({ streamName: 'cam1' }), expect: 200 },
     { name: 'deny (stream)', route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(sub.token, 'nope'), expect: 403 },
     { name: 'bind, already bound', route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(bind.token), expect: 200 },
   ];
-  list.subscribeTokenId = sub.id;
-  return list;
+  const out: Case[] & { subscribeTokenId?: number } = list.filter((c) => selected.has(c.name));
+  out.subscribeTokenId = sub.id;
+  return out;
 }
 
 /** The account of the first-start secret: what a decision on one of its tokens names. */

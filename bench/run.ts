@@ -1,23 +1,26 @@
 // npm run bench: Streamgate's decision endpoints against the floors of its platform, measured in
 // one run on one machine. Each server is its own process pinned to the same core; the load
-// generator runs on the other. Results: a table and bench/results/*.json.
+// generator runs on the other. Results: tables, the targets judged (PASS/FAIL) and bench/results/*.json.
 //   BENCH_DURATION (s, default 5)  BENCH_CONNECTIONS (default 32)  BENCH_SIZES (default 1000,100000,1000000)
 //   BENCH_SKIP_SCALE=1 (only the endpoint comparison)  BENCH_ONLY_SCALE=1  BENCH_BACKENDS=sqlite,redis (scale run)  BENCH_REDIS_CPU (default 0, the load generator's)
+//   BENCH_CASES=<comma list of case names or parts of names> (only those cases, e.g. BENCH_CASES=authorize,credential)
 // The pieces: lib/config (settings), lib/targets (processes), lib/load (load generation),
-// lib/stats (medians, server-side p99), lib/report (tables, result file), cases, scale.
+// lib/stats (medians, server-side p99), lib/report (tables, result file), lib/goals (the targets), cases, scale.
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
-import { cases } from './cases.js';
-import { CONNECTIONS, DURATION, LOAD_CPU, ROOT, SERVER_CPU } from './lib/config.js';
+import { CASE_NAMES, cases } from './cases.js';
+import { CONNECTIONS, DURATION, LOAD_CPU, ROOT, SERVER_CPU, SIZES, selectCases } from './lib/config.js';
+import { judge, printTargets } from './lib/goals.js';
 import { load, pacedMedian, type Result, WRK } from './lib/load.js';
-import { printEndpointTable, writeResults } from './lib/report.js';
+import { printCpuTable, printEndpointTable, writeResults } from './lib/report.js';
 import { rssMb, startProcess, startRedis, streamgate } from './lib/targets.js';
-import { scaleRun } from './scale.js';
+import { type ScaleRow, scaleRun } from './scale.js';
 
 async function main(): Promise<void> {
   // The load generator (this process) and Redis stay off the servers' core.
   const pin = (pid: number) => spawnSync('taskset', ['-cp', LOAD_CPU, String(pid)], { stdio: 'ignore' });
   pin(process.pid);
+  const selected = selectCases(CASE_NAMES); // before the build: a BENCH_CASES typo stops the run at once
   if (!process.env.BENCH_NO_BUILD) spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const machine = { cpus: cpus().length, cpu: cpus()[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; duration ${DURATION}s, ${CONNECTIONS} connections, servers pinned to CPU ${SERVER_CPU}, load and Redis to CPU ${LOAD_CPU}`);
@@ -27,6 +30,9 @@ async function main(): Promise<void> {
   if (redisPid) spawnSync('taskset', ['-cp', process.env.BENCH_REDIS_CPU ?? LOAD_CPU, String(redisPid)], { stdio: 'ignore' });
   const procs: ChildProcess[] = [];
   const results: Result[] = [];
+  const half: Array<Awaited<ReturnType<typeof pacedMedian>>> = [];
+  let caseNames: string[] = [];
+  let scale: ScaleRow[] | undefined;
   const out: Record<string, unknown> = { machine, duration: DURATION, connections: CONNECTIONS, at: new Date().toISOString() };
   try {
     if (!process.env.BENCH_ONLY_SCALE) {
@@ -38,9 +44,10 @@ async function main(): Promise<void> {
       const onRedis = await streamgate('streamgate redis', { REDIS_URL: redis.url, STREAMGATE_REDIS_KEYPREFIX: 'bench:' });
       procs.push(nodeFloor.proc, expressFloor.proc, bornFloor.proc, sqlite.t.proc, onRedis.t.proc);
 
-      const sqliteCases = await cases(sqlite.t, sqlite.secret);
-      const redisCases = await cases(onRedis.t, onRedis.secret);
-      const half: Result[] = [];
+      const sqliteCases = await cases(sqlite.t, sqlite.secret, selected);
+      const redisCases = await cases(onRedis.t, onRedis.secret, selected);
+      caseNames = sqliteCases.map((c) => c.name);
+      console.log(`cases: ${caseNames.join('; ')}`);
       for (let i = 0; i < sqliteCases.length; i++) {
         const floorCase = { ...sqliteCases[i], expect: 200 };
         const nf = await load(nodeFloor, floorCase);
@@ -55,17 +62,20 @@ async function main(): Promise<void> {
         half.push(await pacedMedian(onRedis.t, redisCases[i], Math.max(1, Math.floor(r.rps / 2)), DURATION));
       }
       console.log(`\nload: ${WRK ? 'wrk' : 'autocannon'}; p99 at half max: ${WRK ? 'wrk, requests spread at half the measured rate' : 'undici, paced'}`);
-      const rows = printEndpointTable(sqliteCases.map((c) => c.name), results, half);
-      out.endpoints = rows;
+      out.endpoints = printEndpointTable(caseNames, results, half);
+      console.log('\nCPU per request, the floors and Streamgate side by side:');
+      out.cpu = printCpuTable(caseNames, results);
       out.rss = { sqliteMb: rssMb(sqlite.t.proc.pid!), redisMb: rssMb(onRedis.t.proc.pid!) };
       for (const p of [nodeFloor.proc, expressFloor.proc, bornFloor.proc, sqlite.t.proc, onRedis.t.proc]) p.kill('SIGTERM');
     }
 
-    if (!process.env.BENCH_SKIP_SCALE) out.scale = await scaleRun(redis);
+    if (!process.env.BENCH_SKIP_SCALE) out.scale = scale = await scaleRun(redis);
   } finally {
     for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
     await redis.stop();
   }
+  out.targets = judge(caseNames, results, half, scale, SIZES);
+  printTargets(out.targets as ReturnType<typeof judge>);
   writeResults(out);
 }
 

@@ -2,8 +2,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { accountOf, cases } from './cases.js';
-import { DURATION, SIZES } from './lib/config.js';
+import { AUTHORIZE, accountOf, cases } from './cases.js';
+import { DURATION, SIZES, STREAMGATE_ENV } from './lib/config.js';
+import { SCALE_MIN } from './lib/goals.js';
 import { load, paced, type Result } from './lib/load.js';
 import { medianBy } from './lib/stats.js';
 import { type BenchRedis, flushAll, rssMb, startProcess, streamgate, type Target, usedMemory } from './lib/targets.js';
@@ -31,6 +32,11 @@ export interface ScaleRow {
   listPage1000: Figure;
   rssMb: number;
   redisBytesPerToken?: number;
+  /**
+   * The decision figures against the smallest size's of the same store (1,000 tokens by default):
+   * req/s and p99 at half as ratios (1 = flat; the flat target is req/s >= 0.9×).
+   */
+  vsBase?: { tokens: number; rps: number; p99AtHalf: number; serverP99AtHalf?: number };
 }
 
 /** The decision and management figures at each size, on both stores, and memory per token. */
@@ -45,7 +51,7 @@ export async function scaleRun(redis: BenchRedis): Promise<ScaleRow[]> {
     for (const n of SIZES) {
       const dir = mkdtempSync(path.join(tmpdir(), 'sg-scale-'));
       const prefix = `scale${n}:`;
-      const env: Record<string, string> = { STREAMGATE_DATA_DIR: dir, STREAMGATE_LOG_LEVEL: 'warn' };
+      const env: Record<string, string> = { ...STREAMGATE_ENV, STREAMGATE_DATA_DIR: dir };
       let usedBefore = 0;
       if (backend === 'redis') {
         env.REDIS_URL = redis.url;
@@ -63,7 +69,7 @@ export async function scaleRun(redis: BenchRedis): Promise<ScaleRow[]> {
       const seedS = (Date.now() - t0) / 1000;
       const bytesPerToken = backend === 'redis' ? ((await usedMemory(redis.url)) - usedBefore) / n : undefined;
       const sg = await startProcess(`streamgate ${backend} ${n}`, [process.execPath, 'dist/main.js'], { ...env, STREAMGATE_DATA_DIR: first.dir });
-      const c = await cases(sg, first.secret);
+      const c = await cases(sg, first.secret, new Set([AUTHORIZE])); // c[0]: /hooks/authorize, the decision measured at each size
       procs.push({ n, sg, c, secret: first.secret, accountId, seedS, bytesPerToken });
     }
     // Three rounds: throughput and p99 under that load, then p99 with requests spread at half
@@ -117,20 +123,29 @@ export async function scaleRun(redis: BenchRedis): Promise<ScaleRow[]> {
     }
     if (backend === 'redis') await flushAll(redis.url);
   }
-  console.log('\n| store | tokens | decision req/s | p99 ms | p99 at half ms | open stream req/s | create | read | list p1 | list p1000 | RSS MB | Redis B/token |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  // Each size against the smallest of its store: the ratios the flat-scale target reads.
   for (const r of rows) {
-    console.log(`| ${r.backend} | ${r.tokens} | ${r.decision.rps} | ${r.decision.p99} | ${r.decisionP99AtHalf} | ${r.openStream.rps} | ${r.create.rps} | ${r.read.rps} | ${r.listPage1.rps} | ${r.listPage1000.rps} | ${r.rssMb.toFixed(0)} | ${r.redisBytesPerToken !== undefined ? r.redisBytesPerToken.toFixed(0) : '–'} |`);
+    const base = rows.find((b) => b.backend === r.backend && b.tokens === Math.min(...SIZES));
+    if (!base) continue;
+    r.vsBase = {
+      tokens: base.tokens,
+      rps: r.decision.rps / base.decision.rps,
+      p99AtHalf: r.decisionP99AtHalf / base.decisionP99AtHalf,
+      serverP99AtHalf: r.decisionServerP99AtHalf !== undefined && base.decisionServerP99AtHalf ? r.decisionServerP99AtHalf / base.decisionServerP99AtHalf : undefined,
+    };
   }
-  for (const backend of ['sqlite', 'redis']) {
-    const small = rows.find((r) => r.backend === backend && r.tokens === SIZES[0]);
-    const big = rows.find((r) => r.backend === backend && r.tokens === SIZES[SIZES.length - 1]);
-    if (small && big) {
-      console.log(
-        `${backend}: decision throughput at ${SIZES[SIZES.length - 1]} tokens = ${((big.decision.rps / small.decision.rps) * 100).toFixed(0)}% of ${SIZES[0]}; ` +
-          `p99 ratio ${(big.decision.p99 / small.decision.p99).toFixed(2)}, p99 at half ratio ${(big.decisionP99AtHalf / small.decisionP99AtHalf).toFixed(2)}`,
-      );
-    }
+  console.log('\n| store | tokens | decision req/s | vs base | p99 ms | p99 at half ms | vs base | server p99 at half ms | open stream req/s | create | read | list p1 | list p1000 | RSS MB | Redis B/token |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const x = (v: number | undefined) => (v === undefined ? '–' : `${v.toFixed(2)}×`);
+  for (const r of rows) {
+    console.log(
+      `| ${r.backend} | ${r.tokens} | ${r.decision.rps} | ${x(r.vsBase?.rps)} | ${r.decision.p99} | ${r.decisionP99AtHalf} | ${x(r.vsBase?.p99AtHalf)} | ${r.decisionServerP99AtHalf !== undefined ? `≤ ${r.decisionServerP99AtHalf}` : '–'} | ${r.openStream.rps} | ${r.create.rps} | ${r.read.rps} | ${r.listPage1.rps} | ${r.listPage1000.rps} | ${r.rssMb.toFixed(0)} | ${r.redisBytesPerToken !== undefined ? r.redisBytesPerToken.toFixed(0) : '–'} |`,
+    );
+  }
+  // Flat: /hooks/authorize req/s at every size at least SCALE_MIN of the smallest size's (the targets table repeats this).
+  for (const r of rows) {
+    if (!r.vsBase || r.vsBase.tokens === r.tokens) continue;
+    console.log(`${r.backend}: /hooks/authorize req/s at ${r.tokens} tokens = ${x(r.vsBase.rps)} of ${r.vsBase.tokens} (p99 at half ${x(r.vsBase.p99AtHalf)}): ${r.vsBase.rps >= SCALE_MIN ? 'PASS' : 'FAIL'} (>= ${SCALE_MIN}×)`);
   }
   return rows;
 }

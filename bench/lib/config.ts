@@ -10,3 +10,38 @@ export const SIZES = (process.env.BENCH_SIZES ?? '1000,100000,1000000').split(',
 export const SERVER_CPU = '1';
 export const LOAD_CPU = '0';
 export const taskset = (args: string[]) => (spawnSync('taskset', ['--version']).error ? args : ['taskset', '-c', SERVER_CPU, ...args]);
+
+/**
+ * Settings every Streamgate under test runs with. A viewer-session credential lives
+ * sessions.http.credentialSeconds (60 s by default) and its session ends after idleSeconds without
+ * a presentation; the credential case takes one cookie before the run and presents it for many
+ * minutes (between its own load runs other cases run), so both are an hour here: one cookie lasts
+ * the whole run and no request past half its life carries a refreshed credential.
+ */
+export const STREAMGATE_ENV: Record<string, string> = {
+  STREAMGATE_LOG_LEVEL: 'warn',
+  STREAMGATE_SESSIONS_HTTP_CREDENTIALSECONDS: '3600',
+  STREAMGATE_SESSIONS_HTTP_IDLESECONDS: '3600',
+};
+
+/**
+ * BENCH_CASES: a comma list of case names or parts of names (case-insensitive). An entry equal to
+ * a case's whole name selects that case alone ("auth-request" is not "auth-request, session
+ * credential"); any other entry selects every case whose name contains it. Unset: every case. An
+ * entry that selects nothing stops the run (a typo must not measure nothing quietly).
+ */
+export function selectCases(names: readonly string[], spec = process.env.BENCH_CASES): Set<string> {
+  const entries = (spec ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== '');
+  if (entries.length === 0) return new Set(names);
+  const out = new Set<string>();
+  for (const e of entries) {
+    const exact = names.filter((n) => n.toLowerCase() === e);
+    const hits = exact.length > 0 ? exact : names.filter((n) => n.toLowerCase().includes(e));
+    if (hits.length === 0) throw new Error(`BENCH_CASES: "${e}" names no case; the cases: ${names.map((n) => `"${n}"`).join(', ')}`);
+    for (const h of hits) out.add(h);
+  }
+  return out;
+}

@@ -173,10 +173,16 @@ export async function paced(t: Target, c: Case, rate: number, seconds: number): 
   return { target: t.name, case: c.name, rps: Math.round(latencies.length / seconds), p50: q(0.5), p99: q(0.99), errors, unexpected, serverP99 };
 }
 
-/** Three paced runs; the one with the median p99 (its server-side p99 with it), all three p99s kept. */
-export async function pacedMedian(t: Target, c: Case, rate: number, seconds: number): Promise<Result & { p99Runs: number[] }> {
+/**
+ * Three paced runs: the client p99 is the run with the median p99 (its figures with it); the
+ * server-side p99 is the median of the three runs' own histogram p99s (a run without histogram
+ * figures counts as unknown). All three of each are kept.
+ */
+export async function pacedMedian(t: Target, c: Case, rate: number, seconds: number): Promise<Result & { p99Runs: number[]; serverP99Runs: Array<number | undefined> }> {
   const runs: Result[] = [];
   for (let i = 0; i < 3; i++) runs.push(await paced(t, c, rate, seconds));
-  return { ...medianBy(runs, (r) => r.p99), p99Runs: runs.map((r) => r.p99) };
+  const server = runs.map((r) => r.serverP99);
+  const known = server.filter((v): v is number => v !== undefined);
+  const serverP99 = known.length === runs.length ? medianBy(known, (v) => v) : undefined;
+  return { ...medianBy(runs, (r) => r.p99), serverP99, p99Runs: runs.map((r) => r.p99), serverP99Runs: server };
 }
-

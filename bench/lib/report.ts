@@ -5,7 +5,7 @@ import { ROOT } from './config.js';
 import type { Result } from './load.js';
 
 /** One row per case and target, with the ratios against the floors of the same run. */
-export function printEndpointTable(caseNames: string[], results: Result[], half: Array<Result & { p99Runs?: number[] }>): unknown[] {
+export function printEndpointTable(caseNames: string[], results: Result[], half: Array<Result & { p99Runs?: number[]; serverP99Runs?: Array<number | undefined> }>): unknown[] {
   const rows: unknown[] = [];
   console.log('\n| case | target | req/s | p50 ms | p99 ms | vs express | vs node | CPU µs/req | CPU vs express | CPU vs express born | p99 at half max | server p99 at half max | errors |');
   console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
@@ -28,8 +28,9 @@ export function printEndpointTable(caseNames: string[], results: Result[], half:
         cpuVsExpress: r.cpuUs && ef.cpuUs ? ef.cpuUs / r.cpuUs : undefined,
         cpuVsExpressBorn: r.cpuUs && bf.cpuUs ? bf.cpuUs / r.cpuUs : undefined,
         p99AtHalf: h?.p99,
-        p99AtHalfRuns: (h as { p99Runs?: number[] } | undefined)?.p99Runs,
+        p99AtHalfRuns: h?.p99Runs,
         serverP99AtHalf: h?.serverP99,
+        serverP99AtHalfRuns: h?.serverP99Runs,
         errors: r.errors + r.unexpected,
       };
       rows.push(row);
@@ -37,6 +38,27 @@ export function printEndpointTable(caseNames: string[], results: Result[], half:
         `| ${name} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${(row.vsExpress * 100).toFixed(0)}% | ${(row.vsNode * 100).toFixed(0)}% | ${r.cpuUs ?? '–'} | ${row.cpuVsExpress ? `${(row.cpuVsExpress * 100).toFixed(0)}%` : '–'} | ${row.cpuVsExpressBorn ? `${(row.cpuVsExpressBorn * 100).toFixed(0)}%` : '–'} | ${h ? h.p99 : '–'} | ${h?.serverP99 !== undefined ? `≤ ${h.serverP99}` : '–'} | ${row.errors} |`,
       );
     }
+  }
+  return rows;
+}
+
+const CPU_TARGETS = ['node:http floor', 'express floor', 'express floor, born', 'streamgate sqlite', 'streamgate redis'];
+
+/**
+ * Server CPU time per request (µs), the floors and Streamgate side by side, one row per case,
+ * with Streamgate's against the node:http floor's (how many times the floor's CPU it spends).
+ */
+export function printCpuTable(caseNames: string[], results: Result[]): unknown[] {
+  const rows: unknown[] = [];
+  console.log('\n| case | CPU µs/req: node:http floor | express floor | express floor, born | streamgate sqlite | streamgate redis | sqlite / node floor | redis / node floor |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const name of caseNames) {
+    const us = Object.fromEntries(CPU_TARGETS.map((t) => [t, results.find((x) => x.case === name && x.target === t)?.cpuUs]));
+    const node = us['node:http floor'];
+    const times = (t: string) => (us[t] && node ? us[t]! / node : undefined);
+    rows.push({ case: name, cpuUs: us, sqliteVsNode: times('streamgate sqlite'), redisVsNode: times('streamgate redis') });
+    const x = (v: number | undefined) => (v === undefined ? '–' : `${v.toFixed(2)}×`);
+    console.log(`| ${name} | ${CPU_TARGETS.map((t) => us[t] ?? '–').join(' | ')} | ${x(times('streamgate sqlite'))} | ${x(times('streamgate redis'))} |`);
   }
   return rows;
 }

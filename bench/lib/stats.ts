@@ -18,12 +18,16 @@ export async function serverBuckets(base: string, route: string): Promise<Map<nu
   return out;
 }
 
-/** The upper bound (ms) of the bucket holding the 99th percentile of the requests between two scrapes. */
+/**
+ * The upper bound (ms) of the bucket holding the 99th percentile of the requests between two
+ * scrapes, whatever the buckets are (the histogram's own: from 0.1 ms, 0.25, 0.5, 0.75, 1, 1.5,
+ * 2, 3 ms up). Infinity when it lies beyond the last bound.
+ */
 export function p99Between(before: Map<number, number>, after: Map<number, number>): number | undefined {
   const les = [...after.keys()].sort((a, b) => a - b);
   const total = (after.get(Infinity) ?? 0) - (before.get(Infinity) ?? 0);
   if (total <= 0) return undefined;
-  for (const le of les) if ((after.get(le) ?? 0) - (before.get(le) ?? 0) >= 0.99 * total) return le * 1000;
+  for (const le of les) if ((after.get(le) ?? 0) - (before.get(le) ?? 0) >= 0.99 * total) return le === Infinity ? Infinity : Math.round(le * 1e6) / 1000; // 0.00075 s is 0.75 ms, not 0.7500000000000001
   return undefined;
 }
 
