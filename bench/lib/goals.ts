@@ -3,6 +3,7 @@
 // histogram, and throughput flat across token counts (the scale run). One table at the end; each
 // target PASS, FAIL, or NOT RUN (its case or the scale run was left out: BENCH_CASES,
 // BENCH_SKIP_SCALE, BENCH_ONLY_SCALE, BENCH_BACKENDS, BENCH_SIZES).
+import { AUTHORIZE, CREDENTIAL } from '../cases.js';
 import type { Result } from './load.js';
 
 export type Verdict = 'PASS' | 'FAIL' | 'NOT RUN';
@@ -33,10 +34,10 @@ export interface ScaleFigures {
 
 /** req/s of Streamgate against the node:http floor of the same run, per store. */
 export const THROUGHPUT: Array<{ case: string; store: 'sqlite' | 'redis'; min: number }> = [
-  { case: 'authorize (JSON)', store: 'sqlite', min: 0.5 },
-  { case: 'authorize (JSON)', store: 'redis', min: 0.4 },
-  { case: 'auth-request, session credential', store: 'sqlite', min: 0.6 },
-  { case: 'auth-request, session credential', store: 'redis', min: 0.6 },
+  { case: AUTHORIZE, store: 'sqlite', min: 0.5 },
+  { case: AUTHORIZE, store: 'redis', min: 0.4 },
+  { case: CREDENTIAL, store: 'sqlite', min: 0.6 },
+  { case: CREDENTIAL, store: 'redis', min: 0.6 },
 ];
 /**
  * p99 at half the measured maximum, server side (ms), every case measured. The histogram knows
@@ -104,8 +105,8 @@ export function judge(
       });
     }
   }
-  for (const store of STORES) {
-    for (const c of ['authorize (JSON)', 'auth-request, session credential']) {
+  for (const c of [AUTHORIZE, CREDENTIAL]) {
+    for (const store of STORES) {
       if (!rows.some((r) => r.store === store && r.target.startsWith(`${c}: server p99`))) {
         rows.push({ target: `${c}: server p99 at half max (median of 3)`, store, unit: 'ms', goal: `< ${P99_AT_HALF_MS} ms (bucket ≤ ${P99_AT_HALF_MS})`, beside: 'case not run', verdict: 'NOT RUN' });
       }
