@@ -27,20 +27,30 @@ export const STREAMGATE_ENV: Record<string, string> = {
 /**
  * BENCH_CASES: a comma list of case names or parts of names (case-insensitive). An entry equal to
  * a case's whole name selects that case alone ("auth-request" is not "auth-request, session
- * credential"); any other entry selects every case whose name contains it. Unset: every case. An
- * entry that selects nothing stops the run (a typo must not measure nothing quietly).
+ * credential"; a name holding commas is read whole when the list spells it out); any other entry
+ * selects every case whose name contains it. Unset: every case. An entry that selects nothing
+ * stops the run (a typo must not measure nothing quietly).
  */
 export function selectCases(names: readonly string[], spec = process.env.BENCH_CASES): Set<string> {
-  const entries = (spec ?? '')
-    .split(',')
-    .map((s) => s.trim().toLowerCase())
-    .filter((s) => s !== '');
-  if (entries.length === 0) return new Set(names);
+  const norm = (v: string) => v.trim().toLowerCase().replace(/\s*,\s*/g, ',');
+  const entries = (spec ?? '').split(',').map(norm);
+  if (entries.every((e) => e === '')) return new Set(names);
   const out = new Set<string>();
-  for (const e of entries) {
-    const exact = names.filter((n) => n.toLowerCase() === e);
-    const hits = exact.length > 0 ? exact : names.filter((n) => n.toLowerCase().includes(e));
-    if (hits.length === 0) throw new Error(`BENCH_CASES: "${e}" names no case; the cases: ${names.map((n) => `"${n}"`).join(', ')}`);
+  for (let i = 0; i < entries.length; i++) {
+    if (entries[i] === '') continue;
+    // the longest run of entries from here that spells a whole name
+    let whole: string | undefined;
+    for (let j = entries.length; j > i && whole === undefined; j--) {
+      const candidate = entries.slice(i, j).join(',');
+      whole = names.find((n) => norm(n) === candidate);
+      if (whole !== undefined) i = j - 1;
+    }
+    if (whole !== undefined) {
+      out.add(whole);
+      continue;
+    }
+    const hits = names.filter((n) => norm(n).includes(entries[i]));
+    if (hits.length === 0) throw new Error(`BENCH_CASES: "${entries[i]}" names no case; the cases: ${names.map((n) => `"${n}"`).join(', ')}`);
     for (const h of hits) out.add(h);
   }
   return out;
