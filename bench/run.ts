@@ -74,8 +74,9 @@ async function main(): Promise<void> {
     for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
     await redis.stop();
   }
-  out.targets = judge(caseNames, results, half, scale, SIZES);
-  printTargets(out.targets as ReturnType<typeof judge>);
+  const targets = judge(caseNames, results, half, scale, SIZES);
+  out.targets = targets;
+  printTargets(targets);
   writeResults(out);
 }
 
