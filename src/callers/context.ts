@@ -28,13 +28,24 @@ async function admitViewer(
     const at = new Date().toISOString();
     await s.store.endSession(caller, previous, { reason: 'done', at, keepSeconds: ENDED_SESSION_KEEP_S }).catch(() => null);
   }
+  const repeat = viewers.repeatOf(presented, a.access);
+  if (repeat !== undefined) {
+    // the same viewer without its cookie: decided in full, no second session
+    const access = { ...a.access, sessionId: repeat, admission: 'session' } as const;
+    const d = await s.enforcer.decide(access, caller);
+    const again = d.allowed ? viewers.issue(d, access, repeat, presented) : undefined;
+    return again === undefined ? d : withCredential(s, viewers, d, again);
+  }
   const sid = viewers.newSessionId();
   const access = { ...a.access, sessionId: sid, admission: 'session' } as const;
   const run = s.sessions.begin(caller, { ...a, access, starts: true }, serverAddress, s.config.sessions.http.idleSeconds);
   const d = await s.enforcer.decide(access, caller, run.admit);
   run.settle(d);
   const credential = d.allowed ? viewers.issue(d, access, sid, presented) : undefined;
-  if (credential === undefined) return d;
+  return credential === undefined ? d : withCredential(s, viewers, d, credential);
+}
+
+function withCredential(s: Services, viewers: ViewerSessions, d: DecisionResult, credential: string): DecisionResult {
   return { ...d, viewer: { setCookie: viewers.setCookie(credential), credential: s.config.sessions.http.queryParam !== '' ? credential : undefined } };
 }
 

@@ -8,7 +8,7 @@
 //   batch per period, which is also how a cut made on another instance reaches this one, and a
 //   session not presented for sessions.http.idleSeconds is over.
 // With the store away nothing here fails: the state stays as it was last read.
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { serialize } from 'cookie';
 import { decodeJwt } from 'jose';
 import { LRUCache } from 'lru-cache';
@@ -67,6 +67,8 @@ interface TokenState {
 interface ViewerState {
   tokenId: number;
   accountId: string;
+  /** Its key among cookie-less repeats (token, address, stream), when granted here. */
+  repeat?: string;
   /** Last presentation here (ms), and the one last written to the registry. */
   seen: number;
   touched: number;
@@ -113,6 +115,12 @@ export class ViewerSessions {
    * signed values enter, so a flood of forged ones cannot fill it.
    */
   private readonly verified = new LRUCache<string, ViewerClaims>({ max: VERIFIED_MAX });
+  /**
+   * The viewer session of a token, address and stream, for clients that send the token on every
+   * request and no cookie (a proxy without the Set-Cookie lines, a player without a cookie jar):
+   * their repeats are the same viewer, not a new session each.
+   */
+  private readonly repeats = new Map<string, string>();
   private timer?: NodeJS.Timeout;
   private running = false;
   private warned = false;
@@ -147,6 +155,26 @@ export class ViewerSessions {
     return randomBytes(16).toString('base64url');
   }
 
+  private repeatKey(presented: string, access: Pick<AccessRequest, 'action' | 'streamName' | 'accountId' | 'clientIp'>): string {
+    // keyed with the signing key: the map holds no token-derived value anyone could match
+    return createHmac('sha256', this.key)
+      .update(`${presented}\n${access.action}\n${access.accountId ?? ''}\n${access.streamName}\n${access.clientIp ?? ''}`)
+      .digest('base64url');
+  }
+
+  /**
+   * The live viewer session this instance granted to the same token, address and stream, if any:
+   * a request that carries the token but no credential is that viewer again (its full decision
+   * starts no second session). Undefined when there is none, or it ended or went idle.
+   */
+  repeatOf(presented: string, access: AccessRequest): string | undefined {
+    const sid = this.repeats.get(this.repeatKey(presented, access));
+    if (sid === undefined) return undefined;
+    const v = this.viewers.get(sid);
+    if (v === undefined || v.ended !== undefined || this.now() - v.seen > this.cfg.idleSeconds * 1000) return undefined;
+    return sid;
+  }
+
   /** The Set-Cookie value carrying `credential`, living as long as it does. */
   setCookie(credential: string): string {
     const claims = readCredential(this.key, credential);
@@ -173,7 +201,11 @@ export class ViewerSessions {
     const state = stateOf(record, now);
     this.tokens.set(record.id, state);
     if (!this.versions.has(record.accountId)) this.versions.set(record.accountId, entry.ver);
-    this.viewers.set(sid, { tokenId: record.id, accountId: record.accountId, seen: now, touched: now });
+    const repeat = this.repeatKey(presented, access);
+    const known = this.viewers.get(sid);
+    if (known !== undefined) known.seen = now;
+    else this.viewers.set(sid, { tokenId: record.id, accountId: record.accountId, repeat, seen: now, touched: now });
+    this.repeats.set(repeat, sid);
     const bind =
       this.cfg.bindAddress === 'always' ||
       (this.cfg.bindAddress === 'limited' && (d.limits !== undefined || (record.bindIpsOnUsage ?? 0) > 0));
@@ -333,7 +365,10 @@ export class ViewerSessions {
     for (const [sid, v] of this.viewers) {
       // over: forgotten once no credential of it can still be valid
       if (v.ended !== undefined || now - v.seen > idleMs) {
-        if (now - v.seen > idleMs + this.cfg.credentialSeconds * 1000) this.viewers.delete(sid);
+        if (now - v.seen > idleMs + this.cfg.credentialSeconds * 1000) {
+          this.viewers.delete(sid);
+          if (v.repeat !== undefined && this.repeats.get(v.repeat) === sid) this.repeats.delete(v.repeat);
+        }
         else if (v.ended === undefined) v.ended = 'session_ended';
         continue;
       }

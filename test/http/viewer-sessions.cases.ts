@@ -247,6 +247,23 @@ export function viewerSessionsSuite(factory: StoreFactory): void {
       assert.deepEqual((await ask('/hls/cam1/2.ts', { cookie })).body.reason, 'credential_expired');
     });
 
+    it('a client that sends the token on every request and no cookie is one viewer (token, address, stream), not a session per segment', async () => {
+      await fresh();
+      const v = await mk({ maxConcurrentSessions: 1 });
+      for (let i = 0; i < 8; i++) {
+        const r = await ask(`/hls/cam1/${i}.ts?token=${v.token}`);
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+      }
+      assert.equal((await viewersLive()).length, 1);
+      assert.deepEqual([await decisions('full'), await decisions('credential')], [8, 0], 'each a full decision: nothing to check without the cookie');
+      const elsewhere = await ask(`/hls/cam1/1.ts?token=${v.token}`, { ip: IP_B });
+      assert.deepEqual([elsewhere.status, elsewhere.body.reason], [403, 'session_limit'], 'another address is another viewer');
+      const [s] = await viewersLive();
+      assert.equal((await api().del(`/api/sessions/${s.id}`)).status, 200);
+      const cut = await ask(`/hls/cam1/9.ts?token=${v.token}`);
+      assert.deepEqual([cut.status, cut.body.reason], [403, 'session_terminated'], 'a cut viewer is held, not readmitted');
+    });
+
     it('a cut viewer session (DELETE /api/sessions/{id}) is refused at once: session_terminated', async () => {
       await fresh();
       const v = await mk();
