@@ -4,7 +4,7 @@
 // on the same Redis is "another instance" (API changes made there reach the first by revalidation).
 import type { ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../helpers/process.js';
@@ -116,6 +116,7 @@ export async function startHlsStand(settings: Record<string, string>): Promise<H
   let nginx: Nginx | undefined;
   let ffmpeg: ChildProcess | undefined;
   let storeStopped = false;
+  const dir = mkdtempSync(path.join(tmpdir(), 'sg-hls-e2e-'));
   const stop = async () => {
     if (ffmpeg && ffmpeg.exitCode === null && ffmpeg.signalCode === null) ffmpeg.kill('SIGKILL');
     await nginx?.stop();
@@ -124,9 +125,10 @@ export async function startHlsStand(settings: Record<string, string>): Promise<H
     // on forever: started again first, then stopped (which also removes its directory)
     if (storeStopped) await redis.start();
     await redis.stop();
+    // the data directories and the HLS fragments
+    for (const d of [dir, nginx?.dir]) if (d) rmSync(d, { recursive: true, force: true });
   };
   try {
-    const dir = mkdtempSync(path.join(tmpdir(), 'sg-hls-e2e-'));
     // the first instance creates the account; the second finds it in the store
     sg = await startServer(env(dir));
     const secret = readFileSync(path.join(dir, 'default-api-secret'), 'utf8').trim();

@@ -135,16 +135,20 @@ describe('HLS viewers: nginx-rtmp writing HLS, nginx auth_request to Streamgate,
     assert.ok(seen < (REVALIDATE_SECONDS + 2) * 1000, `lastSeenAt ${seen} ms ago (touched every ${REVALIDATE_SECONDS} s)`);
   });
 
-  it('bindAddress always: the same cookie from 127.0.0.2 is refused (403), and still served from 127.0.0.1', async () => {
+  it('bindAddress always: the same cookie from 127.0.0.2 is refused (403); from 127.0.0.1 it serves segments and a playlist without the token', async () => {
     const segment = await newestSegment(viewer);
     const before = await s.decisions();
     const elsewhere = await get(s.httpPort, segment, { cookie: `${COOKIE}=${viewer.cookie}`, from: '127.0.0.2' });
     const playlistElsewhere = await get(s.httpPort, `/hls/${STREAM}.m3u8`, { cookie: `${COOKIE}=${viewer.cookie}`, from: '127.0.0.2' });
     const here = await viewer.fetch(segment);
-    console.log(`# cookie from 127.0.0.2: segment ${elsewhere.status}, playlist ${playlistElsewhere.status}; from 127.0.0.1: ${here.status}`);
+    // a playlist reload without the token (a player that dropped the query): the cookie alone serves it
+    const reload = await viewer.fetch(`/hls/${STREAM}.m3u8`);
+    console.log(`# cookie from 127.0.0.2: segment ${elsewhere.status}, playlist ${playlistElsewhere.status}; from 127.0.0.1: segment ${here.status}, playlist without the token ${reload.status}`);
     const counted = delta(before, await s.decisions());
     console.log(`# decisions: ${JSON.stringify(counted)}`);
-    assert.deepEqual(counted, { [FULL_NO_TOKEN]: 2, [CREDENTIAL_ALLOWED]: 1 });
+    assert.deepEqual(counted, { [FULL_NO_TOKEN]: 2, [CREDENTIAL_ALLOWED]: 2 });
+    assert.equal(reload.status, 200);
+    assert.match(reload.body.toString('utf8'), /^#EXTM3U\n/);
     assert.deepEqual([elsewhere.status, elsewhere.setCookie], [403, []]);
     assert.deepEqual(await asked(segment, viewer.cookie!, '127.0.0.2'), [403, 'credential_address']);
     assert.deepEqual([playlistElsewhere.status, playlistElsewhere.setCookie], [403, []]);
