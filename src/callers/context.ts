@@ -6,7 +6,7 @@ import type { TrustedProxies } from '../http/client.js';
 import { tokenHash } from '../domain/tokens.js';
 import type { Admission, CallerContext, ViewerCredentials } from './caller.js';
 import type { DecisionResult } from '../enforce/enforcer.js';
-import type { ViewerSessions } from '../sessions/viewer-sessions.js';
+import type { CredentialCheck, ViewerSessions } from '../sessions/viewer-sessions.js';
 import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
 
 /**
@@ -53,7 +53,14 @@ function viewerCredentials(s: Services, viewers: ViewerSessions): ViewerCredenti
   return {
     cookieName: viewers.cookieName,
     queryParam: s.config.sessions.http.queryParam,
-    check: (value, req) => viewers.check(value, req),
+    check: (value, req) => {
+      const refused = (c: CredentialCheck) => {
+        if (!c.ok && c.reason !== undefined) s.metrics.credentialRefusals.inc({ reason: c.reason });
+        return c;
+      };
+      const c = viewers.check(value, req);
+      return c instanceof Promise ? c.then(refused) : refused(c);
+    },
     answered: (caller, action, reason) => s.metrics.credentialChecked(action, caller, reason === 'allowed' ? 'allow' : 'deny', reason),
     setCookie: (credential) => viewers.setCookie(credential),
   };

@@ -104,6 +104,12 @@ export class Metrics {
     labelNames: ['caller', 'outcome'] as const,
     registers: [this.registry],
   });
+  readonly credentialRefusals = new Counter({
+    name: 'streamgate_viewer_credential_refusals_total',
+    help: 'Viewer-session credentials that did not hold, by reason (credential_invalid, credential_expired, credential_address, session_ended, session_terminated, token_*); the request was then decided in full',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly httpRequests = new Counter({
     name: 'streamgate_http_requests_total',
     help: 'HTTP requests by route pattern, method and status',

@@ -97,7 +97,8 @@ export async function startRedis(opts: { persistent?: boolean } = {}): Promise<T
   };
   const kill = async () => {
     const p = proc;
-    if (!p || p.exitCode !== null) return;
+    // ended already: by itself (exitCode) or by a signal (signalCode; exitCode stays null then)
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
     await new Promise<void>((resolve) => {
       p.once('exit', () => resolve());
       p.kill('SIGKILL');

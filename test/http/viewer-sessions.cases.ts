@@ -203,6 +203,9 @@ export function viewerSessionsSuite(factory: StoreFactory): void {
       }
       const moved = await ask('/hls/cam1/1.ts', { cookie, ip: IP_B });
       assert.deepEqual([moved.status, moved.body.reason], [403, 'credential_address']);
+      const refusals = await t.services.metrics.registry.getSingleMetricAsString('streamgate_viewer_credential_refusals_total');
+      assert.match(refusals, /streamgate_viewer_credential_refusals_total\{reason="credential_invalid"\} 4/);
+      assert.match(refusals, /streamgate_viewer_credential_refusals_total\{reason="credential_address"\} 1/);
       // the same viewer on its new address, with the token: the old session ends, the new one is counted
       const again = await ask(`/hls/cam1/index.m3u8?token=${v.token}`, { cookie, ip: IP_B });
       assert.equal(again.status, 200, JSON.stringify(again.body));
