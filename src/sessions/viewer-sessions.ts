@@ -21,6 +21,9 @@ import type { TokenLookup } from '../enforce/lookup.js';
 import { tokenHash } from '../domain/tokens.js';
 import { credentialKey, mintCredential, readCredential, valueTag, type ViewerClaims } from './viewer-credential.js';
 
+/** Registry touches in flight at once during a revalidation round. */
+const TOUCH_BATCH = 64;
+
 /** Verified credentials kept (about 300 bytes each). */
 const VERIFIED_MAX = 100_000;
 
@@ -362,6 +365,7 @@ export class ViewerSessions {
   private async touchAll(): Promise<void> {
     const now = this.now();
     const idleMs = this.cfg.idleSeconds * 1000;
+    const due: Array<[string, ViewerState]> = [];
     for (const [sid, v] of this.viewers) {
       // over: forgotten once no credential of it can still be valid
       if (v.ended !== undefined || now - v.seen > idleMs) {
@@ -372,11 +376,19 @@ export class ViewerSessions {
         else if (v.ended === undefined) v.ended = 'session_ended';
         continue;
       }
-      if (v.seen <= v.touched) continue;
-      const s = await this.store.touchSession(HTTP_VIEWER_CALLER, sid, this.cfg.idleSeconds, new Date(v.seen).toISOString());
-      v.touched = v.seen;
-      if (s?.endedReason !== undefined) v.ended = s.endedReason === 'done' || s.endedReason === 'expired' ? 'session_ended' : 'session_terminated';
-      // null: not registered yet (queued) or lapsed while presented elsewhere; the next admission after idleSeconds counts anew
+      if (v.seen > v.touched) due.push([sid, v]);
+    }
+    // TOUCH_BATCH at a time: tens of thousands of viewers fit in one period on a remote store
+    for (let i = 0; i < due.length; i += TOUCH_BATCH) {
+      await Promise.all(
+        due.slice(i, i + TOUCH_BATCH).map(async ([sid, v]) => {
+          const seen = v.seen;
+          const s = await this.store.touchSession(HTTP_VIEWER_CALLER, sid, this.cfg.idleSeconds, new Date(seen).toISOString());
+          v.touched = seen;
+          if (s?.endedReason !== undefined) v.ended = s.endedReason === 'done' || s.endedReason === 'expired' ? 'session_ended' : 'session_terminated';
+          // null: not registered yet (queued) or lapsed while presented elsewhere; the next admission after idleSeconds counts anew
+        }),
+      );
     }
     for (const [id, t] of this.tokens) if (now - t.used > idleMs + this.cfg.credentialSeconds * 1000) this.tokens.delete(id);
   }
