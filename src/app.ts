@@ -26,6 +26,7 @@ import {
   managementJsonBody,
   notFound,
   requestContext,
+  requestStart,
   requireAdminKey,
   requireApiSecret,
 } from './http/middleware.js';
@@ -59,6 +60,7 @@ export function createApp(s: Services): express.Express {
 
   // Request id, the request log line and metrics, and the drain rule: one layer for all three.
   app.use(requestContext(s.logger, s.metrics, () => s.draining));
+  const onError = errorHandler(s.logger);
 
   // The decision endpoints come first, in their own table (src/http/decision-routes.ts): express
   // tries every earlier layer's and route's path on each request, and the director, behind every
@@ -69,6 +71,9 @@ export function createApp(s: Services): express.Express {
   // The director: the token is in the Authorization header, so before the API-secret check of /api.
   mountDirector(decisions, s, trusted);
   app.use(decisions.middleware());
+  // The same table, answered by the server before express (src/http/server.ts); requests served
+  // without the server (supertest) take the middleware above, with the same answers.
+  app.locals.decisionDispatch = decisions.dispatcher(requestStart(s.logger, s.metrics, () => s.draining), onError);
   app.locals.decisionRoutes = decisions; // what the tests enumerate
   // The director's preflight (OPTIONS) and any other method on its paths.
   app.use('/api/director', directorCors, ...jsonBody(limit));
@@ -107,6 +112,6 @@ export function createApp(s: Services): express.Express {
   app.locals.managementRoutes = routes; // what the tests enumerate
 
   app.use(notFound());
-  app.use(errorHandler(s.logger));
+  app.use(onError);
   return app;
 }

@@ -5,6 +5,7 @@ import type { ServerResponse } from 'node:http';
 import type { Config } from '../config/schema.js';
 import type { DecisionRoutes } from '../http/decision-routes.js';
 import { bodyParsers } from '../http/middleware.js';
+import { fastJsonBody } from '../http/fast-body.js';
 import { sendJson, sendText } from '../http/answer.js';
 import { peerAddress } from '../http/client.js';
 import type { BodyEncoding, Caller, CallerContext, CallerRoute, Outcome, Reply } from './caller.js';
@@ -22,6 +23,9 @@ function parsers(body: BodyEncoding, config: Config): RequestHandler[] {
     case 'none':
       return [];
     case 'json':
+      // The common shape (application/json, no encoding, within the limit) is read without
+      // body-parser; anything else meets the same parser chain as before (src/http/fast-body.ts).
+      return [fastJsonBody(limit, bodyParsers(body, limit))];
     case 'form':
     case 'json-or-form':
       return bodyParsers(body, limit);

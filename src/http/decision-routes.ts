@@ -11,7 +11,9 @@
 // the raw (undecoded) one, and a handler's rejected promise goes to the error handler. One
 // difference, chosen: OPTIONS on a hook path is a 404 (express answered it with its automatic
 // Allow list); the director's CORS preflight is still answered by its own middleware.
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError } from '../errors.js';
 
 type Handler = RequestHandler;
 type Method = 'GET' | 'POST' | '*';
@@ -108,6 +110,58 @@ export class DecisionRoutes {
       (method === 'HEAD' ? route.chains.get('GET') : undefined) ??
       route.chains.get('*');
     return chain ? { route, chain } : undefined;
+  }
+
+  /**
+   * The server's own entry to the table (src/http/server.ts), before any express machinery: a
+   * request whose path and method a route answers is handled here and true returned; any other
+   * request is left untouched (false) for the express app. The request and response already have
+   * express's prototypes (the server builds them so); what express's app.handle and router would
+   * set is set here, `begin` gives the request its context as requestContext does, and an error
+   * goes to the same error handler as in the app. The answer is the one the express middleware
+   * below gives. One case differs: a chain that ends by calling next() without an error (no
+   * handler in the table does) is answered the 404 of the app's notFound, not passed down the app.
+   */
+  dispatcher(begin: (req: Request, res: Response) => void, onError: ErrorRequestHandler): (req: IncomingMessage, res: ServerResponse) => boolean {
+    const noop = () => {};
+    return (request, response) => {
+      const req = request as Request;
+      const res = response as Response;
+      // req.path: express's parse of the URL (as the middleware reads it).
+      const key = routeKey(req.path);
+      const found = this.find(key, req.method);
+      if (!found) return false;
+      // What express's app.handle and router.handle set before the first layer.
+      req.res = res;
+      res.req = req;
+      if (!res.locals) res.locals = Object.create(null);
+      req.originalUrl = req.url;
+      req.baseUrl = '';
+      req.params = {};
+      const done = (err?: unknown) => {
+        if (err !== undefined && err !== null && err !== 'route' && err !== 'router') {
+          onError(err, req, res, noop);
+          return;
+        }
+        onError(new ApiError(404, `Not found: ${req.method} ${req.path}`), req, res, noop);
+      };
+      req.next = done as NextFunction;
+      begin(req, res);
+      let guard: Guard | undefined;
+      for (const g of this.guards) {
+        if (key === g.prefix || key.startsWith(g.below)) {
+          guard = g;
+          break;
+        }
+      }
+      const dispatch = () => {
+        (req as { route?: unknown }).route = { path: found.route.label };
+        run(found.chain, 0, req, res, done);
+      };
+      if (!guard) dispatch();
+      else run(guard.chain, 0, req, res, (err?: unknown) => (err === undefined ? dispatch() : done(err)));
+      return true;
+    };
   }
 
   /** The express middleware: handles the requests the table knows, passes on the rest. */

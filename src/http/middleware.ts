@@ -17,7 +17,19 @@ const VALID_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * tokens), and while draining for shutdown no connection kept alive for another request.
  */
 export function requestContext(logger: Logger, metrics: Metrics, draining: () => boolean): RequestHandler {
+  const begin = requestStart(logger, metrics, draining);
   return (req, res, next) => {
+    begin(req, res);
+    next();
+  };
+}
+
+/**
+ * The work of requestContext, for a request the decision fast path (DecisionRoutes.dispatcher, src/http/decision-routes.ts)
+ * answers without express: the same id, header, drain rule, metrics and log line.
+ */
+export function requestStart(logger: Logger, metrics: Metrics, draining: () => boolean): (req: Request, res: Response) => void {
+  return (req, res) => {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && VALID_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.locals.requestId = id;
@@ -34,7 +46,6 @@ export function requestContext(logger: Logger, metrics: Metrics, draining: () =>
       const q = url.indexOf('?');
       logger.info({ reqId: id, method: req.method, path: q < 0 ? url : url.slice(0, q), route: req.route?.path, status: res.statusCode, ms }, 'request');
     });
-    next();
   };
 }
 

@@ -37,5 +37,13 @@ export function createHttpServer(app: Express, tls: TlsMaterial | null = null): 
   app.request = AppRequest.prototype as unknown as typeof app.request;
   app.response = AppResponse.prototype as unknown as typeof app.response;
   const classes = { IncomingMessage: AppRequest, ServerResponse: AppResponse };
-  return tls ? createHttpsServer({ ...classes, cert: tls.cert, key: tls.key }, app) : createServer(classes, app);
+  // The decision endpoints are answered before any express machinery when the app has a decision
+  // table (src/app.ts sets app.locals.decisionDispatch); every other request goes to the app unchanged.
+  const fast = (app.locals as { decisionDispatch?: (req: IncomingMessage, res: ServerResponse) => boolean }).decisionDispatch;
+  const listener = fast
+    ? (req: IncomingMessage, res: ServerResponse) => {
+        if (!fast(req, res)) app(req, res);
+      }
+    : app;
+  return tls ? createHttpsServer({ ...classes, cert: tls.cert, key: tls.key }, listener) : createServer(classes, listener);
 }
