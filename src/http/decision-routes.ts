@@ -2,9 +2,11 @@
 // layer and route in order (path-to-regexp match, next() recursion, a route's inner stack). The
 // director walked every hook route before its own and measured 68% of the express floor, below
 // the target (docs/performance.md); on the other endpoints the table saves a few percent of CPU per request
-// (the larger gain was src/http/server.ts). This table is mounted as the first layer of the express
-// app, so everything else about a request stays express's: the same req/res objects, the same
-// body parsers and error handler, and a path it does not know continues down the app untouched.
+// (the larger gain was src/http/server.ts). The production server asks the table first, before
+// any express machinery (dispatcher() below, called by src/http/server.ts); the table is also
+// mounted as the first layer of the express app, for requests handed to the app directly
+// (supertest). Either way a request keeps express's req/res objects, the same body parsers and
+// error handler, and a path the table does not know goes down the express app untouched.
 //
 // Matching follows express's defaults so the move changes no answer: paths are matched
 // case-insensitively, one trailing slash is ignored, a GET route also answers HEAD, the path is
