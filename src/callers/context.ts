@@ -75,7 +75,11 @@ export function callerContext(s: Services, trusted: TrustedProxies): CallerConte
       if (a.viewer !== undefined && s.viewers !== undefined) return admitViewer(s, s.viewers, caller, a, a.viewer, serverAddress);
       if (a.reask) return s.sessions.reask(caller, a, (admit) => s.enforcer.decide(a.access, caller, admit), serverAddress);
       // What an allow starts: a session the registry keeps, or (HTTP callers, no connection named) nothing it can count.
-      const access = { ...a.access, admission: a.starts && a.access.sessionId !== undefined ? 'session' : 'none' } as const;
+      // The access request is this request's own (read() made it): marked in place, not copied.
+      const access = a.access;
+      access.admission = a.starts && access.sessionId !== undefined ? 'session' : 'none';
+      // nothing starts (an HTTP caller's request, a check): no admission step, nothing to settle
+      if (!a.starts) return s.enforcer.decide(access, caller).then((d) => s.sessions.withLifetime(d));
       const run = s.sessions.begin(caller, { ...a, access }, serverAddress);
       return s.enforcer.decide(access, caller, run.admit).then((d) => {
         run.settle(d);

@@ -34,6 +34,26 @@ export interface LookupCounter {
 /** Shared by every token-less request (nothing downstream changes a Resolved): no allocation for them. */
 const NO_TOKEN: Resolved = { cred: { type: 'none' }, verified: true, ver: 0 };
 
+/**
+ * Token value → its SHA-256, for the values decided lately: a viewer or media server presents the
+ * same token on every request, and the hash (~3 µs) was the largest single step of a cached
+ * decision (docs/performance.md). Only values of plausible token length are kept.
+ */
+const hashes = new Map<string, string>();
+const HASHES_MAX = 10_000;
+function hashOf(value: string): string {
+  let h = hashes.get(value);
+  if (h === undefined) {
+    h = tokenHash(value);
+    if (value.length <= 256) {
+      // emptied when full: a Map, so a hit costs no LRU bookkeeping
+      if (hashes.size >= HASHES_MAX) hashes.clear();
+      hashes.set(value, h);
+    }
+  }
+  return h;
+}
+
 const bindsOnUsage = (t: TokenRecord): boolean => (t.bindIpsOnUsage ?? 0) > 0;
 
 const invalid = (detail: string, hash?: string): Resolved => ({ cred: { type: 'invalid', detail }, verified: true, hash, ver: 0 });
@@ -68,7 +88,7 @@ export async function resolveCredential(
       : { type: 'invalid', detail: 'bad signature' };
     return { cred, verified: !unchecked, ver: entry.ver };
   }
-  const hash = tokenHash(value);
+  const hash = hashOf(value);
   const cached = reading === 'fresh' ? undefined : lookup.peekEntryByHash(hash);
   if (cacheOnly) return cached && { cred: { type: 'token', token: cached.token }, verified: false, hash, ver: cached.ver };
   if (cached !== undefined && bindsOnUsage(cached.token)) {

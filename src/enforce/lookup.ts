@@ -121,16 +121,14 @@ export class TokenLookup {
   }
 
   /** Runs a store call with the decision-path deadline; any failure becomes StoreUnavailable. */
-  async timed<T>(p: Promise<T>): Promise<T> {
-    if (this.store.inProcess) {
-      // The work is done before the promise exists: a timer could not interrupt it, and arming
-      // one per call is measurable on the decision path (docs/performance.md).
-      try {
-        return await p;
-      } catch (e) {
-        throw new StoreUnavailable(e);
-      }
-    }
+  timed<T>(p: Promise<T>): Promise<T> {
+    // The work is done before the promise exists: a timer could not interrupt it, and arming one
+    // per call (or another async frame) is measurable on the decision path (docs/performance.md).
+    if (this.store.inProcess) return p.then(undefined, (e: unknown) => Promise.reject(new StoreUnavailable(e)));
+    return this.raced(p);
+  }
+
+  private async raced<T>(p: Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${this.opts.storeTimeoutMs} ms`)), this.opts.storeTimeoutMs);
