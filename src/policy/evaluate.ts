@@ -32,6 +32,12 @@ export interface EvalContext {
    * enforcer resolves them). Absent: no list applies.
    */
   viewerCountries?: ViewerCountries;
+  /**
+   * false: `rules` holds only the failed and pending rules (what a decision reads: the detail of
+   * its refusal, the pending bind); the checks after a failure are not listed. Default true: every
+   * rule, as the check endpoint shows them. The decision is the same either way.
+   */
+  explain?: boolean;
 }
 
 export type RuleResult = 'pass' | 'fail' | 'skipped' | 'pending';
@@ -231,14 +237,17 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
     jwt: cred.type === 'jwt' ? cred.claims : undefined,
   };
   const rules: RuleOutcome[] = [];
+  const explain = ctx.explain !== false;
   let failed: Reason | undefined;
   let bindPending = false;
   for (const c of CHECKS) {
     let o: Outcome;
-    if (failed) o = skipped('an earlier check failed');
-    else if (c.needsToken && !token) o = skipped('no token');
+    if (failed) {
+      if (!explain) break;
+      o = skipped('an earlier check failed');
+    } else if (c.needsToken && !token) o = skipped('no token');
     else o = c.run(x);
-    rules.push({ rule: c.rule, reason: c.reason, ...o });
+    if (explain || o.result === 'fail' || o.result === 'pending') rules.push({ rule: c.rule, reason: c.reason, ...o });
     if (o.result === 'fail') failed = c.reason;
     if (o.result === 'pending' && c.run === bindCheck) bindPending = true;
   }
