@@ -613,8 +613,15 @@ export function storeContract(factory: StoreFactory): void {
         assert.deepEqual((await s.listSessions('A', { streamName: 'cam2', tokenId: 5 }, { offset: 0, limit: 10 })).items.map((x) => x.sessionId), ['l3']);
         assert.equal((await s.listSessions('A', { action: 'publish' }, { offset: 0, limit: 10 })).total, 0);
         assert.deepEqual((await s.listSessions('B', {}, { offset: 0, limit: 10 })).items.map((x) => x.sessionId), ['other']);
-        const counts = await s.sessionCounts();
-        assert.deepEqual(counts.filter((c) => c.caller === 'mediamtx'), [{ caller: 'mediamtx', action: 'subscribe', count: 6 }]);
+        // The gauge's counts are written after the admission without a wait (on Redis Cluster they
+        // live on another node, so they may land a moment later): read until they settle, 2 s at most.
+        const want = [{ caller: 'mediamtx', action: 'subscribe', count: 6 }];
+        let counts = (await s.sessionCounts()).filter((c) => c.caller === 'mediamtx');
+        for (let i = 0; i < 40 && JSON.stringify(counts) !== JSON.stringify(want); i++) {
+          await new Promise((r) => setTimeout(r, 50));
+          counts = (await s.sessionCounts()).filter((c) => c.caller === 'mediamtx');
+        }
+        assert.deepEqual(counts, want);
       });
 
       it('hands each due expiry cut to exactly one taker', async () => {

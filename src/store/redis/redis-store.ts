@@ -63,6 +63,21 @@ type ScriptName = keyof typeof SCRIPTS;
 
 const MAX_CAS_ATTEMPTS = 100;
 
+/** The store methods whose scripts can move an account version (account, token and live-stream writes; live reads prune). */
+const VERSION_WRITES = [
+  'createAccount',
+  'createFirstAccount',
+  'updateAccount',
+  'setAccountSecret',
+  'createToken',
+  'updateToken',
+  'deleteToken',
+  'startLiveStream',
+  'endLiveStream',
+  'getLiveStream',
+  'activePublishTokenIds',
+] as const satisfies ReadonlyArray<keyof Store>;
+
 /** What the caller-id hint of a session holds: account, registry id, token, stream. */
 interface SessionPointer {
   a: string;
@@ -165,6 +180,8 @@ export class RedisStore implements Store {
   private readonly now: () => number;
   private closed = false;
 
+  /** Account-version reads in flight, by account (shared by concurrent decisions). */
+  private readonly versionReads = new Map<string, Promise<number>>();
   private readonly waitReplicas: number;
   private readonly waitTimeoutMs: number;
 
@@ -179,6 +196,17 @@ export class RedisStore implements Store {
       redis.defineCommand(name, { numberOfKeys: s.keys, lua: loadScript(s.file) });
     }
     typeStoreFailures(this, isRedisUnavailable);
+    // Every write that can move an account version forgets the shared version reads, when it
+    // starts and when it is acknowledged: a decision that starts after such a write of this
+    // instance never joins a read sent before it.
+    const self = this as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    for (const name of VERSION_WRITES) {
+      const m = self[name];
+      self[name] = (...args: unknown[]) => {
+        this.versionReads.clear();
+        return m.apply(this, args).finally(() => this.versionReads.clear());
+      };
+    }
   }
 
   /**
@@ -450,8 +478,23 @@ export class RedisStore implements Store {
     return (await this.readTokens(accountId, ids)).filter(setsViewerRules);
   }
 
-  async accountVersion(accountId: string): Promise<number> {
-    return Number((await this.redis.get(keys.version(accountId))) ?? 0);
+  /**
+   * Read on every decision: concurrent decisions of one account share the read in flight (one
+   * round trip for all of them instead of one each; docs/performance.md). A decision joins only a
+   * read sent while no write of this instance was acknowledged since (writes forget the shared
+   * reads); a write made on another instance is seen by the next read sent after it, at most one
+   * round trip later than with a read of its own.
+   */
+  accountVersion(accountId: string): Promise<number> {
+    const running = this.versionReads.get(accountId);
+    if (running !== undefined) return running;
+    const read = this.redis.get(keys.version(accountId)).then((v) => Number(v ?? 0));
+    this.versionReads.set(accountId, read);
+    const done = () => {
+      if (this.versionReads.get(accountId) === read) this.versionReads.delete(accountId);
+    };
+    read.then(done, done);
+    return read;
   }
 
   // ---- webhooks ----
