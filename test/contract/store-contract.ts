@@ -36,6 +36,20 @@ export function storeContract(factory: StoreFactory): void {
     };
 
     describe('accounts', () => {
+      it('a version read that starts after a write was acknowledged sees it, even while earlier reads are in flight', async () => {
+        const s = await fresh();
+        await s.createAccount(account('VVVVVV'));
+        const t = await s.createToken(tok('VVVVVV', 'subscribe', 'v'));
+        const before = await s.accountVersion('VVVVVV');
+        // reads in flight while the write runs (Redis shares one read among them)
+        const inFlight = [s.accountVersion('VVVVVV'), s.accountVersion('VVVVVV')];
+        await s.updateToken('VVVVVV', 'subscribe', t.id, (cur) => ({ next: { ...cur, label: 'w' }, clearBound: false }));
+        const after = await s.accountVersion('VVVVVV');
+        assert.ok(after > before, `${after} > ${before}`);
+        for (const v of await Promise.all(inFlight)) assert.ok(v === before || v === after, String(v));
+        assert.equal(await s.accountVersion('VVVVVV'), after);
+      });
+
       it('creates, reads, lists in creation order and updates accounts', async () => {
         const s = await fresh();
         await s.createAccount(account('AAAAAA', { secretHash: 'h1' }));
