@@ -5,6 +5,9 @@ import ipaddr from 'ipaddr.js';
 import { normaliseIp, originHost } from '../policy/rules.js';
 import { countryFromHeader } from '../enforce/geo.js';
 
+/** Addresses whose answer is remembered (the Map is emptied when full). */
+const KNOWN_MAX = 4096;
+
 export class TrustedProxies {
   private readonly ranges: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
   /** A single-address header (hooks.realIpHeader, lower-cased) believed instead of X-Forwarded-For; '' = none. */
@@ -19,10 +22,18 @@ export class TrustedProxies {
     });
   }
 
+  /** Answers already given, by address: every request asks about its peer, and peers are few. */
+  private readonly known = new Map<string, boolean>();
+
   has(ip: string | undefined): boolean {
     if (!ip) return false;
+    const seen = this.known.get(ip);
+    if (seen !== undefined) return seen;
     const a = ipaddr.process(ip);
-    return this.ranges.some(([net, bits]) => net.kind() === a.kind() && a.match(net as never, bits));
+    const trusted = this.ranges.some(([net, bits]) => net.kind() === a.kind() && a.match(net as never, bits));
+    if (this.known.size >= KNOWN_MAX) this.known.clear();
+    this.known.set(ip, trusted);
+    return trusted;
   }
 }
 
