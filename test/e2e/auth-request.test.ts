@@ -8,7 +8,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { startServer, type RunningServer } from '../helpers/process.js';
 import { freePort } from '../helpers/redis.js';
-import { startNginx, requireBinaries, type Nginx } from './nginx.js';
+import { HTTP_TEMP_PATHS, startNginx, requireBinaries, type Nginx } from './nginx.js';
 import { CONFUSING_PATHS } from '../helpers/confusing-paths.js';
 import { rawRequest } from '../helpers/raw-http.js';
 
@@ -48,12 +48,7 @@ describe('nginx auth_request + curl end to end', () => {
     httpPort = await freePort();
     nginx = await startNginx(
       `http {
-  access_log DIR/logs/access.log;
-  client_body_temp_path DIR/tmp/body;
-  proxy_temp_path DIR/tmp/proxy;
-  fastcgi_temp_path DIR/tmp/fastcgi;
-  uwsgi_temp_path DIR/tmp/uwsgi;
-  scgi_temp_path DIR/tmp/scgi;
+  ${HTTP_TEMP_PATHS}
   server {
     listen 127.0.0.1:${httpPort};
     root DIR/www;

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../helpers/process.js';
 import { freePort, startRedis, type TestRedis } from '../helpers/redis.js';
-import { publishTestPattern, requireBinaries, startNginx, type Nginx } from './nginx.js';
+import { HTTP_TEMP_PATHS, publishTestPattern, requireBinaries, startNginx, type Nginx } from './nginx.js';
+import { until } from './rtmp-stand.js';
 
 /**
  * The nginx-rtmp application that writes HLS: one-second fragments (ffmpeg sends a key frame every
@@ -79,15 +80,7 @@ export interface HlsStand {
 
 export const STREAM = 'cam1';
 
-/** Polls `cond` every 100 ms until true (resolves true) or `ms` passed (resolves false). */
-export async function until(cond: () => Promise<boolean> | boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await cond()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return false;
-}
+export { until };
 
 async function stopServer(s: RunningServer | undefined): Promise<void> {
   if (!s || s.proc.exitCode !== null || s.proc.signalCode !== null) return;
@@ -147,12 +140,7 @@ export async function startHlsStand(settings: Record<string, string>): Promise<H
   }
 }
 http {
-  access_log DIR/logs/access.log;
-  client_body_temp_path DIR/tmp/body;
-  proxy_temp_path DIR/tmp/proxy;
-  fastcgi_temp_path DIR/tmp/fastcgi;
-  uwsgi_temp_path DIR/tmp/uwsgi;
-  scgi_temp_path DIR/tmp/scgi;
+  ${HTTP_TEMP_PATHS}
   server {
     listen 127.0.0.1:${httpPort};
     ${hlsAuthRequestLocations(`http://127.0.0.1:${sg.port}`, 'DIR/www')}

@@ -6,6 +6,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connect } from 'node:net';
 
+/** The http block's log and temporary paths, inside the nginx run's own directory (DIR). */
+export const HTTP_TEMP_PATHS = `access_log DIR/logs/access.log;
+  client_body_temp_path DIR/tmp/body;
+  proxy_temp_path DIR/tmp/proxy;
+  fastcgi_temp_path DIR/tmp/fastcgi;
+  uwsgi_temp_path DIR/tmp/uwsgi;
+  scgi_temp_path DIR/tmp/scgi;`;
+
 export const RTMP_MODULE = '/usr/lib/nginx/modules/ngx_rtmp_module.so';
 
 export function requireBinaries(): void {
