@@ -6,7 +6,7 @@
 // one synchronous HMAC over ~200 bytes costs a few microseconds, where jose's async JWS
 // verification costs an order more; nothing outside Streamgate reads these claims.
 import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** What a credential says; short names keep the cookie small. */
@@ -56,8 +56,8 @@ export function credentialKey(opts: { secret: string; hookSecret: string; dataDi
   }
   const k = randomBytes(32);
   try {
+    // created 0600 ('wx': never over another process's key); a umask can only narrow it
     writeFileSync(file, `${k.toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
-    chmodSync(file, 0o600);
     return { key: k, source: 'data-dir' };
   } catch {
     // another process wrote it first: read theirs; an unwritable dataDir keeps a key in memory

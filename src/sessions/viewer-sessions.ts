@@ -317,7 +317,7 @@ export class ViewerSessions {
     this.tokens.set(id, after === null ? { ...t, deleted: true, active: false } : stateOf(after, t.used));
   }
 
-  /** The viewer asked again with its token (previous session `sid`): that session is over here. */
+  /** The viewer asked again with its token, replacing its session `sid`: that one is over here. */
   replaced(sid: string): void {
     const v = this.viewers.get(sid);
     if (v) v.ended = 'session_ended';
@@ -409,8 +409,4 @@ export class ViewerSessions {
     }
   }
 
-  /** For tests and metrics: what this instance holds. */
-  sizes(): { tokens: number; viewers: number } {
-    return { tokens: this.tokens.size, viewers: this.viewers.size };
-  }
 }
