@@ -6,7 +6,8 @@ import RE2 from 're2';
 import { z } from 'zod';
 import { bearer } from '../http/middleware.js';
 import { clientAddress, requestOrigin, trustedCountry } from '../http/client.js';
-import { originalPath } from '../domain/paths.js';
+import { safeRequestPath } from '../domain/paths.js';
+import { LRUCache } from 'lru-cache';
 import { parse as parseCookie } from 'cookie';
 import { REASONS, type Reason } from '../policy/types.js';
 import type { CredentialCheck } from '../sessions/viewer-sessions.js';
@@ -23,11 +24,13 @@ const PREFIX = '/hooks/auth-request';
  */
 export function originalUri(req: Request): string | undefined | { conflict: true } {
   const url = req.originalUrl;
-  const sources = [req.get('x-original-uri'), req.get('x-forwarded-uri'), url.startsWith(`${PREFIX}/`) ? url.slice(PREFIX.length) : undefined].filter(
-    (v): v is string => v !== undefined && v !== '',
-  );
-  if (sources.some((v) => v !== sources[0])) return { conflict: true };
-  return sources[0];
+  let found: string | undefined;
+  for (const v of [req.headers['x-original-uri'], req.headers['x-forwarded-uri'], url.startsWith(`${PREFIX}/`) ? url.slice(PREFIX.length) : undefined]) {
+    if (v === undefined || v === '') continue;
+    if (found === undefined) found = v as string; // a repeated header: node's one joined value
+    else if (v !== found) return { conflict: true };
+  }
+  return found;
 }
 
 /** No stream can be named from the original URI: nothing can be allowed (a denial, never a 404 or 5xx). */
@@ -39,29 +42,61 @@ const PROTOCOL_BY_EXT: Array<[RegExp, string]> = [
   [/\.flv$/i, 'http-flv'],
 ];
 
-const patternsOf = perConfig((c) => c.hooks.authRequest.streamPatterns.map((p) => new RE2(p, 'u')));
+/** What an original path (no query) names: its stream, account and protocol, or why it names none. */
+type PathReading = { streamName: string; accountId: string | undefined; protocol: string } | { problem: string | undefined };
+
+/**
+ * The reading of an original path, remembered: every viewer of a stream asks for the same playlist
+ * and segment paths, and checking a path and trying the stream patterns on it (RE2) was most of
+ * the cost of a credential check (docs/performance.md). A pure function of the path and the
+ * configuration; the memo holds paths only, never a query (where tokens travel).
+ */
+const readingsOf = perConfig((c) => {
+  const patterns = c.hooks.authRequest.streamPatterns.map((p) => new RE2(p, 'u'));
+  const memo = new LRUCache<string, PathReading>({ max: PATH_MEMO_MAX });
+  const readPath = (raw: string): PathReading => {
+    // Refused, never resolved: a path a proxy or server could normalise into another stream's.
+    const safe = safeRequestPath(raw);
+    if ('problem' in safe) return { problem: safe.problem };
+    const path = safe.path;
+    for (const re of patterns) {
+      const m = re.exec(path);
+      if (m?.groups?.stream) {
+        const id = { streamName: m.groups.stream, accountId: m.groups.account || undefined };
+        if (!nameable(id)) return { problem: undefined };
+        return { ...id, protocol: PROTOCOL_BY_EXT.find(([ext]) => ext.test(path))?.[1] ?? 'http' };
+      }
+    }
+    return { problem: undefined };
+  };
+  return (raw: string): PathReading => {
+    let r = memo.get(raw);
+    if (r === undefined) {
+      r = readPath(raw);
+      memo.set(raw, r);
+    }
+    return r;
+  };
+});
+
+/** How many distinct original paths are remembered (a few hundred bytes each). */
+const PATH_MEMO_MAX = 10_000;
 
 const read: CallerRoute['read'] = (req, ctx) => {
   const uri = originalUri(req) ?? '';
-  // Refused, never resolved: a path a proxy or server could normalise into another stream's.
-  const original = typeof uri === 'string' ? originalPath(uri) : { problem: 'the forwarding headers name different paths' };
-  if ('problem' in original) {
-    ctx.logger.debug({ problem: original.problem }, 'auth-request: original URI refused');
+  if (typeof uri !== 'string') {
+    ctx.logger.debug({ problem: 'the forwarding headers name different paths' }, 'auth-request: original URI refused');
     return NO_STREAM;
   }
-  const { path, query } = original;
-  let streamName: string | undefined;
-  let accountId: string | undefined;
-  for (const re of patternsOf(ctx.config)) {
-    const m = re.exec(path);
-    if (m?.groups?.stream) {
-      streamName = m.groups.stream;
-      accountId = m.groups.account || undefined;
-      break;
-    }
+  const q = uri.indexOf('?');
+  const query = q >= 0 ? uri.slice(q) : '';
+  const named = readingsOf(ctx.config)(q >= 0 ? uri.slice(0, q) : uri);
+  if ('problem' in named) {
+    if (named.problem !== undefined) ctx.logger.debug({ problem: named.problem }, 'auth-request: original URI refused');
+    // No stream can be named: nothing can be allowed (a denial, never a 404 or 5xx).
+    return NO_STREAM;
   }
-  // No stream can be named: nothing can be allowed (a denial, never a 404 or 5xx).
-  if (!streamName || !nameable({ streamName, accountId })) return NO_STREAM;
+  const { streamName, accountId, protocol } = named;
   const token = tokenFromQuery(query || undefined) ?? bearer(req);
   const action = ctx.config.hooks.authRequest.action;
   const clientIp = clientAddress(req, ctx.trusted);
@@ -77,7 +112,7 @@ const read: CallerRoute['read'] = (req, ctx) => {
         clientIp,
         origin: requestOrigin(req),
         country: trustedCountry(req, ctx.trusted, ctx.config.geo.trustedHeader),
-        protocol: PROTOCOL_BY_EXT.find(([re]) => re.test(path))?.[1] ?? 'http',
+        protocol,
       },
       starts: false,
       credentialsGiven: token !== undefined,

@@ -61,14 +61,6 @@ export function safeRequestPath(raw: string): SafePath {
   return { path: `/${decoded.join('/')}` };
 }
 
-/** An original request URI split at its query, with the path checked and decoded by safeRequestPath. */
-export function originalPath(uri: string): { path: string; query: string } | { problem: string } {
-  const q = uri.indexOf('?');
-  const checked = safeRequestPath(q >= 0 ? uri.slice(0, q) : uri);
-  if ('problem' in checked) return checked;
-  return { path: checked.path, query: q >= 0 ? uri.slice(q) : '' };
-}
-
 /**
  * The path names MediaMTX itself accepts (its releases since March 2026 refuse '~', ':' and dot
  * segments); every permission path must be one.

@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { mediamtxPathProblem, originalPath, safeRequestPath } from '../../src/domain/paths.js';
+import { mediamtxPathProblem, safeRequestPath } from '../../src/domain/paths.js';
 import { fcOptions } from '../helpers/property.js';
 import { CONFUSING_PATHS } from '../helpers/confusing-paths.js';
 
@@ -44,12 +44,6 @@ describe('safeRequestPath: what an original request path is decided on', () => {
     assert.deepEqual(safeRequestPath('/hls/%C0%AE/x.ts'), { problem: 'percent-encoding that is not UTF-8' });
     assert.deepEqual(safeRequestPath('/hls/%EF%BD%90remium/x.ts'), { problem: 'a segment that Unicode compatibility folding (NFKC) changes' });
     assert.deepEqual(safeRequestPath('/hls/open/%EF%BC%8E%EF%BC%8E/x.ts'), { problem: 'a segment that Unicode compatibility folding (NFKC) changes' });
-  });
-
-  it('originalPath splits the query off untouched, so ?token= values are never judged as paths', () => {
-    assert.deepEqual(originalPath('/hls/cam1/index.m3u8?token=abc%2F..%2F&x=/../'), { path: '/hls/cam1/index.m3u8', query: '?token=abc%2F..%2F&x=/../' });
-    assert.deepEqual(originalPath('/hls/cam1/index.m3u8'), { path: '/hls/cam1/index.m3u8', query: '' });
-    assert.ok('problem' in originalPath('/hls/open/../premium/index.m3u8?token=abc'));
   });
 
   it('property: a path of safe segments is decided as itself; any dot or separator spelling inserted anywhere is refused', () => {
