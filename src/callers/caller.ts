@@ -139,7 +139,7 @@ export interface CallerContext {
    * ends it only when the session was cut or its token change is in enforcement.terminateOn.
    * `serverAddress`: where the request came from (which media server holds the connection).
    */
-  admit(caller: string, admission: Admission, serverAddress?: string): Promise<DecisionResult>;
+  admit(caller: string, admission: Admission, serverAddress?: string): DecisionResult | Promise<DecisionResult>;
   /** HTTP viewer sessions (sessions.http.enabled), else undefined. */
   viewers?: ViewerCredentials;
   /** Queues a lifecycle signal; never waits. */

@@ -78,8 +78,13 @@ export function callerContext(s: Services, trusted: TrustedProxies): CallerConte
       // The access request is this request's own (read() made it): marked in place, not copied.
       const access = a.access;
       access.admission = a.starts && access.sessionId !== undefined ? 'session' : 'none';
-      // nothing starts (an HTTP caller's request, a check): no admission step, nothing to settle
-      if (!a.starts) return s.enforcer.decide(access, caller).then((d) => s.sessions.withLifetime(d));
+      // nothing starts (an HTTP caller's request, a check): no admission step, nothing to settle,
+      // and a cached token is decided from memory when the store keeps its versions in process
+      if (!a.starts) {
+        const now = s.enforcer.decideNow(access, caller);
+        if (now !== undefined) return s.sessions.withLifetime(now);
+        return s.enforcer.decide(access, caller).then((d) => s.sessions.withLifetime(d));
+      }
       const run = s.sessions.begin(caller, { ...a, access }, serverAddress);
       return s.enforcer.decide(access, caller, run.admit).then((d) => {
         run.settle(d);

@@ -37,15 +37,18 @@ function parsers(body: BodyEncoding, config: Config): RequestHandler[] {
 }
 
 function handler(caller: Caller, route: CallerRoute, ctx: CallerContext): RequestHandler {
-  const settle = async (res: Response, out: Outcome): Promise<void> => {
+  // Synchronous whenever the decision is (a cached token on the embedded store): no async frame.
+  const settle = (res: Response, out: Outcome): void | Promise<void> => {
     if ('reply' in out) {
       if (out.signals) for (const s of out.signals) ctx.signal(s);
       writeReply(res, out.reply);
       return;
     }
-    if (!caller.answer) throw new TypeError(`caller ${caller.name} admits on ${route.path} but has no answer()`);
-    const d = await ctx.admit(caller.name, out.admit, peerAddress(res.req as Request));
-    writeReply(res, caller.answer(d, out.admit));
+    const answer = caller.answer;
+    if (!answer) throw new TypeError(`caller ${caller.name} admits on ${route.path} but has no answer()`);
+    const d = ctx.admit(caller.name, out.admit, peerAddress(res.req as Request));
+    if (d instanceof Promise) return d.then((v) => writeReply(res, answer(v, out.admit)));
+    writeReply(res, answer(d, out.admit));
   };
   return (req: Request, res: Response) => {
     const out = route.read(req, ctx);

@@ -56,6 +56,19 @@ function hashOf(value: string): string {
 
 const bindsOnUsage = (t: TokenRecord): boolean => (t.bindIpsOnUsage ?? 0) > 0;
 
+/**
+ * A plain token value resolved from this instance's memory alone, when memory can vouch for it
+ * (its cached record current by the store's in-process account version, no bind on usage to
+ * perform); undefined otherwise, and resolveCredential() decides with the store. Counts nothing.
+ */
+export function resolveNow(value: string, lookup: TokenLookup): Resolved | undefined {
+  if (value.length > MAX_TOKEN_LENGTH || looksLikeJwt(value)) return undefined;
+  const hash = hashOf(value);
+  const entry = lookup.entryByHashNow(hash);
+  if (entry === undefined || bindsOnUsage(entry.token)) return undefined;
+  return { cred: { type: 'token', token: entry.token }, verified: true, hash, ver: entry.ver };
+}
+
 const invalid = (detail: string, hash?: string): Resolved => ({ cred: { type: 'invalid', detail }, verified: true, hash, ver: 0 });
 
 /**

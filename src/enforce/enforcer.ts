@@ -13,7 +13,7 @@ import { applyBind } from '../policy/bind.js';
 import { bindDecision } from '../domain/store-rules.js';
 import { hasCountryLists } from '../domain/viewer-rules.js';
 import { TokenLookup, StoreUnavailable, securedBy, type AccountEntry } from './lookup.js';
-import { resolveCredential } from './credential.js';
+import { resolveCredential, resolveNow } from './credential.js';
 import type { GeoLookup } from './geo.js';
 
 export interface DecisionResult extends Decision {
@@ -90,6 +90,37 @@ export class Enforcer {
       // limits are counted in the store: without it, a limited token's session cannot be admitted
       if (ev.decision.allowed && ev.decision.limits !== undefined && req.admission === 'session') ev = this.unavailable(req);
     }
+    return this.finish(req, adapter, ev, started);
+  }
+
+  /**
+   * The decision of a request that starts nothing (no admission step), when this instance's memory
+   * alone can give it: a plain token whose cached record the store's in-process account version
+   * confirms (the embedded store keeps versions in memory), no bind to perform, and any country
+   * rules on its account (those may need the live registry read). The same evaluation, counting and log as
+   * decide(), without an await; undefined when memory cannot tell, and the caller awaits decide().
+   */
+  decideNow(req: AccessRequest, adapter: string): DecisionResult | undefined {
+    if (!req.token) return undefined;
+    const started = performance.now();
+    const r = resolveNow(req.token, this.lookup);
+    if (r === undefined) return undefined;
+    const token = tokenOf(r.cred);
+    if (req.action === 'subscribe' && token !== undefined && inheritsCountries(token)) {
+      // as decideWithStore, with the account entry only from the cache at the version just confirmed
+      const account = this.lookup.accountAt(token.accountId, r.ver);
+      // an account with country rules may need its live registry read: decide() does that
+      if (account === undefined || account.geo !== undefined) return undefined;
+    }
+    const ev = evaluate(req, r.cred, this.context(req, false, undefined));
+    if (ev.bind) return undefined;
+    this.lookup.stats.hits++;
+    this.metrics.cacheLookup('hit');
+    return this.finish(req, adapter, ev, started);
+  }
+
+  /** A decision made: its id, counted and logged. */
+  private finish(req: AccessRequest, adapter: string, ev: Evaluation, started: number): DecisionResult {
     const seconds = (performance.now() - started) / 1000;
     const d: DecisionResult = { ...ev.decision, decisionId: randomUUID() };
     const result = d.allowed ? 'allow' : 'deny';

@@ -152,6 +152,17 @@ export class TokenLookup {
     return this.byId.get(id);
   }
 
+  /**
+   * The cached entry for a token value hash when the store's in-process account version confirms
+   * it current, without a wait; undefined when only a store read can tell. Counts nothing: the
+   * caller counts the hit when it uses the entry.
+   */
+  entryByHashNow(hash: string): TokenEntry | undefined {
+    const hit = this.byHash.get(hash);
+    if (hit === undefined || this.store.accountVersionKnown === undefined) return undefined;
+    return this.store.accountVersionKnown(hit.token.accountId) === hit.ver ? hit : undefined;
+  }
+
   /** The current record for a token value hash (null: no such token). */
   async byHashFresh(hash: string): Promise<TokenRecord | null> {
     return (await this.entryByHash(hash))?.token ?? null;

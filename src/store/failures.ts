@@ -3,7 +3,7 @@
 import { StoreConflict, StoreUnavailable } from '../errors.js';
 import type { Store } from './store.js';
 
-type Method = Exclude<keyof Store, 'kind' | 'inProcess'>;
+type Method = Exclude<keyof Store, 'kind' | 'inProcess' | 'accountVersionKnown'>;
 
 /** Every method of the Store interface (a missing or extra name is a compile error). */
 const STORE_METHODS = Object.keys({

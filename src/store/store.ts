@@ -275,6 +275,12 @@ export interface Store {
    * 0 for an account never written.
    */
   accountVersion(accountId: string): Promise<number>;
+  /**
+   * The account version when this process already holds it current without any I/O, else
+   * undefined (then accountVersion() reads it). Lets a decision on a cached token finish without
+   * an await (docs/performance.md); a store that must ask elsewhere leaves it out.
+   */
+  accountVersionKnown?(accountId: string): number | undefined;
 
   // ---- bind on usage ------------------------------------------------------------------------
 

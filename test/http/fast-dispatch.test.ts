@@ -123,14 +123,17 @@ describe('decision fast path', () => {
   });
 
   it('gives a handler error to the error handler', async () => {
-    const store = t.services.store as unknown as { accountVersion: (id: string) => Promise<number> };
-    const original = store.accountVersion;
+    // the file unreadable: the store remembers no version (its poll clears them) and the read fails
+    const store = t.services.store as unknown as { accountVersion: (id: string) => Promise<number>; accountVersionKnown: (id: string) => number | undefined };
+    const original = { read: store.accountVersion, known: store.accountVersionKnown };
     store.accountVersion = () => Promise.reject(new Error('store down'));
+    store.accountVersionKnown = () => undefined;
     try {
       const a = await both('POST', '/hooks/authorize', WITH_SECRET, JSON.stringify({ action: 'subscribe', token, streamName: 'cam1' }));
       assert.equal(a.status, 503, a.body);
     } finally {
-      store.accountVersion = original;
+      store.accountVersion = original.read;
+      store.accountVersionKnown = original.known;
     }
   });
 
