@@ -1,23 +1,74 @@
 // Prometheus metrics: one Registry per app (tests build many apps). Label values come only from
 // small fixed sets (actions, adapters, reasons, route patterns): never tokens, accounts or streams.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, type Metric, Registry, collectDefaultMetrics } from 'prom-client';
+
+type LabelValue = string | number;
 
 /**
- * The child of a labelled metric for one set of label values, made once: prom-client otherwise
- * hashes a label object on every call (a few µs per decision in a CPU profile; docs/performance.md). Label
- * values come from small fixed sets, so the map stays small.
+ * One entry per set of label values, found through one Map per label keyed by that label's value:
+ * a lookup builds no joined string and, once the set has been seen, allocates nothing (prom-client
+ * hashes a label object on every call, even through a child; docs/performance.md). Label values
+ * come from small fixed sets, so the maps stay small. `all` lists the entries in first-seen order,
+ * the order prom-client itself prints series in.
  */
-function children<C>(make: (values: string[]) => C): (...values: string[]) => C {
-  const cache = new Map<string, C>();
-  return (...values) => {
-    const key = values.join('\u0000');
-    let c = cache.get(key);
-    if (c === undefined) {
-      c = make(values);
-      cache.set(key, c);
+class LabelSets<T> {
+  private readonly root = new Map<LabelValue, unknown>();
+  readonly all: T[] = [];
+
+  constructor(
+    private readonly size: number,
+    private readonly make: (values: string[]) => T,
+  ) {
+    if (size < 1 || size > 5) throw new Error('LabelSets: 1 to 5 labels');
+  }
+
+  at(v0: LabelValue, v1: LabelValue = '', v2: LabelValue = '', v3: LabelValue = '', v4: LabelValue = ''): T {
+    // Walk one map per label but the last, shifting the values down, so no array is built.
+    let a = v0;
+    let b = v1;
+    let c = v2;
+    let d = v3;
+    let node = this.root;
+    const n = this.size;
+    if (n > 1) {
+      node = step(node, a);
+      a = b;
+      b = c;
+      c = d;
+      d = v4;
     }
-    return c;
-  };
+    if (n > 2) {
+      node = step(node, a);
+      a = b;
+      b = c;
+      c = d;
+    }
+    if (n > 3) {
+      node = step(node, a);
+      a = b;
+      b = c;
+    }
+    if (n > 4) {
+      node = step(node, a);
+      a = b;
+    }
+    let e = node.get(a) as T | undefined;
+    if (e === undefined) {
+      e = this.make([v0, v1, v2, v3, v4].slice(0, n).map(String));
+      node.set(a, e);
+      this.all.push(e);
+    }
+    return e;
+  }
+}
+
+function step(node: Map<LabelValue, unknown>, v: LabelValue): Map<LabelValue, unknown> {
+  let next = node.get(v) as Map<LabelValue, unknown> | undefined;
+  if (next === undefined) {
+    next = new Map();
+    node.set(v, next);
+  }
+  return next;
 }
 
 /**
@@ -27,19 +78,21 @@ function children<C>(make: (values: string[]) => C): (...values: string[]) => C 
  * (docs/performance.md). What a scrape shows is exact as of that scrape.
  */
 class Tally {
-  private readonly pending = new Map<string, { values: string[]; n: number }>();
+  private readonly sets: LabelSets<{ values: string[]; n: number }>;
 
-  constructor(private readonly counter: () => Counter<string>) {}
+  constructor(
+    labels: number,
+    private readonly counter: () => Counter<string>,
+  ) {
+    this.sets = new LabelSets(labels, (values) => ({ values, n: 0 }));
+  }
 
-  inc(...values: string[]): void {
-    const key = values.join('\u0000');
-    const e = this.pending.get(key);
-    if (e !== undefined) e.n++;
-    else this.pending.set(key, { values, n: 1 });
+  inc(v0: LabelValue, v1?: LabelValue, v2?: LabelValue, v3?: LabelValue, v4?: LabelValue): void {
+    this.sets.at(v0, v1, v2, v3, v4).n++;
   }
 
   flush(): void {
-    for (const e of this.pending.values()) {
+    for (const e of this.sets.all) {
       if (e.n === 0) continue;
       this.counter().labels(...e.values).inc(e.n);
       e.n = 0;
@@ -47,10 +100,120 @@ class Tally {
   }
 }
 
+/** One label set's share of a BatchedHistogram: per-bucket counts (not cumulative), sum and count. */
+class HistogramSeries {
+  /** One slot per bound and one past the last bound (values above every bound). */
+  readonly counts: Float64Array;
+  sum = 0;
+  count = 0;
+  /** Whether the series is printed: set by its first observation since the last reset. */
+  listed = false;
+
+  constructor(
+    readonly labels: Record<string, string>,
+    private readonly bounds: readonly number[],
+    private readonly owner: BatchedHistogram,
+  ) {
+    this.counts = new Float64Array(bounds.length + 1);
+  }
+
+  observe(value: number): void {
+    if (!Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${value}`);
+    const b = this.bounds;
+    let i = 0;
+    // Most observations land in the first few buckets, so a linear scan beats a binary search.
+    while (i < b.length && value > b[i]) i++;
+    this.counts[i]++;
+    this.sum += value;
+    this.count++;
+    if (!this.listed) this.owner.list(this);
+  }
+}
+
+/**
+ * A histogram kept as plain per-bucket counts and handed to prom-client's registry only when it is
+ * read: prom-client's Histogram.observe hashes its label object on every call, even through a
+ * child (~0.5 µs), and every request observes one or two. `get()` returns exactly what
+ * prom-client's Histogram returns for the same observations (series in first-observed order,
+ * cumulative `le` buckets, `+Inf`, `_sum`, `_count`), so /metrics prints the same text.
+ */
+export class BatchedHistogram {
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames: readonly string[];
+  readonly buckets: readonly number[];
+  private readonly sets: LabelSets<HistogramSeries>;
+  /** The series printed, in the order of their first observation since the last reset. */
+  private listed: HistogramSeries[] = [];
+
+  constructor(config: { name: string; help: string; labelNames: readonly string[]; buckets: readonly number[]; registers: Registry[] }) {
+    this.name = config.name;
+    this.help = config.help;
+    this.labelNames = [...config.labelNames];
+    this.buckets = [...config.buckets];
+    if (this.buckets.some((b, i) => i > 0 && b <= this.buckets[i - 1])) throw new Error(`${config.name}: buckets must ascend`);
+    this.sets = new LabelSets(this.labelNames.length, (values) => {
+      const labels: Record<string, string> = {};
+      this.labelNames.forEach((n, i) => {
+        labels[n] = values[i];
+      });
+      return new HistogramSeries(labels, this.buckets, this);
+    });
+    // prom-client's registry reads a metric through get() and reset() alone.
+    for (const r of config.registers) r.registerMetric(this as unknown as Metric);
+  }
+
+  /** The series for one set of label values (in labelNames order); hold it, or look it up per call. */
+  at(v0: LabelValue, v1?: LabelValue): HistogramSeries {
+    return this.sets.at(v0, v1);
+  }
+
+  /** @internal called by a series at its first observation since the last reset. */
+  list(s: HistogramSeries): void {
+    s.listed = true;
+    this.listed.push(s);
+  }
+
+  async get(): Promise<{ name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: HistogramValue[] }> {
+    const values: HistogramValue[] = [];
+    const bucket = `${this.name}_bucket`;
+    for (const s of this.listed) {
+      let acc = 0;
+      for (let i = 0; i < this.buckets.length; i++) {
+        acc += s.counts[i];
+        values.push({ labels: { le: this.buckets[i], ...s.labels }, value: acc, metricName: bucket, exemplar: null });
+      }
+      values.push({ labels: { le: '+Inf', ...s.labels }, value: s.count, metricName: bucket, exemplar: null });
+      values.push({ labels: { ...s.labels }, value: s.sum, metricName: `${this.name}_sum`, exemplar: undefined });
+      values.push({ labels: { ...s.labels }, value: s.count, metricName: `${this.name}_count`, exemplar: undefined });
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  reset(): void {
+    for (const s of this.listed) {
+      s.counts.fill(0);
+      s.sum = 0;
+      s.count = 0;
+      s.listed = false;
+    }
+    this.listed = [];
+  }
+}
+
+type HistogramValue = {
+  labels: Record<string, string | number>;
+  value: number;
+  metricName: string;
+  exemplar: null | undefined;
+};
+
 export class Metrics {
-  private readonly decisionTally = new Tally(() => this.decisions);
-  private readonly cacheTally = new Tally(() => this.cacheLookups);
-  private readonly httpTally = new Tally(() => this.httpRequests);
+  private readonly decisionTally = new Tally(5, () => this.decisions);
+  private readonly cacheTally = new Tally(1, () => this.cacheLookups);
+  private readonly httpTally = new Tally(3, () => this.httpRequests);
   readonly registry = new Registry();
   readonly decisions = new Counter({
     name: 'streamgate_decisions_total',
@@ -59,7 +222,7 @@ export class Metrics {
     registers: [this.registry],
     collect: () => this.decisionTally.flush(),
   });
-  readonly decisionSeconds = new Histogram({
+  readonly decisionSeconds = new BatchedHistogram({
     name: 'streamgate_decision_duration_seconds',
     help: 'Time to decide, from access request to decision',
     labelNames: ['adapter', 'result'] as const,
@@ -150,7 +313,7 @@ export class Metrics {
     collect: () => this.httpTally.flush(),
   });
 
-  readonly httpSeconds = new Histogram({
+  readonly httpSeconds = new BatchedHistogram({
     name: 'streamgate_http_request_duration_seconds',
     help: 'Time from a request reaching the app to its answer being written, by route pattern',
     labelNames: ['route'] as const,
@@ -158,13 +321,10 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  private readonly decisionSecondsChild = children((v) => this.decisionSeconds.labels(...v));
-  private readonly httpSecondsChild = children((v) => this.httpSeconds.labels(...v));
-
   /** Counts one full decision (the token resolved and the policy asked) and its duration. */
   decided(action: string, adapter: string, result: string, reason: string, seconds: number): void {
     this.decisionTally.inc(action, adapter, result, reason, 'full');
-    this.decisionSecondsChild(adapter, result).observe(seconds);
+    this.decisionSeconds.at(adapter, result).observe(seconds);
   }
 
   /** Counts one viewer-session credential check (no store, no policy; refreshes included). */
@@ -177,8 +337,8 @@ export class Metrics {
   }
 
   httpRequest(route: string, method: string, status: number, seconds: number): void {
-    this.httpTally.inc(route, method, String(status));
-    this.httpSecondsChild(route).observe(seconds);
+    this.httpTally.inc(route, method, status);
+    this.httpSeconds.at(route).observe(seconds);
   }
 
   /** The active-sessions gauge reads `counts` at each scrape. */
