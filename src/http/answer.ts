@@ -5,11 +5,28 @@
 // against the express floor; docs/performance.md). The bytes and headers are the same as res.json / res.type().send().
 import type { ServerResponse } from 'node:http';
 
+// The answers of one turn of the event loop are written together, once the turn has read every
+// request that was ready (setImmediate runs right after that I/O phase). Each answer is still its
+// own write on its own connection; what changes is when they happen. Written one by one, each
+// write lands while the client is asleep and pays the kernel's wake-up of the other side (on a VM
+// an inter-processor interrupt): the largest single cost per decision in a CPU profile under load,
+// several times the floor's. Written in a burst, only the first does. Measured on a bare node:http
+// server in the benchmark's setup: 49k -> 60k answers/s, p99 7.9 -> 6.2 ms (docs/performance.md).
+// An answer waits for at most the rest of its turn: with one request per turn, a few microseconds.
+const due: Array<{ res: ServerResponse; text: string }> = [];
+
+function writeDue(): void {
+  // answers queued while these are written (none: end() calls back later) start the next batch
+  const batch = due.splice(0, due.length);
+  for (const a of batch) a.res.end(a.text);
+}
+
 function send(res: ServerResponse, status: number, type: string, text: string): void {
   res.statusCode = status;
   res.setHeader('content-type', type);
   res.setHeader('content-length', Buffer.byteLength(text));
-  res.end(text);
+  if (due.length === 0) setImmediate(writeDue);
+  due.push({ res, text });
 }
 
 /** A JSON answer (what res.status(status).json(body) writes). */
