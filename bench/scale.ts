@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AUTHORIZE, accountOf, cases } from './cases.js';
-import { DURATION, SIZES, STREAMGATE_ENV } from './lib/config.js';
+import { DURATION, SIZES, STREAMGATE_ENV, STREAMGATE_NODE_FLAGS } from './lib/config.js';
 import { SCALE_MIN } from './lib/goals.js';
 import { load, paced, type Result } from './lib/load.js';
 import { medianBy } from './lib/stats.js';
@@ -68,7 +68,7 @@ export async function scaleRun(redis: BenchRedis): Promise<ScaleRow[]> {
       else await seedRedis(redis.url, prefix, accountId, n);
       const seedS = (Date.now() - t0) / 1000;
       const bytesPerToken = backend === 'redis' ? ((await usedMemory(redis.url)) - usedBefore) / n : undefined;
-      const sg = await startProcess(`streamgate ${backend} ${n}`, [process.execPath, 'dist/main.js'], { ...env, STREAMGATE_DATA_DIR: first.dir });
+      const sg = await startProcess(`streamgate ${backend} ${n}`, [process.execPath, ...STREAMGATE_NODE_FLAGS, 'dist/main.js'], { ...env, STREAMGATE_DATA_DIR: first.dir });
       const c = await cases(sg, first.secret, new Set([AUTHORIZE])); // c[0]: /hooks/authorize, the decision measured at each size
       procs.push({ n, sg, c, secret: first.secret, accountId, seedS, bytesPerToken });
     }

@@ -18,6 +18,9 @@ export const taskset = (args: string[]) => (spawnSync('taskset', ['--version']).
  * minutes (between its own load runs other cases run), so both are an hour here: one cookie lasts
  * the whole run and no request past half its life carries a refreshed credential.
  */
+/** Node flags Streamgate runs with, as the image starts it (Dockerfile CMD; docs/operations.md#memory-and-pauses). */
+export const STREAMGATE_NODE_FLAGS = ['--max-semi-space-size=64'];
+
 export const STREAMGATE_ENV: Record<string, string> = {
   STREAMGATE_LOG_LEVEL: 'warn',
   STREAMGATE_SESSIONS_HTTP_CREDENTIALSECONDS: '3600',

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
-import { ROOT, STREAMGATE_ENV, taskset } from './config.js';
+import { ROOT, STREAMGATE_ENV, STREAMGATE_NODE_FLAGS, taskset } from './config.js';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -65,7 +65,7 @@ export function rssMb(pid: number): number {
 /** Streamgate (dist/main.js) with the bench's settings (STREAMGATE_ENV) and `env`, on a data directory of its own unless `env` names one. */
 export async function streamgate(name: string, env: Record<string, string>): Promise<{ t: Target; secret: string; dir: string }> {
   const dir = env.STREAMGATE_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'sg-bench-'));
-  const t = await startProcess(name, [process.execPath, 'dist/main.js'], { ...STREAMGATE_ENV, ...env, STREAMGATE_DATA_DIR: dir });
+  const t = await startProcess(name, [process.execPath, ...STREAMGATE_NODE_FLAGS, 'dist/main.js'], { ...STREAMGATE_ENV, ...env, STREAMGATE_DATA_DIR: dir });
   const secret = readFileSync(path.join(dir, 'default-api-secret'), 'utf8').trim();
   return { t, secret, dir };
 }

@@ -128,19 +128,24 @@ export class TokenLookup {
     return this.raced(p);
   }
 
-  private async raced<T>(p: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${this.opts.storeTimeoutMs} ms`)), this.opts.storeTimeoutMs);
+  /** `p`, or StoreUnavailable at the deadline: one promise and one timer per call, no race or async frame. */
+  private raced<T>(p: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        p.catch(() => {}); // the late answer, if any, is dropped
+        reject(new StoreUnavailable(new Error(`no answer within ${this.opts.storeTimeoutMs} ms`)));
+      }, this.opts.storeTimeoutMs);
+      p.then(
+        (v) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+        (e: unknown) => {
+          clearTimeout(timer);
+          reject(new StoreUnavailable(e));
+        },
+      );
     });
-    try {
-      return await Promise.race([p, deadline]);
-    } catch (e) {
-      p.catch(() => {}); // the late answer, if any, is dropped
-      throw new StoreUnavailable(e);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   /** The cached entry (record and the account version it was read at), without asking the store (may be stale). */
