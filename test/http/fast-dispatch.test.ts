@@ -112,6 +112,25 @@ describe('decision fast path', () => {
     assert.equal(echoed.headers['x-request-id'], 'caller-id-1');
   });
 
+  it('answers a burst of concurrent requests each with its own answer (answers of one turn are written together)', async () => {
+    // 60 requests at once over their own connections, allows and refusals interleaved, each
+    // carrying its own request id: every answer must be its request's
+    const asks = Array.from({ length: 60 }, (_, i) => ({
+      id: `burst-${i}`,
+      stream: i % 3 === 0 ? `other${i}` : 'cam1',
+    }));
+    const answers = await Promise.all(
+      asks.map((a) => send(fastPort, 'POST', '/hooks/authorize', { ...WITH_SECRET, 'x-request-id': a.id }, JSON.stringify({ action: 'subscribe', token, streamName: a.stream }))),
+    );
+    answers.forEach((r, i) => {
+      const body = JSON.parse(r.body);
+      assert.equal(r.headers['x-request-id'], asks[i].id);
+      assert.equal(r.headers['content-length'], String(Buffer.byteLength(r.body)));
+      if (asks[i].stream === 'cam1') assert.deepEqual([r.status, body.allowed, body.streamName], [200, true, 'cam1'], asks[i].id);
+      else assert.deepEqual([r.status, body.allowed, body.reason], [403, false, 'stream_not_allowed'], asks[i].id);
+    });
+  });
+
   it('closes the connection while draining', async () => {
     t.services.draining = true;
     try {
