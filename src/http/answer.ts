@@ -18,7 +18,13 @@ const due: Array<{ res: ServerResponse; text: string }> = [];
 function writeDue(): void {
   // answers queued while these are written (none: end() calls back later) start the next batch
   const batch = due.splice(0, due.length);
-  for (const a of batch) a.res.end(a.text);
+  for (const a of batch) {
+    try {
+      a.res.end(a.text);
+    } catch {
+      a.res.destroy(); // this connection only: the rest of the batch still goes out
+    }
+  }
 }
 
 function send(res: ServerResponse, status: number, type: string, text: string): void {
