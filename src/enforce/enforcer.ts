@@ -99,9 +99,10 @@ export class Enforcer {
    * confirms (the embedded store keeps versions in memory), no bind to perform, and no country
    * rules on its account (those may need the live registry read). The same evaluation, counting
    * and log as decide(), without an await; undefined when memory cannot tell, and the caller
-   * awaits decide().
+   * awaits decide(). `settles`: whether the decision needs nothing more (an admission step that
+   * would leave it as it is); when it says no, nothing is counted and decide() runs the step.
    */
-  decideNow(req: AccessRequest, adapter: string): DecisionResult | undefined {
+  decideNow(req: AccessRequest, adapter: string, settles?: (d: Decision) => boolean): DecisionResult | undefined {
     if (!req.token) return undefined;
     const started = performance.now();
     const r = resolveNow(req.token, this.lookup);
@@ -114,7 +115,7 @@ export class Enforcer {
       if (account === undefined || account.geo !== undefined) return undefined;
     }
     const ev = evaluate(req, r.cred, this.context(req, false, undefined));
-    if (ev.bind) return undefined;
+    if (ev.bind || (settles !== undefined && !settles(ev.decision))) return undefined;
     this.lookup.stats.hits++;
     this.metrics.cacheLookup('hit');
     return this.finish(req, adapter, ev, started);

@@ -28,6 +28,8 @@ export interface SessionCutter {
 /** One admission in progress: the step that may refuse it, and what follows the decision. */
 export interface AdmissionRun {
   admit?: Admitter;
+  /** Whether `admit` would leave this decision as it is without a store step (no limits to count, no conflict to check). */
+  passes(d: Decision): boolean;
   settle(d: DecisionResult): void;
 }
 
@@ -100,11 +102,12 @@ export class SessionControl {
       return s;
     };
     const conflict = access.action === 'publish' && this.config.enforcement.publishConflict !== 'allow' ? this.config.enforcement.publishConflict : undefined;
+    const passes = (d: Decision) => draft === undefined || !d.allowed || (d.limits === undefined && conflict === undefined) || d.accountId === undefined;
     const admit: Admitter | undefined =
       draft === undefined
         ? undefined
         : async (d, timed) => {
-            if ((d.limits === undefined && conflict === undefined) || d.accountId === undefined) return d;
+            if (passes(d)) return d;
             const r = await timed(
               this.store.admitSession(complete(d), ttlSeconds, { maxConcurrent: d.limits?.maxConcurrent, maxUses: d.limits?.maxUses, publishConflict: conflict }),
             );
@@ -115,6 +118,7 @@ export class SessionControl {
           };
     return {
       admit,
+      passes,
       settle: (d) => {
         if (!d.allowed || !a.starts || d.accountId === undefined) return;
         this.lifecycle.signal({
