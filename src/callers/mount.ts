@@ -4,8 +4,8 @@ import express, { type Request, type RequestHandler, type Response } from 'expre
 import type { ServerResponse } from 'node:http';
 import type { Config } from '../config/schema.js';
 import type { DecisionRoutes } from '../http/decision-routes.js';
-import { bodyParsers } from '../http/middleware.js';
-import { fastJsonBody } from '../http/fast-body.js';
+import { bodyParsers, FORM_PARAMETER_LIMIT } from '../http/middleware.js';
+import { fastFormBody, fastJsonBody } from '../http/fast-body.js';
 import { sendJson, sendText } from '../http/answer.js';
 import { peerAddress } from '../http/client.js';
 import type { BodyEncoding, Caller, CallerContext, CallerRoute, Outcome, Reply } from './caller.js';
@@ -27,6 +27,8 @@ function parsers(body: BodyEncoding, config: Config): RequestHandler[] {
       // body-parser; anything else meets the same parser chain as before (src/http/fast-body.ts).
       return [fastJsonBody(limit, bodyParsers(body, limit))];
     case 'form':
+      // likewise for form bodies (nginx-rtmp's notify calls)
+      return [fastFormBody(limit, FORM_PARAMETER_LIMIT, bodyParsers(body, limit))];
     case 'json-or-form':
       return bodyParsers(body, limit);
     case 'raw':

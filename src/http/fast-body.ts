@@ -1,6 +1,8 @@
-// JSON bodies of the decision endpoints read without body-parser on the shape every media server
-// and client sends: `content-type: application/json` (optionally `; charset=utf-8`, any case), no
-// content-encoding, a content-length within the limit. The body is read and JSON.parse'd here, with
+// JSON and form bodies of the decision endpoints read without body-parser on the shape every media
+// server and client sends: `content-type: application/json` or `application/x-www-form-urlencoded`
+// (optionally `; charset=utf-8`, any case), no content-encoding, a content-length within the limit.
+// A form is parsed with the qs options body-parser's urlencoded parser uses (its field limit and
+// errors too). A JSON body is read and JSON.parse'd here, with
 // body-parser's own rules: an empty body is {}, a leading BOM is dropped, only an object or an
 // array is accepted at the top (strict), and a failure is the same error body-parser raises
 // (entity.parse.failed: the error handler's 400 "Malformed JSON in request body").
@@ -9,9 +11,11 @@
 // limit, no content-type) goes through the existing parser chain (src/http/middleware.ts) before a
 // byte is read, so its answer (415, 413, 400, or a parsed body) is unchanged.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import qs from 'qs';
 
 /** application/json, optionally with charset=utf-8, in any case: what JSON.parse of the UTF-8 text reads exactly. */
 const PLAIN_JSON = /^application\/json(?:[ \t]*;[ \t]*charset=utf-8)?$/i;
+const PLAIN_FORM = /^application\/x-www-form-urlencoded(?:[ \t]*;[ \t]*charset=utf-8)?$/i;
 
 /** The error body-parser raises for a body that is not JSON (the error handler reads `type`). */
 function parseFailed(message: string): Error {
@@ -45,15 +49,49 @@ function runChain(chain: RequestHandler[], i: number, req: Request, res: Respons
   }
 }
 
+/** body-parser's urlencoded parser with `extended: false` (depth 0): the same qs options, limits and errors. */
+export function parseForm(text: string, parameterLimit: number): Record<string, unknown> {
+  if (text.length === 0) return {};
+  let count = 0;
+  let i = -1;
+  do {
+    count++;
+    if (count > parameterLimit) {
+      throw Object.assign(new Error('too many parameters'), { type: 'parameters.too.many', status: 413, statusCode: 413, expose: true });
+    }
+    i = text.indexOf('&', i + 1);
+  } while (i !== -1);
+  try {
+    return qs.parse(text, { allowPrototypes: true, arrayLimit: count, depth: 0, charset: 'utf-8', parameterLimit, strictDepth: true });
+  } catch (e) {
+    if (e instanceof RangeError) throw Object.assign(new Error('The input exceeded the depth'), { type: 'querystring.parse.rangeError', status: 400, statusCode: 400, expose: true });
+    throw e;
+  }
+}
+
 /**
  * The JSON body of a decision endpoint: read here on the common shape, else by `fallback` (the
  * existing 415 gate and express.json, with the same limit).
  */
 export function fastJsonBody(limitBytes: number, fallback: RequestHandler[]): RequestHandler {
+  return fastBody(PLAIN_JSON, parseStrictJson, limitBytes, fallback);
+}
+
+/**
+ * The form body of a decision endpoint (nginx-rtmp's notify calls): read here on the common shape
+ * (`application/x-www-form-urlencoded`, optionally `; charset=utf-8`) and parsed as body-parser's
+ * urlencoded parser does with the same options; anything else meets `fallback` (the 415 gate and
+ * express.urlencoded).
+ */
+export function fastFormBody(limitBytes: number, parameterLimit: number, fallback: RequestHandler[]): RequestHandler {
+  return fastBody(PLAIN_FORM, (text) => parseForm(text, parameterLimit), limitBytes, fallback);
+}
+
+function fastBody(plain: RegExp, parse: (text: string) => unknown, limitBytes: number, fallback: RequestHandler[]): RequestHandler {
   return (req, res, next) => {
     const h = req.headers;
     const type = h['content-type'];
-    if (type === undefined || h['content-encoding'] !== undefined || h['transfer-encoding'] !== undefined || !PLAIN_JSON.test(type)) {
+    if (type === undefined || h['content-encoding'] !== undefined || h['transfer-encoding'] !== undefined || !plain.test(type)) {
       return runChain(fallback, 0, req, res, next);
     }
     const declared = h['content-length'];
@@ -81,7 +119,7 @@ export function fastJsonBody(limitBytes: number, fallback: RequestHandler[]): Re
     const onEnd = () => {
       const buf = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
       try {
-        req.body = parseStrictJson(buf.toString('utf8'));
+        req.body = parse(buf.toString('utf8'));
       } catch (e) {
         return finish(e);
       }

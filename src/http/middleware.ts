@@ -53,6 +53,8 @@ const hasBody = (req: Request): boolean =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
+/** The most fields a form body may carry (more: 413). */
+export const FORM_PARAMETER_LIMIT = 200;
 const FORM_TYPES = ['application/x-www-form-urlencoded'];
 
 /**
@@ -68,7 +70,7 @@ export function bodyParsers(kind: 'json' | 'form' | 'json-or-form', limitBytes: 
     },
   ];
   if (kind !== 'form') parsers.push(express.json({ limit: limitBytes, strict: true, type: JSON_TYPES }));
-  if (kind !== 'json') parsers.push(express.urlencoded({ limit: limitBytes, extended: false, parameterLimit: 200, type: FORM_TYPES }));
+  if (kind !== 'json') parsers.push(express.urlencoded({ limit: limitBytes, extended: false, parameterLimit: FORM_PARAMETER_LIMIT, type: FORM_TYPES }));
   return parsers;
 }
 
