@@ -32,7 +32,7 @@ async function admitViewer(
   if (repeat !== undefined) {
     // the same viewer without its cookie: decided in full, no second session
     const access = { ...a.access, sessionId: repeat, admission: 'session' } as const;
-    const d = await s.enforcer.decide(access, caller);
+    const d = s.enforcer.decideNow(access, caller) ?? (await s.enforcer.decide(access, caller));
     const again = d.allowed ? viewers.issue(d, access, repeat, presented) : undefined;
     return again === undefined ? d : withCredential(s, viewers, d, again);
   }

@@ -37,11 +37,12 @@ const NO_TOKEN: Resolved = { cred: { type: 'none' }, verified: true, ver: 0 };
 /**
  * Token value → its SHA-256, for the values decided lately: a viewer or media server presents the
  * same token on every request, and the hash (~3 µs) was the largest single step of a cached
- * decision (docs/performance.md). Only values of plausible token length are kept.
+ * decision (docs/performance.md). Only values of plausible token length are kept. The viewer
+ * sessions read it too (src/sessions/viewer-sessions.ts).
  */
 const hashes = new Map<string, string>();
 const HASHES_MAX = 10_000;
-function hashOf(value: string): string {
+export function hashOf(value: string): string {
   let h = hashes.get(value);
   if (h === undefined) {
     h = tokenHash(value);

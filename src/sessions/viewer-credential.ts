@@ -42,6 +42,12 @@ export function valueTag(value: string): string {
   return createHash('sha256').update(value, 'utf8').digest('base64url').slice(0, 12);
 }
 
+/** valueTag(value) from the value's SHA-256 in hex (tokenHash), when that is already at hand: no second hash. */
+export function valueTagFromHash(hexSha256: string): string {
+  // 12 base64url characters are 9 bytes
+  return Buffer.from(hexSha256.slice(0, 18), 'hex').toString('base64url');
+}
+
 /** The signing key: sessions.http.secret, else derived from hooks.secret, else a key kept in dataDir. */
 export function credentialKey(opts: { secret: string; hookSecret: string; dataDir: string }): { key: Buffer; source: 'secret' | 'hook-secret' | 'data-dir' | 'memory' } {
   const derive = (s: string) => Buffer.from(hkdfSync('sha256', s, 'streamgate', 'viewer session credentials', 32));

@@ -8,7 +8,7 @@
 //   batch per period, which is also how a cut made on another instance reaches this one, and a
 //   session not presented for sessions.http.idleSeconds is over.
 // With the store away nothing here fails: the state stays as it was last read.
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { serialize } from 'cookie';
 import { decodeJwt } from 'jose';
 import { LRUCache } from 'lru-cache';
@@ -18,8 +18,8 @@ import type { AccessRequest, Decision, Reason } from '../policy/types.js';
 import type { Session, Store } from '../store/store.js';
 import type { TokenRecord } from '../domain/tokens.js';
 import type { TokenLookup } from '../enforce/lookup.js';
-import { tokenHash } from '../domain/tokens.js';
-import { credentialKey, mintCredential, readCredential, valueTag, type ViewerClaims } from './viewer-credential.js';
+import { hashOf } from '../enforce/credential.js';
+import { credentialKey, mintCredential, readCredential, valueTag, valueTagFromHash, type ViewerClaims } from './viewer-credential.js';
 
 /** Registry touches in flight at once during a revalidation round. */
 const TOUCH_BATCH = 64;
@@ -126,6 +126,8 @@ export class ViewerSessions {
   private readonly repeats = new Map<string, string>();
   private timer?: NodeJS.Timeout;
   private running = false;
+  /** The last credential minted and its expiry (setCookie reads it). */
+  private minted?: { value: string; e: number };
   private warned = false;
 
   constructor(
@@ -158,11 +160,21 @@ export class ViewerSessions {
     return randomBytes(16).toString('base64url');
   }
 
+  /** valueTag of a presented token, from the SHA-256 the decision path already remembers. */
+  private tagOf(presented: string): string {
+    return valueTagFromHash(hashOf(presented));
+  }
+
+  /** Mints a credential, remembering its expiry for the Set-Cookie that follows. */
+  private mint(claims: ViewerClaims): string {
+    const value = mintCredential(this.key, claims);
+    this.minted = { value, e: claims.e };
+    return value;
+  }
+
   private repeatKey(presented: string, access: Pick<AccessRequest, 'action' | 'streamName' | 'accountId' | 'clientIp'>): string {
-    // keyed with the signing key: the map holds no token-derived value anyone could match
-    return createHmac('sha256', this.key)
-      .update(`${presented}\n${access.action}\n${access.accountId ?? ''}\n${access.streamName}\n${access.clientIp ?? ''}`)
-      .digest('base64url');
+    // the token by its SHA-256 (as the token cache and the store key it), never its value
+    return `${hashOf(presented)}\n${access.action}\n${access.accountId ?? ''}\n${access.streamName}\n${access.clientIp ?? ''}`;
   }
 
   /**
@@ -180,8 +192,9 @@ export class ViewerSessions {
 
   /** The Set-Cookie value carrying `credential`, living as long as it does. */
   setCookie(credential: string): string {
-    const claims = readCredential(this.key, credential);
-    const maxAge = claims ? Math.max(1, claims.e - Math.floor(this.now() / 1000)) : this.cfg.credentialSeconds;
+    // the credential this instance just minted (the usual case) needs no second reading
+    const e = this.minted?.value === credential ? this.minted.e : readCredential(this.key, credential)?.e;
+    const maxAge = e !== undefined ? Math.max(1, e - Math.floor(this.now() / 1000)) : this.cfg.credentialSeconds;
     return serialize(this.cfg.cookieName, credential, {
       path: this.cfg.cookiePath,
       maxAge,
@@ -198,7 +211,7 @@ export class ViewerSessions {
   issue(d: Decision, access: AccessRequest, sid: string, presented: string): string | undefined {
     if (!d.allowed || d.tokenId === undefined || d.accountId === undefined) return undefined;
     const now = this.now();
-    const entry = d.selfSigned ? this.lookup.peekEntryById(d.tokenId) : this.lookup.peekEntryByHash(tokenHash(presented));
+    const entry = d.selfSigned ? this.lookup.peekEntryById(d.tokenId) : this.lookup.peekEntryByHash(hashOf(presented));
     const record = entry?.token;
     if (!record || record.id !== d.tokenId) return undefined;
     const state = stateOf(record, now);
@@ -216,7 +229,7 @@ export class ViewerSessions {
       s: sid,
       t: record.id,
       a: record.accountId,
-      p: valueTag(presented),
+      p: this.tagOf(presented),
       v: state.tag,
       r: record.rev,
       c: access.action,
@@ -232,7 +245,7 @@ export class ViewerSessions {
       }
     }
     if (bind && access.clientIp !== undefined) claims.i = access.clientIp;
-    return mintCredential(this.key, claims);
+    return this.mint(claims);
   }
 
   private expiry(now: number, t: TokenState): number {
@@ -256,7 +269,7 @@ export class ViewerSessions {
       this.verified.set(value, claims);
     }
     const now = this.now();
-    const previous = req.presented !== undefined && valueTag(req.presented) === claims.p ? claims.s : undefined;
+    const previous = req.presented !== undefined && this.tagOf(req.presented) === claims.p ? claims.s : undefined;
     if (claims.e * 1000 <= now) return { ok: false, reason: 'credential_expired', previous };
     // Another stream, account, action or token: this credential says nothing about the request.
     if (claims.c !== req.action || !this.covers(claims.n, req.streamName)) return { ok: false };
@@ -290,7 +303,7 @@ export class ViewerSessions {
     // Refreshed past half its life, while the token record is the one it was granted on.
     if (t !== undefined && t.rev === claims.r && (claims.e * 1000 - now) * 2 < this.cfg.credentialSeconds * 1000) {
       const e = Math.min(this.expiry(now, t), claims.m ?? Number.MAX_SAFE_INTEGER);
-      if (e > claims.e) out.refresh = mintCredential(this.key, { ...claims, e });
+      if (e > claims.e) out.refresh = this.mint({ ...claims, e });
     }
     return out;
   }

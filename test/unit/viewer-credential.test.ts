@@ -6,7 +6,8 @@ import { createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { credentialKey, mintCredential, readCredential, valueTag, type ViewerClaims } from '../../src/sessions/viewer-credential.js';
+import { credentialKey, mintCredential, readCredential, valueTag, valueTagFromHash, type ViewerClaims } from '../../src/sessions/viewer-credential.js';
+import { tokenHash } from '../../src/domain/tokens.js';
 
 const key = Buffer.alloc(32, 1);
 const claims: ViewerClaims = { s: 'sid-0123456789', t: 42, a: 'ACCT22', p: valueTag('tok'), v: valueTag('tok'), r: 3, c: 'subscribe', n: 'cam1', i: '203.0.113.7', e: 2_000_000_000 };
@@ -56,5 +57,11 @@ describe('viewer credential', () => {
     const file = path.join(dir, 'viewer-credential-key');
     assert.equal(statSync(file).mode & 0o777, 0o600);
     assert.equal(Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url').length, 32);
+  });
+});
+
+describe('valueTagFromHash', () => {
+  it('is valueTag of the value whose SHA-256 (hex) it is given', () => {
+    for (const v of ['tok', 'a'.repeat(64), 'é✓ token', '', 'eyJhbGciOiJIUzI1NiJ9.e30.sig']) assert.equal(valueTagFromHash(tokenHash(v)), valueTag(v), v);
   });
 });
