@@ -19,7 +19,7 @@ import type { Session, Store } from '../store/store.js';
 import type { TokenRecord } from '../domain/tokens.js';
 import type { TokenLookup } from '../enforce/lookup.js';
 import { hashOf } from '../enforce/credential.js';
-import { credentialKey, mintCredential, readCredential, valueTag, valueTagFromHash, type ViewerClaims } from './viewer-credential.js';
+import { credentialKey, mintCredential, readCredential, valueTagFromHash, type ViewerClaims } from './viewer-credential.js';
 
 /** Registry touches in flight at once during a revalidation round. */
 const TOUCH_BATCH = 64;
@@ -82,7 +82,7 @@ const stateOf = (t: TokenRecord, used: number): TokenState => ({
   accountId: t.accountId,
   deleted: false,
   active: t.isActive,
-  tag: valueTag(t.token),
+  tag: valueTagFromHash(hashOf(t.token)), // the SHA-256 the decision path remembers
   rev: t.rev,
   expiresOn: t.expiresOn !== undefined ? Date.parse(t.expiresOn) : undefined,
   trackingId: t.tracking?.trackingId,
