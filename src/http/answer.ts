@@ -12,8 +12,13 @@ import type { ServerResponse } from 'node:http';
 // an inter-processor interrupt): the largest single cost per decision in a CPU profile under load,
 // several times the floor's. Written in a burst, only the first does. Measured on a bare node:http
 // server in the benchmark's setup: 49k -> 60k answers/s, p99 7.9 -> 6.2 ms (docs/performance.md).
-// An answer waits for at most the rest of its turn: with one request per turn, a few microseconds.
+// An answer waits for at most the rest of its turn. In a turn that answers many slow requests (a
+// write per admission), the queue is written whenever a new answer finds the oldest one waiting
+// MAX_WAIT_MS or more, so batching adds little to the slowest answers.
 const due: Array<{ res: ServerResponse; text: string }> = [];
+/** When the oldest queued answer was queued (performance.now()). */
+let oldest = 0;
+const MAX_WAIT_MS = 0.25;
 
 function writeDue(): void {
   // answers queued while these are written (none: end() calls back later) start the next batch
@@ -31,8 +36,12 @@ function send(res: ServerResponse, status: number, type: string, text: string): 
   res.statusCode = status;
   res.setHeader('content-type', type);
   res.setHeader('content-length', Buffer.byteLength(text));
-  if (due.length === 0) setImmediate(writeDue);
+  if (due.length === 0) {
+    setImmediate(writeDue);
+    oldest = performance.now();
+  }
   due.push({ res, text });
+  if (performance.now() - oldest >= MAX_WAIT_MS) writeDue();
 }
 
 /** A JSON answer (what res.status(status).json(body) writes). */
