@@ -1,13 +1,14 @@
 // Form bodies read by the decision endpoints' own reader (src/http/fast-body.ts) get exactly what
 // body-parser's urlencoded chain gives them: the same parsed fields, or the same error status and
 // message. Recorded bodies of the odd shapes, then seeded random bodies (the seed is printed;
-// FORM_SEED=<n> replays a run).
+// FC_SEED=<n> replays a run).
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import express, { type ErrorRequestHandler } from 'express';
 import request from 'supertest';
 import { fastFormBody } from '../../src/http/fast-body.js';
 import { bodyParsers, FORM_PARAMETER_LIMIT } from '../../src/http/middleware.js';
+import { seededRandom } from '../helpers/property.js';
 
 const LIMIT = 2048;
 
@@ -29,18 +30,6 @@ function app() {
   };
   a.use(onError);
   return a;
-}
-
-/** A small seeded generator (mulberry32). */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('form bodies read by the fast reader', () => {
@@ -94,9 +83,9 @@ describe('form bodies read by the fast reader', () => {
   });
 
   it('random bodies (seeded): the same fields or the same error', async () => {
-    const seed = Number(process.env.FORM_SEED ?? Date.now() % 1_000_000);
-    console.log(`fast-form-body seed ${seed} (FORM_SEED=${seed} replays it)`);
-    const next = rng(seed);
+    const random = seededRandom();
+    console.log(`fast-form-body: ${random.replay}`);
+    const next = random.next;
     const alphabet = ['a', 'b', 'k', '1', '=', '&', '+', '%', '%2', '%20', '%E2%9C%93', '[', ']', '.', 'é', '_', '__proto__', ' '];
     for (let n = 0; n < 300; n++) {
       const len = Math.floor(next() * 40);

@@ -1,25 +1,16 @@
 // The batched histograms and tallied counters print exactly what prom-client's own Histogram and
 // Counter print for the same observations (series order, cumulative buckets, `le` formatting,
 // sum, count, label escaping), across scrapes and after a reset. Observations are seeded-random;
-// the seed is printed and METRICS_SEED=<n> replays a run.
+// the seed is printed and FC_SEED=<n> replays a run.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { Metrics } from '../../src/observability/metrics.js';
+import { runSeed, seededRandom } from '../helpers/property.js';
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const seed = Number(process.env.METRICS_SEED ?? Math.floor(Math.random() * 2 ** 31));
-console.log(`metrics-batched seed: ${seed} (METRICS_SEED=${seed} replays it)`);
+const seed = runSeed();
+console.log(`metrics-batched: seed ${seed} (replay with FC_SEED=${seed})`);
+const rng = (s: number) => seededRandom(s).next;
 
 const names = {
   decisions: 'streamgate_decisions_total',
