@@ -12,7 +12,7 @@ import { parse as parseCookie } from 'cookie';
 import { REASONS, type Reason } from '../policy/types.js';
 import type { CredentialCheck } from '../sessions/viewer-sessions.js';
 import type { Caller, CallerRoute, Outcome, Reply, ViewerCredentials } from './caller.js';
-import { nameable, perConfig, refusalBody, refusalStatus, tokenFromQuery } from './shared.js';
+import { andThen, nameable, perConfig, refusalBody, refusalStatus, tokenFromQuery } from './shared.js';
 
 const PREFIX = '/hooks/auth-request';
 
@@ -135,7 +135,7 @@ const read: CallerRoute['read'] = (req, ctx) => {
     return decide(c.reason);
   };
   const checked = viewers.check(credential, { action, streamName, accountId, clientIp, presented: token });
-  return checked instanceof Promise ? checked.then(answer) : answer(checked);
+  return andThen(checked, answer);
 };
 
 /** The viewer credential a request presents: its cookie, or the configured query parameter. */

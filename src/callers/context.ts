@@ -8,6 +8,7 @@ import type { Admission, CallerContext, ViewerCredentials } from './caller.js';
 import type { DecisionResult } from '../enforce/enforcer.js';
 import type { CredentialCheck, ViewerSessions } from '../sessions/viewer-sessions.js';
 import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
+import { andThen } from './shared.js';
 
 /**
  * An HTTP viewer's full decision: on allow a viewer session starts (registered, counted by the
@@ -32,7 +33,7 @@ async function admitViewer(
   if (repeat !== undefined) {
     // the same viewer without its cookie: decided in full, no second session
     const access = { ...a.access, sessionId: repeat, admission: 'session' } as const;
-    const d = s.enforcer.decideNow(access, caller) ?? (await s.enforcer.decide(access, caller));
+    const d = await s.enforcer.decideSoon(access, caller);
     const again = d.allowed ? viewers.issue(d, access, repeat, presented) : undefined;
     return again === undefined ? d : withCredential(s, viewers, d, again);
   }
@@ -59,7 +60,7 @@ function viewerCredentials(s: Services, viewers: ViewerSessions): ViewerCredenti
         return c;
       };
       const c = viewers.check(value, req);
-      return c instanceof Promise ? c.then(refused) : refused(c);
+      return andThen(c, refused);
     },
     answered: (caller, action, reason) => s.metrics.credentialChecked(action, caller, reason === 'allowed' ? 'allow' : 'deny', reason),
     setCookie: (credential) => viewers.setCookie(credential),
@@ -78,21 +79,11 @@ export function callerContext(s: Services, trusted: TrustedProxies): CallerConte
       // The access request is this request's own (read() made it): marked in place, not copied.
       const access = a.access;
       access.admission = a.starts && access.sessionId !== undefined ? 'session' : 'none';
-      // nothing starts (an HTTP caller's request, a check): no admission step, nothing to settle,
-      // and a cached token is decided from memory when the store keeps its versions in process
-      if (!a.starts) {
-        const now = s.enforcer.decideNow(access, caller);
-        if (now !== undefined) return s.sessions.withLifetime(now);
-        return s.enforcer.decide(access, caller).then((d) => s.sessions.withLifetime(d));
-      }
+      // nothing starts (an HTTP caller's request, a check): no admission step, nothing to settle;
+      // either way a cached token is decided from memory when it can be (decideSoon)
+      if (!a.starts) return andThen(s.enforcer.decideSoon(access, caller), (d) => s.sessions.withLifetime(d));
       const run = s.sessions.begin(caller, { ...a, access }, serverAddress);
-      // decided from memory too when the admission would need no store step (no limits, no conflict)
-      const now = s.enforcer.decideNow(access, caller, run.passes);
-      if (now !== undefined) {
-        run.settle(now);
-        return s.sessions.withLifetime(now);
-      }
-      return s.enforcer.decide(access, caller, run.admit).then((d) => {
+      return andThen(s.enforcer.decideSoon(access, caller, run), (d) => {
         run.settle(d);
         return s.sessions.withLifetime(d);
       });

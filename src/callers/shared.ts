@@ -117,3 +117,8 @@ export function perConfig<T>(make: (config: Config) => T): (config: Config) => T
     return v;
   };
 }
+
+/** `f` of a value that may still be a promise: at once when it is not (no microtask), else when it settles. */
+export function andThen<T, U>(v: T | Promise<T>, f: (v: T) => U): U | Promise<U> {
+  return v instanceof Promise ? v.then(f) : f(v);
+}

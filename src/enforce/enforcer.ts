@@ -121,6 +121,15 @@ export class Enforcer {
     return this.finish(req, adapter, ev, started);
   }
 
+  /**
+   * decide(), answered without an await when memory alone can give the decision (decideNow), else
+   * the promise of decide(). `run`: the admission step as decide() takes it, and whether that step
+   * would leave a decision as it is (then memory may answer).
+   */
+  decideSoon(req: AccessRequest, adapter: string, run?: { admit?: Admitter; passes(d: Decision): boolean }): DecisionResult | Promise<DecisionResult> {
+    return this.decideNow(req, adapter, run?.passes) ?? this.decide(req, adapter, run?.admit);
+  }
+
   /** A decision made: its id, counted and logged. */
   private finish(req: AccessRequest, adapter: string, ev: Evaluation, started: number): DecisionResult {
     const seconds = (performance.now() - started) / 1000;

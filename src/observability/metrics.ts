@@ -23,39 +23,18 @@ class LabelSets<T> {
   }
 
   at(v0: LabelValue, v1: LabelValue = '', v2: LabelValue = '', v3: LabelValue = '', v4: LabelValue = ''): T {
-    // Walk one map per label but the last, shifting the values down, so no array is built.
-    let a = v0;
-    let b = v1;
-    let c = v2;
-    let d = v3;
-    let node = this.root;
+    // one map per label but the last, whose value keys the entry (no array built per call)
     const n = this.size;
-    if (n > 1) {
-      node = step(node, a);
-      a = b;
-      b = c;
-      c = d;
-      d = v4;
-    }
-    if (n > 2) {
-      node = step(node, a);
-      a = b;
-      b = c;
-      c = d;
-    }
-    if (n > 3) {
-      node = step(node, a);
-      a = b;
-      b = c;
-    }
-    if (n > 4) {
-      node = step(node, a);
-      a = b;
-    }
-    let e = node.get(a) as T | undefined;
+    let node = this.root;
+    if (n > 1) node = step(node, v0);
+    if (n > 2) node = step(node, v1);
+    if (n > 3) node = step(node, v2);
+    if (n > 4) node = step(node, v3);
+    const last = n === 1 ? v0 : n === 2 ? v1 : n === 3 ? v2 : n === 4 ? v3 : v4;
+    let e = node.get(last) as T | undefined;
     if (e === undefined) {
       e = this.make([v0, v1, v2, v3, v4].slice(0, n).map(String));
-      node.set(a, e);
+      node.set(last, e);
       this.all.push(e);
     }
     return e;

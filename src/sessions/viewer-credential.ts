@@ -5,7 +5,7 @@
 // 128 bits. Not a JWT on purpose: a credential is checked on every segment of every viewer, and
 // one synchronous HMAC over ~200 bytes costs a few microseconds, where jose's async JWS
 // verification costs an order more; nothing outside Streamgate reads these claims.
-import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -37,12 +37,11 @@ export interface ViewerClaims {
 const MAC_BYTES = 16;
 const MAX_CREDENTIAL = 2048;
 
-/** The first 12 base64url characters of SHA-256: tells a value from another, reveals nothing usable. */
-export function valueTag(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('base64url').slice(0, 12);
-}
-
-/** valueTag(value) from the value's SHA-256 in hex (tokenHash), when that is already at hand: no second hash. */
+/**
+ * A value's tag: the first 12 base64url characters of its SHA-256 (tells a value from another,
+ * reveals nothing usable), made from the SHA-256 in hex that the decision path already remembers
+ * (tokenHash, src/enforce/credential.ts hashOf): no second hash.
+ */
 export function valueTagFromHash(hexSha256: string): string {
   // 12 base64url characters are 9 bytes
   return Buffer.from(hexSha256.slice(0, 18), 'hex').toString('base64url');

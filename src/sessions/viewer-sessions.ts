@@ -421,5 +421,4 @@ export class ViewerSessions {
       this.versions.set(accountId, ver);
     }
   }
-
 }

@@ -80,7 +80,6 @@ export interface HlsStand {
 
 export const STREAM = 'cam1';
 
-export { until };
 
 async function stopServer(s: RunningServer | undefined): Promise<void> {
   if (!s || s.proc.exitCode !== null || s.proc.signalCode !== null) return;

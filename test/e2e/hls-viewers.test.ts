@@ -7,7 +7,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { credentialKey, mintCredential, readCredential } from '../../src/sessions/viewer-credential.js';
-import { STREAM, Viewer, delta, get, startHlsStand, until, type HlsStand } from './hls-stand.js';
+import { STREAM, Viewer, delta, get, startHlsStand, type HlsStand } from './hls-stand.js';
+import { until } from './rtmp-stand.js';
 
 const COOKIE = 'streamgate_session';
 const CREDENTIAL_SECONDS = 20;

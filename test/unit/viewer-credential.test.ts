@@ -2,12 +2,15 @@
 // truncation or forged body passes (docs/callers.md#http-viewer-sessions).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { credentialKey, mintCredential, readCredential, valueTag, valueTagFromHash, type ViewerClaims } from '../../src/sessions/viewer-credential.js';
+import { credentialKey, mintCredential, readCredential, valueTagFromHash, type ViewerClaims } from '../../src/sessions/viewer-credential.js';
 import { tokenHash } from '../../src/domain/tokens.js';
+
+/** A value's tag as the credential format defines it: the first 12 base64url characters of its SHA-256. */
+const valueTag = (v: string) => createHash('sha256').update(v, 'utf8').digest('base64url').slice(0, 12);
 
 const key = Buffer.alloc(32, 1);
 const claims: ViewerClaims = { s: 'sid-0123456789', t: 42, a: 'ACCT22', p: valueTag('tok'), v: valueTag('tok'), r: 3, c: 'subscribe', n: 'cam1', i: '203.0.113.7', e: 2_000_000_000 };
@@ -61,7 +64,7 @@ describe('viewer credential', () => {
 });
 
 describe('valueTagFromHash', () => {
-  it('is valueTag of the value whose SHA-256 (hex) it is given', () => {
+  it('is the tag the format defines, of the value whose SHA-256 (hex) it is given', () => {
     for (const v of ['tok', 'a'.repeat(64), 'é✓ token', '', 'eyJhbGciOiJIUzI1NiJ9.e30.sig']) assert.equal(valueTagFromHash(tokenHash(v)), valueTag(v), v);
   });
 });
