@@ -6,6 +6,7 @@ import { ApiError } from '../errors.js';
 import { SESSION_CALLERS } from '../callers/registry.js';
 import type { Store, Session } from '../store/store.js';
 import type { TokenRecord } from '../domain/tokens.js';
+import { copyWith } from '../domain/objects.js';
 
 export interface UsageReport {
   reportId?: string;
@@ -124,7 +125,7 @@ export class UsageService {
     }
     const out: Record<string, StreamTotal> = Object.create(null);
     for (const [name, b] of Object.entries(sums)) {
-      out[name] = { ...b, standardStream: { ...b }, restream: { bytesOut: 0, bytesIn: 0, secondsUsed: 0 }, geoCascade: { bytesOut: 0, bytesIn: 0 } };
+      out[name] = copyWith(b, { standardStream: { ...b }, restream: { bytesOut: 0, bytesIn: 0, secondsUsed: 0 }, geoCascade: { bytesOut: 0, bytesIn: 0 } });
     }
     return out;
   }

@@ -13,6 +13,7 @@ import { REASONS, type Reason } from '../policy/types.js';
 import type { CredentialCheck } from '../sessions/viewer-sessions.js';
 import type { Caller, CallerRoute, Outcome, Reply, ViewerCredentials } from './caller.js';
 import { andThen, nameable, perConfig, refusalBody, refusalStatus, tokenFromQuery } from './shared.js';
+import { copyWith } from '../domain/objects.js';
 
 const PREFIX = '/hooks/auth-request';
 
@@ -64,7 +65,7 @@ const readingsOf = perConfig((c) => {
       if (m?.groups?.stream) {
         const id = { streamName: m.groups.stream, accountId: m.groups.account || undefined };
         if (!nameable(id)) return { problem: undefined };
-        return { ...id, protocol: PROTOCOL_BY_EXT.find(([ext]) => ext.test(path))?.[1] ?? 'http' };
+        return copyWith(id, { protocol: PROTOCOL_BY_EXT.find(([ext]) => ext.test(path))?.[1] ?? 'http' });
       }
     }
     return { problem: undefined };

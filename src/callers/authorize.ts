@@ -7,6 +7,7 @@ import { normaliseIp, originHost } from '../policy/rules.js';
 import { issuesToFieldErrors } from '../http/validation.js';
 import type { Caller } from './caller.js';
 import { ACCOUNT_ID_MAX, STREAM_NAME_MAX, badRequest, refusalStatus } from './shared.js';
+import { copyWith } from '../domain/objects.js';
 
 export const authorizeBodySchema = z.strictObject({
   action: z.enum(['publish', 'subscribe']),
@@ -124,7 +125,7 @@ export const authorize: Caller = {
     if (d.allowed) {
       // the session-control fields stay inside (docs/api.md#asking-for-a-decision shows the answer)
       const { limits: _l, expiresOn: _e, lifetimeMs: _t, ...answer } = d;
-      return { status: 200, json: { ...answer, allowed: true } };
+      return { status: 200, json: copyWith(answer, { allowed: true }) };
     }
     return { status: refusalStatus(d, 'by-reason'), json: { allowed: false, reason: d.reason, message: d.message, decisionId: d.decisionId } };
   },

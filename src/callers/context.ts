@@ -9,6 +9,7 @@ import type { DecisionResult } from '../enforce/enforcer.js';
 import type { CredentialCheck, ViewerSessions } from '../sessions/viewer-sessions.js';
 import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
 import { andThen } from './shared.js';
+import { copyWith } from '../domain/objects.js';
 
 /**
  * An HTTP viewer's full decision: on allow a viewer session starts (registered, counted by the
@@ -32,14 +33,14 @@ async function admitViewer(
   const repeat = viewers.repeatOf(presented, a.access);
   if (repeat !== undefined) {
     // the same viewer without its cookie: decided in full, no second session
-    const access = { ...a.access, sessionId: repeat, admission: 'session' } as const;
+    const access = copyWith(a.access, { sessionId: repeat, admission: 'session' });
     const d = await s.enforcer.decideSoon(access, caller);
     const again = d.allowed ? viewers.issue(d, access, repeat, presented) : undefined;
     return again === undefined ? d : withCredential(s, viewers, d, again);
   }
   const sid = viewers.newSessionId();
-  const access = { ...a.access, sessionId: sid, admission: 'session' } as const;
-  const run = s.sessions.begin(caller, { ...a, access, starts: true }, serverAddress, s.config.sessions.http.idleSeconds);
+  const access = copyWith(a.access, { sessionId: sid, admission: 'session' });
+  const run = s.sessions.begin(caller, copyWith(a, { access, starts: true }), serverAddress, s.config.sessions.http.idleSeconds);
   const d = await s.enforcer.decide(access, caller, run.admit);
   run.settle(d);
   const credential = d.allowed ? viewers.issue(d, access, sid, presented) : undefined;
@@ -47,7 +48,7 @@ async function admitViewer(
 }
 
 function withCredential(s: Services, viewers: ViewerSessions, d: DecisionResult, credential: string): DecisionResult {
-  return { ...d, viewer: { setCookie: viewers.setCookie(credential), credential: s.config.sessions.http.queryParam !== '' ? credential : undefined } };
+  return copyWith(d, { viewer: { setCookie: viewers.setCookie(credential), credential: s.config.sessions.http.queryParam !== '' ? credential : undefined } });
 }
 
 function viewerCredentials(s: Services, viewers: ViewerSessions): ViewerCredentials {
@@ -82,7 +83,7 @@ export function callerContext(s: Services, trusted: TrustedProxies): CallerConte
       // nothing starts (an HTTP caller's request, a check): no admission step, nothing to settle;
       // either way a cached token is decided from memory when it can be (decideSoon)
       if (!a.starts) return andThen(s.enforcer.decideSoon(access, caller), (d) => s.sessions.withLifetime(d));
-      const run = s.sessions.begin(caller, { ...a, access }, serverAddress);
+      const run = s.sessions.begin(caller, copyWith(a, { access }), serverAddress);
       return andThen(s.enforcer.decideSoon(access, caller, run), (d) => {
         run.settle(d);
         return s.sessions.withLifetime(d);

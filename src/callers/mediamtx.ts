@@ -79,7 +79,7 @@ const readAuth: CallerRoute['read'] = (req, ctx) => {
 };
 
 const readEvent: CallerRoute['read'] = async (req, ctx): Promise<Outcome> => {
-  const b = { ...(req.query as Record<string, unknown>), ...((req.body ?? {}) as Record<string, unknown>) };
+  const b: Record<string, unknown> = Object.assign({}, req.query as Record<string, unknown>, (req.body ?? {}) as Record<string, unknown>);
   const name = (field(b, 'event') ?? '').replace(/^runOn/i, '').toLowerCase();
   const ev = EVENTS[name];
   const path = field(b, 'path') ?? field(b, 'MTX_PATH');

@@ -6,6 +6,7 @@ import { issuesToFieldErrors } from '../http/validation.js';
 import { ApiError } from '../errors.js';
 import type { Caller, Outcome } from './caller.js';
 import { ACCOUNT_ID_MAX, STREAM_NAME_MAX, badRequest } from './shared.js';
+import { copyWith } from '../domain/objects.js';
 
 /** The largest epoch milliseconds a Date holds (ECMA-262 time values): later would be no day at all. */
 const MAX_TIME_MS = 8.64e15;
@@ -59,7 +60,7 @@ export function usageCaller(sessionCallers: readonly [string, ...string[]]): Cal
           if (!parsed.success) return { reply: badRequest(issuesToFieldErrors(parsed.error.issues, 'body')) };
           const b = parsed.data;
           try {
-            const counted = await ctx.ingestUsage({ ...b, at: typeof b.at === 'string' ? Date.parse(b.at) : b.at });
+            const counted = await ctx.ingestUsage(copyWith(b, { at: typeof b.at === 'string' ? Date.parse(b.at) : b.at }));
             return { reply: { status: 200, json: counted ? { counted: true } : { counted: false, duplicate: true } } };
           } catch (e) {
             if (!(e instanceof ApiError)) throw e;

@@ -1,6 +1,7 @@
 // Rules every store backend applies the same way, as pure functions: both stores call them (the
 // Redis bind script mirrors bindDecision inside Redis, where it must run to stay atomic).
 import type { Recording, NewRecording, SessionLimits } from '../store/store.js';
+import { copyWith } from './objects.js';
 
 /** How many delivery attempts a webhook's log keeps (the newest). */
 export const DELIVERIES_KEPT = 100;
@@ -26,8 +27,8 @@ export type CompletedRecording = NewRecording & { completedOn: string };
  * names one), or, when none was open, a new completed record (without an id: the store assigns it).
  */
 export function completedRecording(open: Recording | null, done: CompletedRecording): Omit<Recording, 'id'> & { id?: number } {
-  if (open === null) return { ...done, status: 'completed' };
-  return { ...open, ...done, recordedOn: open.recordedOn, tokenId: done.tokenId ?? open.tokenId, status: 'completed', id: open.id };
+  if (open === null) return copyWith(done, { status: 'completed' });
+  return Object.assign({}, open, done, { recordedOn: open.recordedOn, tokenId: done.tokenId ?? open.tokenId, status: 'completed' as const, id: open.id });
 }
 
 /** What admitting a session does: refuses it (a limit reached), or admits it, replacing the stream's publishers or not. */

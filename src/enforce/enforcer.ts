@@ -15,6 +15,7 @@ import { hasCountryLists } from '../domain/viewer-rules.js';
 import { TokenLookup, StoreUnavailable, securedBy, type AccountEntry } from './lookup.js';
 import { resolveCredential, resolveNow } from './credential.js';
 import type { GeoLookup } from './geo.js';
+import { copyWith } from '../domain/objects.js';
 
 export interface DecisionResult extends Decision {
   decisionId: string;
@@ -78,11 +79,11 @@ export class Enforcer {
     // performance.now(): a double, where hrtime.bigint() allocates a BigInt per reading
     const started = performance.now();
     // A token decides its account; a token-less request belongs to the account it names, else the default.
-    const req = request.token ? request : { ...request, accountId: this.accountOf(request) };
+    const req = request.token ? request : copyWith(request, { accountId: this.accountOf(request) });
     let ev: Evaluation;
     try {
       ev = await this.decideWithStore(req);
-      if (ev.decision.allowed && admit) ev = { ...ev, decision: await admit(ev.decision, (p) => this.lookup.timed(p)) };
+      if (ev.decision.allowed && admit) ev = copyWith(ev, { decision: await admit(ev.decision, (p) => this.lookup.timed(p)) });
     } catch (e) {
       if (!(e instanceof StoreUnavailable)) throw e;
       this.metrics.storeErrors.inc();
@@ -133,7 +134,7 @@ export class Enforcer {
   /** A decision made: its id, counted and logged. */
   private finish(req: AccessRequest, adapter: string, ev: Evaluation, started: number): DecisionResult {
     const seconds = (performance.now() - started) / 1000;
-    const d: DecisionResult = { ...ev.decision, decisionId: randomUUID() };
+    const d: DecisionResult = copyWith(ev.decision, { decisionId: randomUUID() });
     const result = d.allowed ? 'allow' : 'deny';
     this.metrics.decided(req.action, adapter, result, d.reason, seconds);
     if (this.logger.isLevelEnabled('info')) this.logger.info(

@@ -3,6 +3,7 @@
 // recompiles only the chunks it touches, one chunk per event-loop turn, and never blocks a decision.
 import RE2 from 're2';
 import { compileStreamPattern, patternCost } from '../domain/matchers.js';
+import { copyWith } from '../domain/objects.js';
 
 /**
  * The most patternCost one chunk holds. At the benchmark's worst rate for accepted patterns
@@ -158,7 +159,7 @@ export class SecuringPatterns {
       await yieldTurn();
       if (this.gen !== gen) return; // superseded: the newer set rebuilds from the last finished one
       this.compiles++;
-      fresh.push({ ...g, test: compileChunk(g.members) });
+      fresh.push(copyWith(g, { test: compileChunk(g.members) }));
     }
     await yieldTurn();
     if (this.gen !== gen) return;

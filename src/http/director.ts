@@ -18,6 +18,7 @@ import { LRUCache } from 'lru-cache';
 import { sendJson } from './answer.js';
 import { mediamtxPathProblem } from '../domain/paths.js';
 import { peekSelfSigned } from '../policy/self-signed.js';
+import { copyWith } from '../domain/objects.js';
 
 // The name ends the path of the JWT's MediaMTX permission: it must be one exact path MediaMTX accepts,
 // never a pattern ('~…' is a regular expression there) whatever the token's stream rules match.
@@ -129,9 +130,9 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
     // With director.admits (MediaMTX authMethod: jwt), the call is the admission a limited token's
     // limits count; the session lasts the connection JWT's life (docs/api.md#session-limits).
     const admit = cfg.admits
-      ? s.sessions.begin('director', { access: { ...access, sessionId: randomUUID(), admission: 'session' }, starts: true, credentialsGiven: token !== undefined }, undefined, cfg.jwtTtlSeconds).admit
+      ? s.sessions.begin('director', { access: copyWith(access, { sessionId: randomUUID(), admission: 'session' }), starts: true, credentialsGiven: token !== undefined }, undefined, cfg.jwtTtlSeconds).admit
       : undefined;
-    const d = await s.enforcer.decide(cfg.admits ? { ...access, admission: 'session' } : access, 'director', admit);
+    const d = await s.enforcer.decide(cfg.admits ? copyWith(access, { admission: 'session' }) : access, 'director', admit);
     if (!d.allowed || d.accountId === undefined) return deny(res, d);
     const accountId = d.accountId;
     const streaming: Record<string, unknown> = {

@@ -19,6 +19,7 @@ import { createServer, IncomingMessage, ServerResponse, type Server } from 'node
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Express } from 'express';
 import type { TlsMaterial } from './tls.js';
+import { copyWith } from '../domain/objects.js';
 
 /** `proto` takes the place of the app's prototype `appProto`: the same methods and own properties. */
 function adopt(proto: object, appProto: object): void {
@@ -45,5 +46,5 @@ export function createHttpServer(app: Express, tls: TlsMaterial | null = null): 
         if (!fast(req, res)) app(req, res);
       }
     : app;
-  return tls ? createHttpsServer({ ...classes, cert: tls.cert, key: tls.key }, listener) : createServer(classes, listener);
+  return tls ? createHttpsServer(copyWith(classes, { cert: tls.cert, key: tls.key }), listener) : createServer(classes, listener);
 }

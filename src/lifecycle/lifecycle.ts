@@ -10,6 +10,7 @@ import type { UsageService } from '../analytics/usage.js';
 import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
 import type { FeedEvent, LifecycleSignal, PublicEvent, RecordingEvent } from './events.js';
 import type { Metrics } from '../observability/metrics.js';
+import { copyWith } from '../domain/objects.js';
 
 export type Subscriber = (e: PublicEvent) => void | Promise<void>;
 
@@ -211,9 +212,9 @@ export class Lifecycle {
         };
         let rec: Recording | null;
         if (s.event === 'started') rec = await this.store.startRecording(base);
-        else if (s.event === 'completed') rec = await this.store.completeRecording({ ...base, completedOn: new Date(at).toISOString() });
+        else if (s.event === 'completed') rec = await this.store.completeRecording(copyWith(base, { completedOn: new Date(at).toISOString() }));
         else if (s.recordingId === undefined) rec = null;
-        else rec = s.alreadyDeleted ? { ...base, id: s.recordingId, status: 'completed' } : await this.store.deleteRecording(accountId, s.recordingId);
+        else rec = s.alreadyDeleted ? copyWith(base, { id: s.recordingId, status: 'completed' }) : await this.store.deleteRecording(accountId, s.recordingId);
         const data: RecordingEvent['data'] = {
           recordingId: rec?.id ?? 0,
           tokenId: rec?.tokenId ?? base.tokenId,

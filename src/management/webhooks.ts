@@ -8,6 +8,7 @@ import type { Store, Webhook } from '../store/store.js';
 import { newWebhookSecret } from '../webhooks/signing.js';
 import { urlProblem, resolveProblem } from '../webhooks/guard.js';
 import { SAMPLE_STREAM_NAME, SAMPLE_TRANSCODER_NAME, sampleEvent, type DeliverableEvent, type WebhookType } from '../webhooks/samples.js';
+import { copyWith } from '../domain/objects.js';
 
 /** The event flags of a webhook, as the hosted API names them. */
 export const HOOK_FLAGS = ['isFeedHooks', 'isRecordingHooks', 'isThumbnailHooks', 'isTranscoderHooks', 'isMediaHooks', 'isViewerConnectionHooks'] as const;
@@ -123,7 +124,7 @@ export class WebhookService {
     if (url !== undefined) await this.checkUrl(url);
     const secret = input.refreshSecret ? newWebhookSecret() : undefined;
     const w = await this.store.updateWebhook(accountId, id, (cur) => {
-      const next: Webhook = { ...cur, updatedOn: new Date(this.now()).toISOString() };
+      const next: Webhook = copyWith(cur, { updatedOn: new Date(this.now()).toISOString() });
       if (url !== undefined) next.url = url;
       for (const flag of HOOK_FLAGS) {
         const v = input[flag];

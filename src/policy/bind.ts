@@ -3,6 +3,7 @@
 import { decision, type Decision } from './types.js';
 import type { Evaluation } from './evaluate.js';
 import type { BindStep } from '../domain/store-rules.js';
+import { copyWith } from '../domain/objects.js';
 
 /** The rule this step settles (policy/evaluate.ts names it so). */
 export const BIND_RULE = 'bind on usage';
@@ -17,7 +18,7 @@ export function applyBind(ev: Evaluation, outcome: BindStep, detail: string): Ev
   if (i < 0) throw new TypeError('applyBind: the evaluation has no pending bind');
   const rules = ev.rules.slice();
   const full = outcome === 'full';
-  rules[i] = { ...rules[i], result: full ? 'fail' : 'pass', detail };
+  rules[i] = copyWith(rules[i], { result: full ? 'fail' : 'pass', detail });
   return { decision: full ? decision('ip_not_allowed', fieldsOf(ev.decision)) : ev.decision, rules };
 }
 

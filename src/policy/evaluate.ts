@@ -7,6 +7,7 @@ import { hasCountryLists } from '../domain/viewer-rules.js';
 import { compileRules, ipInRanges, originAllowed, parseCidrs, type CompiledRules } from './rules.js';
 import { BIND_RULE } from './bind.js';
 import type { SelfSignedClaims } from './self-signed.js';
+import { copyWith } from '../domain/objects.js';
 
 /** What the presented token turned out to be. */
 export type Credential =
@@ -269,7 +270,7 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
   }
   if (failed === 'session_limit') {
     // refused before any session: the caller (HTTP streaming) registers none that limits could count
-    return { decision: { ...decision(failed, fields), message: HTTP_LIMITS_MESSAGE }, rules };
+    return { decision: copyWith(decision(failed, fields), { message: HTTP_LIMITS_MESSAGE }), rules };
   }
   if (failed) return { decision: decision(failed, fields), rules };
   const out: Evaluation = { decision: decision('allowed', fields), rules };

@@ -16,6 +16,7 @@ import type { TokenKind, TokenRecord } from '../domain/tokens.js';
 import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
 import type { CutTarget } from './drivers/driver.js';
 import { terminationTrigger, type TerminationTrigger } from './termination.js';
+import { copyWith } from '../domain/objects.js';
 
 /** Why Streamgate ended sessions: a terminateOn trigger, or an operator's or a publisher's act. */
 export type EndTrigger = TerminationTrigger | 'stop' | 'replace';
@@ -76,42 +77,36 @@ export class SessionControl {
     // an admission that starts no registered session (HTTP callers, unnamed connections) prepares nothing
     const sessionId = a.starts ? access.sessionId : undefined;
     const at = sessionId !== undefined ? this.iso() : '';
-    const draft: Omit<Session, 'accountId'> | undefined =
-      sessionId !== undefined
-        ? {
-            id: randomUUID(),
-            caller,
-            sessionId,
-            action: access.action,
-            streamName: access.streamName,
-            clientIp: access.clientIp,
-            protocol: access.protocol,
-            serverAddress,
-            native: a.session ? { ...a.session.native } : undefined,
-            feedId: access.action === 'publish' ? randomUUID() : undefined,
-            startedOn: at,
-            lastSeenOn: at,
-          }
-        : undefined;
+    // what the registry record holds besides the decision's fields, made once per admission
+    const id = sessionId !== undefined ? randomUUID() : '';
+    const feedId = sessionId !== undefined && access.action === 'publish' ? randomUUID() : undefined;
+    const native = sessionId !== undefined && a.session ? { ...a.session.native } : undefined;
     let registered = false;
+    // The record, field by field: optional fields only when known (it is stored as it is), and no
+    // spread-then-extend or delete, which would make every admission's record slow to build and
+    // keep it past young-generation collections (src/domain/objects.ts).
     const complete = (d: Decision): Session => {
-      const s: Session = { ...draft!, accountId: d.accountId!, streamName: d.streamName };
+      const s: Session = { id, caller, sessionId: sessionId!, action: access.action, accountId: d.accountId!, streamName: d.streamName, startedOn: at, lastSeenOn: at };
       if (d.tokenId !== undefined) s.tokenId = d.tokenId;
       if (d.trackingId !== undefined) s.trackingId = d.trackingId;
-      for (const k of Object.keys(s) as Array<keyof Session>) if (s[k] === undefined) delete s[k];
+      if (feedId !== undefined) s.feedId = feedId;
+      if (access.clientIp !== undefined) s.clientIp = access.clientIp;
+      if (access.protocol !== undefined) s.protocol = access.protocol;
+      if (serverAddress !== undefined) s.serverAddress = serverAddress;
+      if (native !== undefined) s.native = native;
       return s;
     };
     const conflict = access.action === 'publish' && this.config.enforcement.publishConflict !== 'allow' ? this.config.enforcement.publishConflict : undefined;
-    const passes = (d: Decision) => draft === undefined || !d.allowed || (d.limits === undefined && conflict === undefined) || d.accountId === undefined;
+    const passes = (d: Decision) => sessionId === undefined || !d.allowed || (d.limits === undefined && conflict === undefined) || d.accountId === undefined;
     const admit: Admitter | undefined =
-      draft === undefined
+      sessionId === undefined
         ? undefined
         : async (d, timed) => {
             if (passes(d)) return d;
             const r = await timed(
               this.store.admitSession(complete(d), ttlSeconds, { maxConcurrent: d.limits?.maxConcurrent, maxUses: d.limits?.maxUses, publishConflict: conflict }),
             );
-            if (!r.admitted) return decision(r.reason, { ...fieldsOf(d), limits: d.limits });
+            if (!r.admitted) return decision(r.reason, copyWith(fieldsOf(d), { limits: d.limits }));
             registered = true;
             for (const s of r.replaced) this.ended(s, 'replace');
             return d;
@@ -130,7 +125,7 @@ export class SessionControl {
           streamName: d.streamName,
           tokenId: d.tokenId,
           trackingId: d.trackingId,
-          record: draft ? complete(d) : undefined,
+          record: sessionId !== undefined ? complete(d) : undefined,
           registered,
           ttlSeconds: ttlSeconds !== this.ttl ? ttlSeconds : undefined,
         });
@@ -158,7 +153,7 @@ export class SessionControl {
     }
     const d = await decide();
     // a running connection the registry does not know (its entry lapsed, or the store was replaced): registered again
-    if (d.allowed && session === null && access.sessionId !== undefined) this.begin(caller, { ...a, starts: true }, serverAddress).settle(d);
+    if (d.allowed && session === null && access.sessionId !== undefined) this.begin(caller, copyWith(a, { starts: true }), serverAddress).settle(d);
     if (d.allowed || d.reason === 'store_unavailable') return this.kept(d);
     const trigger = await terminationTrigger(d.reason, async () =>
       session?.tokenId !== undefined ? (await this.store.findTokenById(session.tokenId).catch(() => null)) !== null : false,
@@ -173,12 +168,12 @@ export class SessionControl {
   /** An allow, with lifetimeMs when expiry ends sessions and the token expires (OvenMediaEngine's `lifetime`). */
   withLifetime(d: DecisionResult): DecisionResult {
     if (!d.allowed || d.expiresOn === undefined || !this.terminateOn.includes('expire')) return d;
-    return { ...d, lifetimeMs: Math.max(1, Date.parse(d.expiresOn) - this.now()) };
+    return copyWith(d, { lifetimeMs: Math.max(1, Date.parse(d.expiresOn) - this.now()) });
   }
 
   /** A refusal that does not end a running session: answered as an allow. */
   private kept(d: DecisionResult): DecisionResult {
-    return d.allowed ? d : { ...d, ...decision('allowed', fieldsOf(d)) };
+    return d.allowed ? d : Object.assign({}, d, decision('allowed', fieldsOf(d)));
   }
 
   /**
@@ -233,7 +228,7 @@ export class SessionControl {
       const add = [...ips].map((clientIp) => (clientIp === undefined ? { until: this.iso(until) } : { until: this.iso(until), clientIp }));
       await this.store
         .updateToken(s.accountId, kind, s.tokenId!, (cur) => ({
-          next: { ...cur, holds: [...(cur.holds ?? []).filter((h) => Date.parse(h.until) > nowMs), ...add] },
+          next: copyWith(cur, { holds: [...(cur.holds ?? []).filter((h) => Date.parse(h.until) > nowMs), ...add] }),
           clearBound: false,
         }))
         .catch((e: Error) => this.logger.warn({ accountId: s.accountId, tokenId: s.tokenId, err: e.message }, 'session hold not stored'));

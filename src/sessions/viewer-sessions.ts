@@ -20,6 +20,7 @@ import type { TokenRecord } from '../domain/tokens.js';
 import type { TokenLookup } from '../enforce/lookup.js';
 import { hashOf } from '../enforce/credential.js';
 import { credentialKey, mintCredential, readCredential, valueTagFromHash, type ViewerClaims } from './viewer-credential.js';
+import { copyWith } from '../domain/objects.js';
 
 /** Registry touches in flight at once during a revalidation round. */
 const TOUCH_BATCH = 64;
@@ -303,7 +304,7 @@ export class ViewerSessions {
     // Refreshed past half its life, while the token record is the one it was granted on.
     if (t !== undefined && t.rev === claims.r && (claims.e * 1000 - now) * 2 < this.cfg.credentialSeconds * 1000) {
       const e = Math.min(this.expiry(now, t), claims.m ?? Number.MAX_SAFE_INTEGER);
-      if (e > claims.e) out.refresh = this.mint({ ...claims, e });
+      if (e > claims.e) out.refresh = this.mint(copyWith(claims, { e }));
     }
     return out;
   }
@@ -327,7 +328,7 @@ export class ViewerSessions {
   tokenChanged(id: number, after: TokenRecord | null): void {
     const t = this.tokens.get(id);
     if (t === undefined) return;
-    this.tokens.set(id, after === null ? { ...t, deleted: true, active: false } : stateOf(after, t.used));
+    this.tokens.set(id, after === null ? copyWith(t, { deleted: true, active: false }) : stateOf(after, t.used));
   }
 
   /** The viewer asked again with its token, replacing its session `sid`: that one is over here. */
@@ -416,7 +417,7 @@ export class ViewerSessions {
       for (const [id, t] of this.tokens) {
         if (t.accountId !== accountId) continue;
         const r = await this.store.findTokenById(id);
-        this.tokens.set(id, r === null || r.accountId !== accountId ? { ...t, deleted: true, active: false } : stateOf(r, t.used));
+        this.tokens.set(id, r === null || r.accountId !== accountId ? copyWith(t, { deleted: true, active: false }) : stateOf(r, t.used));
       }
       this.versions.set(accountId, ver);
     }

@@ -7,6 +7,7 @@ import tls from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import { Agent, buildConnector, request } from 'undici';
 import { addressProblem, resolvesTo, urlProblem } from './guard.js';
+import { copyWith } from '../domain/objects.js';
 
 export interface DeliveryOptions {
   timeoutMs: number;
@@ -40,7 +41,7 @@ function guardedLookup(
   options: dns.LookupOptions,
   callback: (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void,
 ): void {
-  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+  dns.lookup(hostname, copyWith(options, { all: true }), (err, addresses) => {
     if (err) return callback(err, '');
     for (const { address } of addresses) {
       const problem = addressProblem(address);

@@ -14,6 +14,7 @@ import { compileStreamPattern } from '../domain/matchers.js';
 import { signedHeaders, withHeaderNames } from './signing.js';
 import type { DeliveryResult } from './client.js';
 import { FairQueue, type Refusal } from './fair-queue.js';
+import { copyWith } from '../domain/objects.js';
 
 export interface Poster {
   /** `signal` aborts the request (shutdown); the result then says so instead of throwing. */
@@ -276,17 +277,16 @@ export class WebhookDispatcher {
       return;
     }
     const ts = Math.floor(this.now() / 1000);
-    const headers = {
-      ...withHeaderNames({ ...job.headers, ...signedHeaders(job.deliveryId, ts, job.body, job.webhook.secret) }, this.cfg.headerNames),
+    const headers = copyWith(withHeaderNames(Object.assign({}, job.headers, signedHeaders(job.deliveryId, ts, job.body, job.webhook.secret)), this.cfg.headerNames), {
       'user-agent': this.userAgent,
-    };
+    });
     const r = await this.client.post(job.webhook.url, job.body, headers, this.abort.signal);
     if (this.abort.signal.aborted && r.statusCode === undefined) {
       // Cut by the shutdown deadline: recorded in the deliveries log (the receiver may have seen
       // it), counted in the one shutdown summary line rather than logged each.
       this.stoppedCounts.aborted++;
       this.metrics.webhookDeliveries.inc({ result: 'failure' });
-      await this.log(job, { ...r, error: ABORTED_BY_SHUTDOWN });
+      await this.log(job, copyWith(r, { error: ABORTED_BY_SHUTDOWN }));
       return;
     }
     const ok = r.statusCode !== undefined && r.statusCode >= 200 && r.statusCode < 300;
@@ -330,9 +330,9 @@ export class WebhookDispatcher {
       disabledNow = false;
       if (cur.url !== job.webhook.url || cur.disabled) return cur;
       const failures = (cur.failures ?? 0) + 1;
-      if (failures < n) return { ...cur, failures };
+      if (failures < n) return copyWith(cur, { failures });
       disabledNow = true;
-      return { ...cur, failures, disabled: { until: null, reason: disabledReason(n) } };
+      return copyWith(cur, { failures, disabled: { until: null, reason: disabledReason(n) } });
     });
     if (w && disabledNow) {
       this.disabledAt.set(webhookKey(w), w.rev);
@@ -358,7 +358,7 @@ export class WebhookDispatcher {
     const cap = Math.min(30_000, 500 * 2 ** (job.attempt - 1));
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer);
-      this.enqueue({ ...job, attempt: job.attempt + 1 });
+      this.enqueue(copyWith(job, { attempt: job.attempt + 1 }));
       this.checkIdle();
     }, Math.random() * cap);
     this.retryTimers.set(timer, job);

@@ -10,6 +10,7 @@ import {
 } from '../../domain/matchers.js';
 import { normaliseIp } from '../../policy/rules.js';
 import { MAX_LIST, parseExpiresOn, type TokenKind, type UpdateTokenInput } from '../../domain/tokens.js';
+import { copyWith } from '../../domain/objects.js';
 
 const checked = (problem: (s: string) => string | null) =>
   z.string().superRefine((s, ctx) => {
@@ -132,22 +133,21 @@ export function tokenSchemas(check: PatternCheck) {
     expiresOn: isoDateTime.nullable().optional().meta({ description: 'instead of expires: the new expiry as an ISO 8601 date-time' }),
   };
   const create = {
-    publish: z.strictObject({ ...commonCreate, ...publishSettings, geoCascade, restream: restream(true) }),
-    subscribe: z.strictObject({ ...commonCreate, tracking: tracking.nullable().optional() }),
+    publish: z.strictObject(Object.assign({}, commonCreate, publishSettings, { geoCascade, restream: restream(true) })),
+    subscribe: z.strictObject(copyWith(commonCreate, { tracking: tracking.nullable().optional() })),
   };
   const update = {
-    publish: z.strictObject({
-      ...commonUpdate,
-      ...publishSettings,
-      updateGeoCascade: geoCascade,
-      updateRestream: restream(false),
-      geoCascade: geoCascade.meta({ description: 'alias of updateGeoCascade' }),
-      restream: restream(false).meta({ description: 'alias of updateRestream; [] removes every entry' }),
-    }),
-    subscribe: z.strictObject({
-      ...commonUpdate,
+    publish: z.strictObject(
+      Object.assign({}, commonUpdate, publishSettings, {
+        updateGeoCascade: geoCascade,
+        updateRestream: restream(false),
+        geoCascade: geoCascade.meta({ description: 'alias of updateGeoCascade' }),
+        restream: restream(false).meta({ description: 'alias of updateRestream; [] removes every entry' }),
+      }),
+    ),
+    subscribe: z.strictObject(copyWith(commonUpdate, {
       tracking: tracking.nullable().optional().meta({ description: 'null (or a null trackingId) removes the tracking id' }),
-    }),
+    })),
   };
   return {
     create: (kind: TokenKind) => create[kind],
@@ -289,8 +289,7 @@ const effectiveOut = {
   allowedCountries: countriesOut.meta({ description: "the token's own lists, else the account's defaults" }),
   deniedCountries: countriesOut,
 };
-export const publishTokenOut = z.object({
-  ...tokenOutCommon,
+export const publishTokenOut = z.object(copyWith(tokenOutCommon, {
   subscribeRequiresAuth: z.boolean(),
   record: z.boolean(),
   enableThumbnails: z.boolean(),
@@ -304,13 +303,12 @@ export const publishTokenOut = z.object({
   geoCascade: geoCascadeOut.nullable(),
   restream: z.array(z.object({ url: z.string().optional(), key: z.string(), label: z.string().optional() })).nullable(),
   priority: z.number().int().nullable(),
-  effectiveSettings: z.object({ ...effectiveOut, geoCascade: geoCascadeOut }),
-});
-export const subscribeTokenOut = z.object({
-  ...tokenOutCommon,
+  effectiveSettings: z.object(copyWith(effectiveOut, { geoCascade: geoCascadeOut })),
+}));
+export const subscribeTokenOut = z.object(copyWith(tokenOutCommon, {
   tracking: z.object({ trackingId: z.string() }).nullable(),
   effectiveSettings: z.object(effectiveOut),
-});
+}));
 export const tokenOut = (kind: TokenKind) => (kind === 'publish' ? publishTokenOut : subscribeTokenOut);
 export const accountOut = z.object({
   id: z.string(),

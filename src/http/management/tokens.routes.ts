@@ -20,6 +20,7 @@ import {
   tokenSchemas,
   type PatternCheck,
 } from './schemas.js';
+import { copyWith } from '../../domain/objects.js';
 
 const disableOut = z.object({
   successfulTokens: z.array(z.number().int()),
@@ -190,15 +191,14 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enf
       },
     }),
     update,
-    {
-      ...update,
+    copyWith(update, {
       path: `/api/v2/${kind}_token/:id`,
       summary: `Update a ${kind} token (v2 path, same body; the v2 record has no deprecated \`name\`)`,
-      handler: async (ctx) => {
+      handler: async (ctx: Parameters<typeof update.handler>[0]) => {
         const { name: _name, ...v2 } = (await update.handler(ctx)) as Record<string, unknown>;
         return v2;
       },
-    },
+    }),
     route({
       method: 'delete',
       path: `${base}/:id`,

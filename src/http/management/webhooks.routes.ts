@@ -9,6 +9,7 @@ import type { Lifecycle } from '../../lifecycle/lifecycle.js';
 import type { Recording, Store } from '../../store/store.js';
 import { WEBHOOK_TYPES } from '../../webhooks/samples.js';
 import { idParamsSchema, patternIssue, queryBool, type PatternCheck } from './schemas.js';
+import { copyWith } from '../../domain/objects.js';
 
 const url = z.string().min(1).max(2048).meta({ description: 'https:// and public addresses only' });
 /** An optional flag: null is "not given" (the hosted clients send unset fields as null). */
@@ -105,7 +106,7 @@ const recordingOut = z.object({
 
 const recordingView = (r: Recording) => {
   const { accountId, ...rest } = r;
-  return { ...rest, streamId: `${accountId}/${r.streamName}` };
+  return copyWith(rest, { streamId: `${accountId}/${r.streamName}` });
 };
 
 export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle: Lifecycle, patterns: PatternCheck): RouteSpec[] {

@@ -2,6 +2,7 @@
 // and waits for it to be ready, so start-up fails clearly instead of queueing commands.
 import { Redis, Cluster, type RedisOptions } from 'ioredis';
 import type { Config } from '../../config/schema.js';
+import { copyWith } from '../../domain/objects.js';
 
 export type RedisClient = Redis | Cluster;
 
@@ -40,21 +41,20 @@ export function createRedisClient(cfg: Config['redis']): RedisClient {
       keyPrefix: cfg.keyPrefix,
       enableOfflineQueue: false,
       lazyConnect: true,
-      redisOptions: { ...common, keyPrefix: undefined, password: cfg.password || undefined },
+      redisOptions: copyWith(common, { keyPrefix: undefined, password: cfg.password || undefined }),
     });
   }
   if (cfg.sentinels.length > 0) {
-    return new Redis({
-      ...common,
+    return new Redis(copyWith(common, {
       sentinels: cfg.sentinels.map(hostPort),
       name: cfg.sentinelName,
       password: cfg.password || undefined,
       sentinelPassword: cfg.password || undefined,
-    });
+    }));
   }
   if (cfg.url.startsWith('redis-sentinel://')) {
     const sen = parseSentinelUrl(cfg.url);
-    return new Redis({ ...common, sentinels: sen.sentinels, name: sen.name, password: sen.password, sentinelPassword: sen.password, db: sen.db });
+    return new Redis(copyWith(common, { sentinels: sen.sentinels, name: sen.name, password: sen.password, sentinelPassword: sen.password, db: sen.db }));
   }
   return new Redis(cfg.url, common);
 }

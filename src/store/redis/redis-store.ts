@@ -37,6 +37,7 @@ import { DELIVERIES_KEPT, ENDED_SESSION_KEEP_S, completedRecording, type Complet
 import { compareAndSet, typeStoreFailures } from '../failures.js';
 import { isRedisUnavailable } from './failures.js';
 import { Reply, casReply } from './codes.js';
+import { copyWith } from '../../domain/objects.js';
 
 const SCRIPTS = {
   tokenCreate: { file: 'token-create.lua', keys: 5 },
@@ -349,7 +350,7 @@ export class RedisStore implements Store {
     );
     if (Number(ok) !== Reply.DONE) throw new Error(`token id ${id} already taken (sequence reset?)`);
     await this.replicated();
-    return { ...t, id, rev: 1 };
+    return copyWith(t, { id, rev: 1 });
   }
 
   private async readToken(accountId: string, id: number): Promise<TokenRecord | null> {
@@ -413,7 +414,7 @@ export class RedisStore implements Store {
         setsViewerRules(next) ? '1' : '0',
         id,
       );
-      const step = casReply<TokenRecord | null>(reply, (rev) => ({ ...next, id, rev }), () => null);
+      const step = casReply<TokenRecord | null>(reply, (rev) => copyWith(next, { id, rev }), () => null);
       if (step !== 'retry' && step.done) {
         if (newHash !== oldHash) await this.redis.hdel(...keys.tokenValue(oldHash));
         await this.replicated();
@@ -503,7 +504,7 @@ export class RedisStore implements Store {
     const h = (await this.redis.hgetall(keys.webhook(accountId, id))) as { json?: string; rev?: string };
     if (!h.json || !h.rev) return null;
     const w = JSON.parse(h.json) as Webhook;
-    return w.accountId === accountId ? { ...w, id, rev: Number(h.rev) } : null;
+    return w.accountId === accountId ? copyWith(w, { id, rev: Number(h.rev) }) : null;
   }
 
   async createWebhook(w: Omit<Webhook, 'id' | 'rev'>): Promise<Webhook> {
@@ -514,7 +515,7 @@ export class RedisStore implements Store {
       .zadd(keys.webhooks(w.accountId), id, String(id))
       .exec();
     await this.replicated();
-    return { ...w, id, rev: 1 };
+    return copyWith(w, { id, rev: 1 });
   }
 
   async getWebhook(accountId: string, id: number): Promise<Webhook | null> {
@@ -527,7 +528,7 @@ export class RedisStore implements Store {
       if (!cur) return { done: null };
       const { id: _i, rev: _r, ...next } = change(cur);
       const reply = await this.run('recordCas', keys.webhook(accountId, id), cur.rev, JSON.stringify(next));
-      const step = casReply<Webhook | null>(reply, (rev) => ({ ...next, id, rev }), () => null);
+      const step = casReply<Webhook | null>(reply, (rev) => copyWith(next, { id, rev }), () => null);
       if (step !== 'retry' && step.done) await this.replicated();
       return step;
     });
@@ -568,7 +569,7 @@ export class RedisStore implements Store {
 
   async startRecording(r: NewRecording): Promise<Recording> {
     // the id comes from a sequence outside the account's slot: an id taken by a crash is only skipped
-    const rec: Recording = { ...r, id: await this.redis.incr(keys.recordingSeq), status: 'recording' };
+    const rec: Recording = copyWith(r, { id: await this.redis.incr(keys.recordingSeq), status: 'recording' });
     await this.run(
       'recordingStart',
       keys.recording(r.accountId, rec.id),
@@ -594,7 +595,7 @@ export class RedisStore implements Store {
         newId ??= await this.redis.incr(keys.recordingSeq);
         id = newId;
       }
-      const rec: Recording = { ...merged, id };
+      const rec: Recording = copyWith(merged, { id });
       const reply = await this.run(
         'recordingComplete',
         keys.openRecordings(r.accountId),
@@ -757,7 +758,7 @@ export class RedisStore implements Store {
 
   async startLiveStream(s: LiveStream, ttlSeconds: number): Promise<void> {
     const now = this.now();
-    const entry = { ...s, expiresMs: now + ttlSeconds * 1000 };
+    const entry = copyWith(s, { expiresMs: now + ttlSeconds * 1000 });
     // one script: the entry, and the account version when the stream's publishing token changed
     await this.run('liveStart', keys.live(s.accountId), keys.version(s.accountId), keys.securing(s.accountId), s.streamName, JSON.stringify(entry), s.tokenId, now);
   }

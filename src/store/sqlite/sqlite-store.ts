@@ -31,6 +31,7 @@ import type {
 import { nameSortKey } from '../sort.js';
 import { AccountExists, StoreUnavailable } from '../../errors.js';
 import { DELIVERIES_KEPT, ENDED_SESSION_KEEP_S, admissionStep, bindDecision, completedRecording, type CompletedRecording } from '../../domain/store-rules.js';
+import { copyWith } from '../../domain/objects.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS accounts (
@@ -157,7 +158,7 @@ interface TokenRow {
   data: string;
 }
 
-const fromRow = (r: TokenRow): TokenRecord => ({ ...(JSON.parse(r.data) as TokenRecord), id: r.id, rev: r.rev });
+const fromRow = (r: TokenRow): TokenRecord => copyWith(JSON.parse(r.data) as TokenRecord, { id: r.id, rev: r.rev });
 /** The JSON column holds everything but the columns of its own. */
 const toData = (t: NewTokenRecord | TokenRecord): string => {
   const { id: _id, rev: _rev, ...rest } = t as TokenRecord;
@@ -202,6 +203,12 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly now: () => number;
   private closed = false;
+  /**
+   * One transaction wrapper for every write, made once: better-sqlite3's db.transaction(fn) builds
+   * four wrapped functions and their properties per call (~2 KB), which a write per admission paid.
+   */
+  private readonly inImmediate: (fn: () => unknown) => unknown;
+  private readonly inDefault: (fn: () => unknown) => unknown;
 
   constructor(opts: SqliteStoreOptions) {
     if (opts.file !== ':memory:') mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
@@ -211,6 +218,9 @@ export class SqliteStore implements Store {
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
     this.migrate();
+    const run = this.db.transaction((fn: () => unknown) => fn());
+    this.inImmediate = run.immediate;
+    this.inDefault = run;
     this.now = opts.now ?? Date.now;
     this.seenDataVersion = this.dataVersion();
     this.poll = setInterval(() => this.checkForeignWrites(), opts.versionPollMs ?? VERSION_POLL_MS);
@@ -289,7 +299,7 @@ export class SqliteStore implements Store {
    */
   private tx<T>(fn: () => T): T {
     try {
-      return this.db.transaction(fn).immediate();
+      return this.inImmediate(fn) as T;
     } catch (e) {
       throw (e as { code?: unknown })?.code === 'SQLITE_BUSY' ? new StoreUnavailable(e) : e;
     }
@@ -297,7 +307,7 @@ export class SqliteStore implements Store {
 
   /** Runs `fn` in one transaction (bulk loads: benchmarks, imports). The store's own writes nest. */
   batch<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    return this.inDefault(fn) as T;
   }
 
   async ping(): Promise<void> {
@@ -355,13 +365,12 @@ export class SqliteStore implements Store {
     return this.tx(() => {
       const r = this.stmt('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
       if (!r) return null;
-      const next: AccountRow = {
-        ...r,
+      const next: AccountRow = copyWith(r, {
         secure_viewer: patch.secureViewer === undefined ? r.secure_viewer : patch.secureViewer ? 1 : 0,
         name: patch.name ?? r.name,
         allowed_countries: patch.allowedCountries?.join(',') ?? r.allowed_countries,
         denied_countries: patch.deniedCountries?.join(',') ?? r.denied_countries,
-      };
+      });
       this.stmt('UPDATE accounts SET secure_viewer = ?, name = ?, allowed_countries = ?, denied_countries = ? WHERE id = ?').run(
         next.secure_viewer,
         next.name,
@@ -403,7 +412,7 @@ export class SqliteStore implements Store {
       )
         .run(t.accountId, t.kind, tokenHash(t.token), nameSortKey(t.label), Date.parse(t.addedOn), viewerRuleFlags(t), toData(t));
       this.bumpVersion(t.accountId);
-      return { ...t, id: Number(info.lastInsertRowid), rev: 1 };
+      return copyWith(t, { id: Number(info.lastInsertRowid), rev: 1 });
     });
   }
 
@@ -435,7 +444,7 @@ export class SqliteStore implements Store {
         .run(tokenHash(next.token), nameSortKey(next.label), rev, viewerRuleFlags(next), toData(next), id);
       this.bumpVersion(accountId);
       if (clearBound) this.stmt('DELETE FROM bound_addresses WHERE token_id = ?').run(id);
-      return { ...next, id, rev };
+      return copyWith(next, { id, rev });
     });
   }
 
@@ -495,12 +504,12 @@ export class SqliteStore implements Store {
 
   private readWebhook(accountId: string, id: number): Webhook | null {
     const r = this.stmt('SELECT id, rev, data FROM webhooks WHERE id = ? AND account_id = ?').get(id, accountId) as TokenRow | undefined;
-    return r ? { ...(JSON.parse(r.data) as Webhook), id: r.id, rev: r.rev } : null;
+    return r ? copyWith(JSON.parse(r.data) as Webhook, { id: r.id, rev: r.rev }) : null;
   }
 
   async createWebhook(w: Omit<Webhook, 'id' | 'rev'>): Promise<Webhook> {
     const info = this.tx(() => this.stmt('INSERT INTO webhooks (account_id, rev, data) VALUES (?, 1, ?)').run(w.accountId, JSON.stringify(w)));
-    return { ...w, id: Number(info.lastInsertRowid), rev: 1 };
+    return copyWith(w, { id: Number(info.lastInsertRowid), rev: 1 });
   }
 
   async getWebhook(accountId: string, id: number): Promise<Webhook | null> {
@@ -514,7 +523,7 @@ export class SqliteStore implements Store {
       const { id: _i, rev: _r, ...next } = change(cur);
       const rev = cur.rev + 1;
       this.stmt('UPDATE webhooks SET rev = ?, data = ? WHERE id = ?').run(rev, JSON.stringify(next), id);
-      return { ...next, id, rev };
+      return copyWith(next, { id, rev });
     });
   }
 
@@ -534,7 +543,7 @@ export class SqliteStore implements Store {
         : this.stmt('SELECT id, rev, data FROM webhooks WHERE account_id = ? AND id >= ? ORDER BY id ASC LIMIT ?')
             .all(accountId, q.startingId ?? 0, q.itemCount)
     ) as TokenRow[];
-    return rows.map((r) => ({ ...(JSON.parse(r.data) as Webhook), id: r.id, rev: r.rev }));
+    return rows.map((r) => copyWith(JSON.parse(r.data) as Webhook, { id: r.id, rev: r.rev }));
   }
 
   async addDelivery(accountId: string, webhookId: number, d: Delivery): Promise<void> {
@@ -560,11 +569,11 @@ export class SqliteStore implements Store {
   private insertRecording(r: Omit<Recording, 'id'>): Recording {
     const info = this.stmt('INSERT INTO recordings (account_id, stream_name, path, status, data) VALUES (?, ?, ?, ?, ?)')
       .run(r.accountId, r.streamName, r.path ?? '', r.status, JSON.stringify(r));
-    return { ...r, id: Number(info.lastInsertRowid) };
+    return copyWith(r, { id: Number(info.lastInsertRowid) });
   }
 
   async startRecording(r: NewRecording): Promise<Recording> {
-    return this.tx(() => this.insertRecording({ ...r, status: 'recording' }));
+    return this.tx(() => this.insertRecording(copyWith(r, { status: 'recording' })));
   }
 
   async completeRecording(r: CompletedRecording): Promise<Recording> {
@@ -572,7 +581,7 @@ export class SqliteStore implements Store {
       const open = this.stmt(
         "SELECT id, data FROM recordings WHERE account_id = ? AND stream_name = ? AND path = ? AND status = 'recording' ORDER BY id DESC LIMIT 1",
       ).get(r.accountId, r.streamName, r.path ?? '') as { id: number; data: string } | undefined;
-      const next = completedRecording(open ? { ...(JSON.parse(open.data) as Recording), id: open.id } : null, r);
+      const next = completedRecording(open ? copyWith(JSON.parse(open.data) as Recording, { id: open.id }) : null, r);
       if (next.id === undefined) return this.insertRecording(next);
       this.stmt("UPDATE recordings SET status = 'completed', data = ? WHERE id = ?").run(JSON.stringify(next), next.id);
       return next as Recording;
@@ -585,7 +594,7 @@ export class SqliteStore implements Store {
         ? this.stmt('SELECT id, data FROM recordings WHERE account_id = ? ORDER BY id DESC').all(accountId)
         : this.stmt('SELECT id, data FROM recordings WHERE account_id = ? AND stream_name = ? ORDER BY id DESC').all(accountId, streamName)
     ) as Array<{ id: number; data: string }>;
-    return rows.map((r) => ({ ...(JSON.parse(r.data) as Recording), id: r.id }));
+    return rows.map((r) => copyWith(JSON.parse(r.data) as Recording, { id: r.id }));
   }
 
   async deleteRecording(accountId: string, id: number): Promise<Recording | null> {
@@ -593,7 +602,7 @@ export class SqliteStore implements Store {
       const r = this.stmt('SELECT id, data FROM recordings WHERE id = ? AND account_id = ?').get(id, accountId) as { id: number; data: string } | undefined;
       if (!r) return null;
       this.stmt('DELETE FROM recordings WHERE id = ?').run(id);
-      return { ...(JSON.parse(r.data) as Recording), id: r.id };
+      return copyWith(JSON.parse(r.data) as Recording, { id: r.id });
     });
   }
 
@@ -777,7 +786,7 @@ export class SqliteStore implements Store {
       if (!r) return null;
       const s = JSON.parse(r.data) as Session;
       if (r.ended) return s;
-      const next: Session = { ...s, lastSeenOn: at };
+      const next: Session = copyWith(s, { lastSeenOn: at });
       this.stmt('UPDATE registry_sessions SET expires_ms = ?, data = ? WHERE caller = ? AND caller_sid = ?').run(Date.parse(at) + ttlSeconds * 1000, JSON.stringify(next), caller, sessionId);
       return next;
     });
@@ -793,7 +802,7 @@ export class SqliteStore implements Store {
       | string
       | undefined;
     if (!d) return null;
-    const ended: Session = { ...(JSON.parse(d) as Session), endedReason: end.reason, endedOn: end.at };
+    const ended: Session = copyWith(JSON.parse(d) as Session, { endedReason: end.reason, endedOn: end.at });
     this.stmt('UPDATE registry_sessions SET ended = 1, expires_ms = ?, data = ? WHERE caller = ? AND caller_sid = ?').run(
       Date.parse(end.at) + end.keepSeconds * 1000,
       JSON.stringify(ended),
