@@ -77,7 +77,11 @@ export async function createStore(config: Config, logger: Logger): Promise<Store
   if (!usesRedis(config)) {
     const file = path.resolve(config.dataDir, config.store.sqliteFile);
     logger.info({ store: 'sqlite', file }, 'store selected');
-    return new SqliteStore({ file, synchronous: config.store.sqliteSynchronous });
+    return new SqliteStore({
+      file,
+      synchronous: config.store.sqliteSynchronous,
+      onCheckpointFailure: (err) => logger.warn({ err }, 'sqlite: background checkpoints stopped; the serving connection checkpoints for itself again'),
+    });
   }
   const client = createRedisClient(config.redis);
   let lastError = '';

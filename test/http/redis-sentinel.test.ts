@@ -13,17 +13,9 @@ import { testApp, type TestApp } from '../helpers/app.js';
 import { createStore } from '../../src/services.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { until } from '../helpers/until.js';
 
 const cli = (port: number, ...args: string[]) => spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).stdout.trim();
-
-async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('Redis Sentinel failover', () => {
   const procs: ChildProcess[] = [];

@@ -32,6 +32,7 @@ import { nameSortKey } from '../sort.js';
 import { AccountExists, StoreUnavailable } from '../../errors.js';
 import { DELIVERIES_KEPT, ENDED_SESSION_KEEP_S, admissionStep, bindDecision, completedRecording, type CompletedRecording } from '../../domain/store-rules.js';
 import { copyWith } from '../../domain/objects.js';
+import { Checkpointer } from './checkpointer.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS accounts (
@@ -195,6 +196,10 @@ export interface SqliteStoreOptions {
   now?: () => number;
   /** How often to look for commits by other connections to the file (default 250 ms). */
   versionPollMs?: number;
+  /** The background checkpoint's period (default 1 s; src/store/sqlite/checkpointer.ts). */
+  checkpointPeriodMs?: number;
+  /** Told when background checkpoints stop after a failure (the serving connection checkpoints again). */
+  onCheckpointFailure?: (message: string) => void;
 }
 
 export class SqliteStore implements Store {
@@ -209,6 +214,10 @@ export class SqliteStore implements Store {
    */
   private readonly inImmediate: (fn: () => unknown) => unknown;
   private readonly inDefault: (fn: () => unknown) => unknown;
+  /** Write transactions committed by this connection (the checkpointer reads it). */
+  private writes = 0;
+  /** WAL checkpoints off the event loop, for a file (not ':memory:'). */
+  readonly checkpointer?: Checkpointer;
 
   constructor(opts: SqliteStoreOptions) {
     if (opts.file !== ':memory:') mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
@@ -225,6 +234,17 @@ export class SqliteStore implements Store {
     this.seenDataVersion = this.dataVersion();
     this.poll = setInterval(() => this.checkForeignWrites(), opts.versionPollMs ?? VERSION_POLL_MS);
     this.poll.unref();
+    if (opts.file !== ':memory:') {
+      this.checkpointer = new Checkpointer(
+        {
+          file: path.resolve(opts.file),
+          writes: () => this.writes,
+          setAutocheckpoint: (pages) => void this.db.pragma(`wal_autocheckpoint = ${pages}`),
+          onFailure: (message) => opts.onCheckpointFailure?.(message),
+        },
+        opts.checkpointPeriodMs,
+      );
+    }
   }
 
   // Account versions are answered from memory: every decision reads one, and the SELECT costs
@@ -299,7 +319,9 @@ export class SqliteStore implements Store {
    */
   private tx<T>(fn: () => T): T {
     try {
-      return this.inImmediate(fn) as T;
+      const out = this.inImmediate(fn) as T;
+      this.writes++;
+      return out;
     } catch (e) {
       throw (e as { code?: unknown })?.code === 'SQLITE_BUSY' ? new StoreUnavailable(e) : e;
     }
@@ -319,6 +341,7 @@ export class SqliteStore implements Store {
     this.closed = true;
     clearInterval(this.poll);
     this.versions.clear();
+    await this.checkpointer?.close();
     this.db.close();
   }
 
