@@ -25,6 +25,8 @@ export class Lifecycle {
   private readonly subscribers: Subscriber[] = [];
   private running = false;
   private idleWaiters: Array<() => void> = [];
+  /** Checks of sessions an admission already registered, running beside the queue (see apply). */
+  private readonly beside = new Set<Promise<void>>();
   private readonly viewerHooks = new LRUCache<string, boolean>({ max: 10_000, ttl: 5000 });
 
   constructor(
@@ -88,10 +90,25 @@ export class Lifecycle {
     if (!this.running) void this.drain();
   }
 
-  /** Resolves when every queued signal has been applied (tests, graceful shutdown). */
-  idle(): Promise<void> {
-    if (!this.running && this.queue.length === 0) return Promise.resolve();
-    return new Promise((r) => this.idleWaiters.push(r));
+  /** Resolves when every queued signal has been applied and every check beside the queue is done (tests, graceful shutdown). */
+  async idle(): Promise<void> {
+    while (this.running || this.queue.length > 0 || this.beside.size > 0) {
+      if (this.running || this.queue.length > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
+      else await Promise.all(this.beside);
+    }
+  }
+
+  /** Runs a check that needs no order with later signals beside the queue, counted by idle(). */
+  private runBeside(p: Promise<void>, kind: LifecycleSignal['kind']): void {
+    const tracked = p.then(
+      () => undefined,
+      (err: unknown) => {
+        this.metrics.lifecycleDropped.inc({ kind });
+        this.logger.warn({ kind, err: (err as Error).message }, 'lifecycle signal failed');
+      },
+    );
+    this.beside.add(tracked);
+    void tracked.finally(() => this.beside.delete(tracked));
   }
 
   private async drain(): Promise<void> {
@@ -156,7 +173,16 @@ export class Lifecycle {
           trackingId: s.trackingId,
         });
         if (s.action === 'subscribe') out.push(...(await this.viewerEvents('started', s.accountId, s.streamName, at, record !== undefined)));
-        if (record) await this.hooks.registered?.(record);
+        // The registry check of a session (a cut already due, expiry cuts): for a record the
+        // admission registered in its own store step it runs beside the queue, since it needs no
+        // order with later signals (a cut of a session already ended is a no-op). Awaited here, its
+        // store round trip would bound the whole queue to one admission per round trip: on Redis
+        // the queue fell behind at ~2,000 admissions/s and dropped signals.
+        const registered = this.hooks.registered;
+        if (record && registered) {
+          if (s.registered) this.runBeside(registered(record), s.kind);
+          else await registered(record);
+        }
         return out;
       }
       case 'session_ended': {

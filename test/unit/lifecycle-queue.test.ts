@@ -1,0 +1,122 @@
+// The lifecycle queue applies signals one at a time, in order. The registry check of a session an
+// admission already registered (src/sessions/control.ts registered()) runs beside it instead, so
+// one store round trip per admission no longer bounds the queue; a record the lifecycle registers
+// itself is still checked before the next signal; idle() waits for both.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import { Lifecycle } from '../../src/lifecycle/lifecycle.js';
+import type { UsageService } from '../../src/analytics/usage.js';
+import { Metrics } from '../../src/observability/metrics.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Session } from '../../src/store/store.js';
+import type { PublicEvent } from '../../src/lifecycle/events.js';
+
+const NOW = Date.parse('2026-01-01T00:00:00Z');
+
+function deferred<T = void>() {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+const record = (id: string): Session => ({
+  id,
+  caller: 'mediamtx',
+  sessionId: `conn-${id}`,
+  action: 'subscribe',
+  accountId: 'acc',
+  streamName: 'cam1',
+  tokenId: 7,
+  startedOn: new Date(NOW).toISOString(),
+  lastSeenOn: new Date(NOW).toISOString(),
+});
+
+const started = (r: Session, registered: boolean) =>
+  ({ kind: 'session_started', caller: r.caller, sessionId: r.sessionId, action: r.action, accountId: r.accountId, streamName: r.streamName, tokenId: r.tokenId, record: r, registered }) as const;
+
+/** A few turns of the event loop: long enough for queued microtasks and immediates to run. */
+const turns = async (n = 20) => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+};
+
+function setup(check: (s: Session) => Promise<void>) {
+  const metrics = new Metrics({ defaultMetrics: false });
+  const usage = deferred<unknown[]>();
+  const store = new SqliteStore({ file: ':memory:', now: () => NOW });
+  const lifecycle = new Lifecycle(
+    store,
+    { queueSize: 100, liveTtlSeconds: 60, defaultAccountId: '' },
+    metrics,
+    pino({ level: 'silent' }),
+    async () => null,
+    { ingestSession: async (...args: unknown[]) => usage.resolve(args) } as unknown as UsageService,
+    () => NOW,
+    { registered: check },
+  );
+  const events: string[] = [];
+  lifecycle.subscribe((e: PublicEvent) => void events.push(e.type === 'session' ? `session ${e.event} ${e.id}` : e.type));
+  return { lifecycle, metrics, usage, events, store };
+}
+
+describe('the lifecycle queue', () => {
+  it('checks of sessions the admission registered run beside the queue: later signals go on, and idle() waits for the checks', async () => {
+    const gate = deferred();
+    const checked: string[] = [];
+    const { lifecycle, usage, events, store } = setup(async (s) => {
+      checked.push(s.id);
+      await gate.promise;
+    });
+    lifecycle.signal(started(record('a'), true));
+    lifecycle.signal(started(record('b'), true));
+    lifecycle.signal({ kind: 'usage', caller: 'srs', sessionId: 's1', bytesOut: 100, bytesIn: 5 });
+    // the usage signal is applied while both checks still wait
+    assert.deepEqual(await usage.promise, ['srs', 's1', 100, 5, NOW]);
+    assert.deepEqual(checked, ['a', 'b']);
+    assert.deepEqual(events, ['session started a', 'session started b']);
+    let idle = false;
+    const waiting = lifecycle.idle().then(() => void (idle = true));
+    await turns();
+    assert.equal(idle, false, 'idle() waits for the checks');
+    gate.resolve();
+    await waiting;
+    assert.equal(idle, true);
+    await store.close();
+  });
+
+  it('a record the lifecycle registers itself is checked before the next signal is applied', async () => {
+    const gate = deferred();
+    const checked: string[] = [];
+    const { lifecycle, usage, store } = setup(async (s) => {
+      checked.push(s.id);
+      await gate.promise;
+    });
+    let ingested = false;
+    void usage.promise.then(() => void (ingested = true));
+    lifecycle.signal(started(record('c'), false));
+    lifecycle.signal({ kind: 'usage', caller: 'srs', sessionId: 's1', bytesOut: 1, bytesIn: 1 });
+    await turns();
+    assert.deepEqual(checked, ['c']);
+    assert.equal(ingested, false, 'the next signal waits for the check');
+    assert.equal((await store.getSession('mediamtx', 'conn-c'))?.id, 'c', 'registered by the lifecycle');
+    gate.resolve();
+    await lifecycle.idle();
+    assert.equal(ingested, true);
+    await store.close();
+  });
+
+  it('a check beside the queue that fails is counted as a dropped signal, and idle() still resolves', async () => {
+    const { lifecycle, metrics, store } = setup(async () => {
+      throw new Error('store gone');
+    });
+    lifecycle.signal(started(record('d'), true));
+    await lifecycle.idle();
+    const dropped = (await metrics.lifecycleDropped.get()).values.map((v) => [v.labels.kind, v.value]);
+    assert.deepEqual(dropped, [['session_started', 1]]);
+    await store.close();
+  });
+});
