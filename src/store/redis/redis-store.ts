@@ -811,7 +811,13 @@ export class RedisStore implements Store {
     )) as string[];
     if (reply[0] !== 'ok') return { admitted: false, reason: reply[0] as 'session_limit' | 'uses_exhausted' | 'stream_taken' };
     const replaced = reply.slice(1).map((r) => JSON.parse(r) as Session);
-    await this.redis.set(keys.session(s.caller, s.sessionId), JSON.stringify(pointer), 'PX', Math.max(1, expires - now));
+    // The connection's pointer lives outside the account's slot, so the script cannot write it. It
+    // is not waited for: commands on one connection run in order, so every later read of it
+    // through this client (a re-ask, a media server's "done") finds it, and the admission answers
+    // a round trip sooner. Lost with Redis itself, it makes a re-ask register the connection again.
+    this.redis
+      .set(keys.session(s.caller, s.sessionId), JSON.stringify(pointer), 'PX', Math.max(1, expires - now))
+      .catch(() => undefined);
     // The gauge's counts: outside the account's slot, and not worth a wait.
     const countKey = `${s.caller}:${s.action}`;
     void Promise.all([
