@@ -8,6 +8,7 @@ import { TrustedProxies } from '../http/client.js';
 import { issuesToFieldErrors } from '../http/validation.js';
 import type { LifecycleSignal } from '../lifecycle/events.js';
 import type { Caller, CallerContext, CallerRoute, Outcome } from './caller.js';
+import { copyWith } from '../domain/objects.js';
 import { badRequest, field, nameable, perConfig, refusalBody, refusalStatus, streamIdentity, tokenFromQuery, type StreamIdentity } from './shared.js';
 
 const CALLER = 'mediamtx';
@@ -79,7 +80,7 @@ const readAuth: CallerRoute['read'] = (req, ctx) => {
 };
 
 const readEvent: CallerRoute['read'] = async (req, ctx): Promise<Outcome> => {
-  const b: Record<string, unknown> = Object.assign({}, req.query as Record<string, unknown>, (req.body ?? {}) as Record<string, unknown>);
+  const b: Record<string, unknown> = copyWith(req.query as Record<string, unknown>, (req.body ?? {}) as Record<string, unknown>);
   const name = (field(b, 'event') ?? '').replace(/^runOn/i, '').toLowerCase();
   const ev = EVENTS[name];
   const path = field(b, 'path') ?? field(b, 'MTX_PATH');

@@ -277,7 +277,7 @@ export class WebhookDispatcher {
       return;
     }
     const ts = Math.floor(this.now() / 1000);
-    const headers = copyWith(withHeaderNames(Object.assign({}, job.headers, signedHeaders(job.deliveryId, ts, job.body, job.webhook.secret)), this.cfg.headerNames), {
+    const headers = copyWith(withHeaderNames(copyWith(job.headers, signedHeaders(job.deliveryId, ts, job.body, job.webhook.secret)), this.cfg.headerNames), {
       'user-agent': this.userAgent,
     });
     const r = await this.client.post(job.webhook.url, job.body, headers, this.abort.signal);

@@ -79,7 +79,9 @@ describe('the lifecycle queue', () => {
     assert.deepEqual(checked, ['a', 'b']);
     assert.deepEqual(events, ['session started a', 'session started b']);
     let idle = false;
-    const waiting = lifecycle.idle().then(() => void (idle = true));
+    const waiting = lifecycle.idle().then(() => {
+      idle = true;
+    });
     await turns();
     assert.equal(idle, false, 'idle() waits for the checks');
     gate.resolve();
@@ -96,7 +98,9 @@ describe('the lifecycle queue', () => {
       await gate.promise;
     });
     let ingested = false;
-    void usage.promise.then(() => void (ingested = true));
+    void usage.promise.then(() => {
+      ingested = true;
+    });
     lifecycle.signal(started(record('c'), false));
     lifecycle.signal({ kind: 'usage', caller: 'srs', sessionId: 's1', bytesOut: 1, bytesIn: 1 });
     await turns();

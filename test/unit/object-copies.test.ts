@@ -76,4 +76,16 @@ describe('object copies', () => {
     assert.notEqual(out, base);
     assert.deepEqual(base, { a: 1, b: 'x', c: undefined });
   });
+
+  it('an own __proto__ key (as JSON.parse makes from a body) is copied as a field, never set as the prototype', () => {
+    const body = JSON.parse('{"__proto__": {"polluted": true}, "event": "ready"}') as Record<string, unknown>;
+    const out = copyWith(body, { at: 5 }) as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(out), Object.prototype);
+    assert.equal(out.polluted, undefined);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(out, '__proto__')?.value, { polluted: true });
+    assert.deepEqual(Object.keys(out), ['__proto__', 'event', 'at']);
+    const fromFields = copyWith({ event: 'ready' }, JSON.parse('{"__proto__": {"polluted": true}}') as object) as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(fromFields), Object.prototype);
+    assert.deepEqual(Object.keys(fromFields), ['event', '__proto__']);
+  });
 });
