@@ -81,7 +81,8 @@ export class SessionControl {
     const id = sessionId !== undefined ? randomUUID() : '';
     const feedId = sessionId !== undefined && access.action === 'publish' ? randomUUID() : undefined;
     const native = sessionId !== undefined && a.session ? { ...a.session.native } : undefined;
-    let registered = false;
+    /** The record the admission step registered, when it ran: the one the session_started signal carries. */
+    let registered: Session | undefined;
     // The record, field by field: optional fields only when known (it is stored as it is), and no
     // spread-then-extend or delete, which would make every admission's record slow to build and
     // keep it past young-generation collections (src/domain/objects.ts).
@@ -103,11 +104,12 @@ export class SessionControl {
         ? undefined
         : async (d, timed) => {
             if (passes(d)) return d;
+            const record = complete(d);
             const r = await timed(
-              this.store.admitSession(complete(d), ttlSeconds, { maxConcurrent: d.limits?.maxConcurrent, maxUses: d.limits?.maxUses, publishConflict: conflict }),
+              this.store.admitSession(record, ttlSeconds, { maxConcurrent: d.limits?.maxConcurrent, maxUses: d.limits?.maxUses, publishConflict: conflict }),
             );
             if (!r.admitted) return decision(r.reason, copyWith(fieldsOf(d), { limits: d.limits }));
-            registered = true;
+            registered = record;
             for (const s of r.replaced) this.ended(s, 'replace');
             return d;
           };
@@ -125,8 +127,8 @@ export class SessionControl {
           streamName: d.streamName,
           tokenId: d.tokenId,
           trackingId: d.trackingId,
-          record: sessionId !== undefined ? complete(d) : undefined,
-          registered,
+          record: registered ?? (sessionId !== undefined ? complete(d) : undefined),
+          registered: registered !== undefined,
           ttlSeconds: ttlSeconds !== this.ttl ? ttlSeconds : undefined,
         });
       },

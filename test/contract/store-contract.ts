@@ -5,6 +5,7 @@ import type { Store, Account, Session, SessionEndReason } from '../../src/store/
 import type { StoreFactory } from '../helpers/stores.js';
 import { applyTokenUpdate, newTokenRecord, tokenHash, type TokenKind } from '../../src/domain/tokens.js';
 import { newSecret } from '../../src/domain/secrets.js';
+import { sessionRecord } from '../helpers/sessions.js';
 import { AccountExists } from '../../src/errors.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -521,17 +522,7 @@ export function storeContract(factory: StoreFactory): void {
     });
 
     describe('sessions', () => {
-      const session = (over: Partial<Session> & { sessionId: string }): Session => ({
-        id: `id-${over.caller ?? 'mediamtx'}-${over.sessionId}`,
-        caller: 'mediamtx',
-        action: 'subscribe',
-        accountId: 'A',
-        streamName: 'cam1',
-        tokenId: 4,
-        startedOn: new Date(T0).toISOString(),
-        lastSeenOn: new Date(T0).toISOString(),
-        ...over,
-      });
+      const session = (over: Partial<Session> & { sessionId: string }): Session => sessionRecord({ accountId: 'A', tokenId: 4, ...over }, T0);
       const end = (reason: SessionEndReason, at = T0) => ({ reason, at: new Date(at).toISOString(), keepSeconds: 600 });
 
       it('starts, reads and ends a session once (kept, marked ended), and expires a lost one', async () => {

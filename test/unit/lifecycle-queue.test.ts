@@ -11,6 +11,7 @@ import { Metrics } from '../../src/observability/metrics.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Session } from '../../src/store/store.js';
 import type { PublicEvent } from '../../src/lifecycle/events.js';
+import { sessionRecord } from '../helpers/sessions.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 
@@ -24,17 +25,7 @@ function deferred<T = void>() {
   return { promise, resolve, reject };
 }
 
-const record = (id: string): Session => ({
-  id,
-  caller: 'mediamtx',
-  sessionId: `conn-${id}`,
-  action: 'subscribe',
-  accountId: 'acc',
-  streamName: 'cam1',
-  tokenId: 7,
-  startedOn: new Date(NOW).toISOString(),
-  lastSeenOn: new Date(NOW).toISOString(),
-});
+const record = (id: string): Session => sessionRecord({ id, sessionId: `conn-${id}`, tokenId: 7 }, NOW);
 
 const started = (r: Session, registered: boolean) =>
   ({ kind: 'session_started', caller: r.caller, sessionId: r.sessionId, action: r.action, accountId: r.accountId, streamName: r.streamName, tokenId: r.tokenId, record: r, registered }) as const;

@@ -10,19 +10,10 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Checkpointer, CHECKPOINT_BUSY_WRITES } from '../../src/store/sqlite/checkpointer.js';
-import type { Session } from '../../src/store/store.js';
+import { sessionRecord } from '../helpers/sessions.js';
 import { until } from '../helpers/until.js';
 
-const session = (i: number): Session => ({
-  id: `id-${i}`,
-  caller: 'mediamtx',
-  sessionId: `conn-${i}`,
-  action: 'subscribe',
-  accountId: 'acc',
-  streamName: 'cam1',
-  startedOn: new Date(0).toISOString(),
-  lastSeenOn: new Date().toISOString(),
-});
+const session = (i: number) => sessionRecord({ sessionId: `conn-${i}` });
 
 /** Rows of registry_sessions in the database file alone (its write-ahead log left behind): what checkpoints copied there. */
 function rowsInMainFile(file: string, dir: string): number {

@@ -47,7 +47,7 @@ export class Checkpointer {
   private running?: Promise<unknown>;
   private failed = false;
   private closed = false;
-  /** Background checkpoints that finished (tests, metrics). */
+  /** Background checkpoints that finished (the tests read it). */
   completed = 0;
 
   constructor(
