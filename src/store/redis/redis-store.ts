@@ -63,6 +63,8 @@ const SCRIPTS = {
 type ScriptName = keyof typeof SCRIPTS;
 
 const MAX_CAS_ATTEMPTS = 100;
+/** How often an instance repeats a gauge count name to the set of names (ms). */
+const COUNT_NAME_RESEND_MS = 60_000;
 
 /** The store methods whose scripts can move an account version (account, token and live-stream writes; live reads prune). */
 const VERSION_WRITES = [
@@ -183,6 +185,8 @@ export class RedisStore implements Store {
 
   /** Account-version reads in flight, by account (shared by concurrent decisions). */
   private readonly versionReads = new Map<string, Promise<number>>();
+  /** When this instance last added each gauge count name to the set of names (countNameDue). */
+  private readonly countNamesSent = new Map<string, number>();
   private readonly waitReplicas: number;
   private readonly waitTimeoutMs: number;
 
@@ -815,17 +819,40 @@ export class RedisStore implements Store {
     // is not waited for: commands on one connection run in order, so every later read of it
     // through this client (a re-ask, a media server's "done") finds it, and the admission answers
     // a round trip sooner. Lost with Redis itself, it makes a re-ask register the connection again.
-    this.redis
-      .set(keys.session(s.caller, s.sessionId), JSON.stringify(pointer), 'PX', Math.max(1, expires - now))
-      .catch(() => undefined);
-    // The gauge's counts: outside the account's slot, and not worth a wait.
+    // The gauge's counts are outside the slot too, and not worth a wait. On one Redis server the
+    // lot is one pipeline, one write (a Cluster spreads these keys over its nodes).
     const countKey = `${s.caller}:${s.action}`;
-    void Promise.all([
-      this.redis.zadd(keys.sessionCount(countKey), expires, `${s.accountId}\n${s.id}`),
-      this.redis.sadd(keys.sessionCountNames, countKey),
-      ...replaced.map((r) => this.redis.zrem(keys.sessionCount(`${r.caller}:${r.action}`), `${r.accountId}\n${r.id}`)),
-    ]).catch(() => undefined);
+    const member = `${s.accountId}\n${s.id}`;
+    const pointerKey = keys.session(s.caller, s.sessionId);
+    const pointerJson = JSON.stringify(pointer);
+    const ttlMs = Math.max(1, expires - now);
+    const names = this.countNameDue(countKey, now);
+    if (!(this.redis instanceof Cluster)) {
+      const batch = this.redis.pipeline().set(pointerKey, pointerJson, 'PX', ttlMs).zadd(keys.sessionCount(countKey), expires, member);
+      if (names) batch.sadd(keys.sessionCountNames, countKey);
+      for (const r of replaced) batch.zrem(keys.sessionCount(`${r.caller}:${r.action}`), `${r.accountId}\n${r.id}`);
+      batch.exec().catch(() => undefined);
+    } else {
+      this.redis.set(pointerKey, pointerJson, 'PX', ttlMs).catch(() => undefined);
+      void Promise.all([
+        this.redis.zadd(keys.sessionCount(countKey), expires, member),
+        names ? this.redis.sadd(keys.sessionCountNames, countKey) : undefined,
+        ...replaced.map((r) => this.redis.zrem(keys.sessionCount(`${r.caller}:${r.action}`), `${r.accountId}\n${r.id}`)),
+      ]).catch(() => undefined);
+    }
     return { admitted: true, replaced };
+  }
+
+  /**
+   * Whether the gauge's set of count names should hear of `name` again: once a minute per name, not
+   * on every admission (the set only lists which count keys exist; a flushed Redis hears it again
+   * within the minute).
+   */
+  private countNameDue(name: string, now: number): boolean {
+    const last = this.countNamesSent.get(name);
+    if (last !== undefined && now - last < COUNT_NAME_RESEND_MS) return false;
+    this.countNamesSent.set(name, now);
+    return true;
   }
 
   private async pointerOf(caller: string, sessionId: string): Promise<SessionPointer | null> {

@@ -1,0 +1,62 @@
+// What an admission writes besides its script on one Redis server: the connection's pointer and the
+// sessions gauge's count, and the gauge's list of count names only once a minute per name (not on
+// every admission). Watched with MONITOR, so every command the store sends is counted.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { RedisStore } from '../../src/store/redis/redis-store.js';
+import { startRedis, type TestRedis } from '../helpers/redis.js';
+import { sessionRecord } from '../helpers/sessions.js';
+import { until } from '../helpers/until.js';
+
+describe('redis: an admission’s side writes', () => {
+  let server: TestRedis;
+  before(async () => {
+    server = await startRedis();
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  it('pointer and gauge count on every admission; the gauge’s count name once a minute', async () => {
+    const prefix = server.prefix();
+    const client = new Redis(server.url, { keyPrefix: prefix, enableOfflineQueue: false, lazyConnect: true, commandTimeout: 2000 });
+    await client.connect();
+    let clock = Date.parse('2026-05-01T10:00:00Z');
+    const store = new RedisStore(client, { now: () => clock });
+    const watcher = new Redis(server.url);
+    const monitor = await watcher.monitor();
+    const seen: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.some((a) => a.startsWith(prefix))) seen.push(args);
+    });
+    try {
+      const count = (cmd: string, key: string) => seen.filter((a) => a[0].toLowerCase() === cmd && a[1] === prefix + key).length;
+      const admit = (sessionId: string) =>
+        store.admitSession(sessionRecord({ sessionId, id: `id-${sessionId}`, lastSeenOn: new Date(clock).toISOString() }, clock), 3600, {});
+
+      for (const id of ['c1', 'c2', 'c3']) assert.deepEqual(await admit(id), { admitted: true, replaced: [] });
+      await until(() => count('zadd', 'ssc:mediamtx:subscribe') === 3, 2000, 'three gauge counts');
+      for (const id of ['c1', 'c2', 'c3']) assert.equal(count('set', `sess:mediamtx:${id}`), 1, `pointer of ${id}`);
+      assert.equal(count('sadd', 'ssc'), 1, 'the count name once');
+      assert.deepEqual(await store.sessionCounts(), [{ caller: 'mediamtx', action: 'subscribe', count: 3 }]);
+      assert.equal((await store.getSession('mediamtx', 'c2'))?.id, 'id-c2');
+
+      clock += 59_000;
+      await admit('c4');
+      await until(() => count('zadd', 'ssc:mediamtx:subscribe') === 4, 2000, 'a fourth gauge count');
+      assert.equal(count('sadd', 'ssc'), 1, 'not again within the minute');
+
+      // a minute on: the name again, so a Redis that lost the set (flushed, replaced) hears it
+      await client.del('ssc');
+      clock += 1_000;
+      await admit('c5');
+      await until(() => count('sadd', 'ssc') === 2, 2000, 'the count name again after a minute');
+      assert.deepEqual(await store.sessionCounts(), [{ caller: 'mediamtx', action: 'subscribe', count: 5 }]);
+    } finally {
+      monitor.disconnect();
+      watcher.disconnect();
+      await store.close();
+    }
+  });
+});
