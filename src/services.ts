@@ -137,7 +137,7 @@ export async function createServices(
     (value) => enforcer.lookup.byHashFresh(tokenHash(value)),
     usage,
     now,
-    { registered: (s) => sessions.registered(s) },
+    { registered: (s, checked) => sessions.registered(s, checked) },
   );
   const cutter = new Cutter(
     config.sessions.servers,

@@ -41,7 +41,7 @@ async function admitViewer(
   const sid = viewers.newSessionId();
   const access = copyWith(a.access, { sessionId: sid, admission: 'session' });
   const run = s.sessions.begin(caller, copyWith(a, { access, starts: true }), serverAddress, s.config.sessions.http.idleSeconds);
-  const d = await s.enforcer.decide(access, caller, run.admit);
+  const d = await s.enforcer.decide(access, caller, run);
   run.settle(d);
   const credential = d.allowed ? viewers.issue(d, access, sid, presented) : undefined;
   return credential === undefined ? d : withCredential(s, viewers, d, credential);
@@ -75,7 +75,7 @@ export function callerContext(s: Services, trusted: TrustedProxies): CallerConte
     trusted,
     admit: (caller, a, serverAddress) => {
       if (a.viewer !== undefined && s.viewers !== undefined) return admitViewer(s, s.viewers, caller, a, a.viewer, serverAddress);
-      if (a.reask) return s.sessions.reask(caller, a, (admit) => s.enforcer.decide(a.access, caller, admit), serverAddress);
+      if (a.reask) return s.sessions.reask(caller, a, (admit) => s.enforcer.decide(a.access, caller, admit && { admit }), serverAddress);
       // What an allow starts: a session the registry keeps, or (HTTP callers, no connection named) nothing it can count.
       // The access request is this request's own (read() made it): marked in place, not copied.
       const access = a.access;

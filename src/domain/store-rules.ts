@@ -35,11 +35,22 @@ export function completedRecording(open: Recording | null, done: CompletedRecord
 export type AdmissionStep = { admit: true; replace: boolean } | { admit: false; reason: 'session_limit' | 'uses_exhausted' | 'stream_taken' };
 
 /**
+ * The first step of an admission, before anything is written: when the decision named the token
+ * revision it was made on (`limits.tokenRev`), the stored token (`storedRev`, null when it is gone)
+ * must still be at it; otherwise the admission registers nothing ('token_changed') and the
+ * decision is made again on the current record.
+ */
+export function tokenUnchanged(limits: SessionLimits, storedRev: number | null): boolean {
+  return limits.tokenRev === undefined || storedRev === limits.tokenRev;
+}
+
+/**
  * The session limits rule (docs/api.md#session-limits), in this order: a token whose admissions
  * reached maxUses is exhausted; a publish on a stream with a live publisher is refused (reject) or
  * replaces it (replace); the token's live sessions, less those this admission replaces, must stay
  * below maxConcurrent. `uses` counts the token's admissions so far, `liveOfToken` its live sessions,
- * `publishers` the token ids of the stream's live publishers.
+ * `publishers` the token ids of the stream's live publishers. It runs once the token is known
+ * current (tokenUnchanged).
  */
 export function admissionStep(
   state: { uses: number; liveOfToken: number; publishers: ReadonlyArray<number | undefined> },

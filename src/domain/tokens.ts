@@ -99,6 +99,8 @@ export const tokenHash = (value: string): string => createHash('sha256').update(
 export const securesViewing = (t: Pick<TokenRecord, 'kind' | 'isActive' | 'subscribeRequiresAuth'>): boolean =>
   t.kind === 'publish' && t.isActive && t.subscribeRequiresAuth === true;
 
+/** Whether the token limits its sessions (maxConcurrentSessions, maxUses; docs/api.md#session-limits). */
+export const hasLimits = (t: Pick<TokenRecord, 'maxConcurrentSessions' | 'maxUses'>): boolean => t.maxConcurrentSessions !== undefined || t.maxUses !== undefined;
 export const kindName = (kind: TokenKind): string => (kind === 'publish' ? 'publish token' : 'subscribe token');
 
 /** Validated create body (see http/management/schemas.ts). */

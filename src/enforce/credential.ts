@@ -1,6 +1,6 @@
 // The first step of every decision: the presented value (nothing, a token, a self-signed JWT)
 // becomes a Credential, read from this instance's caches or the store as the caller allows.
-import { tokenHash, type TokenRecord } from '../domain/tokens.js';
+import { hasLimits, tokenHash, type TokenRecord } from '../domain/tokens.js';
 import type { Credential } from '../policy/evaluate.js';
 import { looksLikeJwt, peekSelfSigned, signatureValid } from '../policy/self-signed.js';
 import type { TokenLookup } from './lookup.js';
@@ -10,7 +10,9 @@ export const MAX_TOKEN_LENGTH = 8192;
 /**
  * How a token record may be read:
  * - 'optimistic': a cached bind-on-usage token is taken without the version check (the bind that
- *   follows checks the version); any other record is checked against the account version first;
+ *   follows checks the token's revision), and so is a cached token with session limits when its
+ *   admission checks the revision (`revChecked`); any other record is checked against the account
+ *   version first;
  * - 'fresh': every record is checked, or loaded;
  * - 'cache': this instance's caches alone (the store is unreachable).
  */
@@ -57,6 +59,9 @@ export function hashOf(value: string): string {
 
 const bindsOnUsage = (t: TokenRecord): boolean => (t.bindIpsOnUsage ?? 0) > 0;
 
+/** Whether a cached record may be taken unchecked: a store step after the decision checks its revision. */
+const checkedLater = (t: TokenRecord, revChecked: boolean): boolean => bindsOnUsage(t) || (revChecked && hasLimits(t));
+
 /**
  * A plain token value resolved from this instance's memory alone, when memory can vouch for it
  * (its cached record current by the store's in-process account version, no bind on usage to
@@ -78,13 +83,14 @@ const invalid = (detail: string, hash?: string): Resolved => ({ cred: { type: 'i
  * vouch for the value either way (nothing cached for it, or a value only the store could judge):
  * the caller answers that the store is unavailable.
  */
-export function resolveCredential(value: string | undefined, reading: 'optimistic' | 'fresh', lookup: TokenLookup, counter?: LookupCounter): Promise<Resolved>;
-export function resolveCredential(value: string | undefined, reading: Reading, lookup: TokenLookup, counter?: LookupCounter): Promise<Resolved | undefined>;
+export function resolveCredential(value: string | undefined, reading: 'optimistic' | 'fresh', lookup: TokenLookup, counter?: LookupCounter, revChecked?: boolean): Promise<Resolved>;
+export function resolveCredential(value: string | undefined, reading: Reading, lookup: TokenLookup, counter?: LookupCounter, revChecked?: boolean): Promise<Resolved | undefined>;
 export async function resolveCredential(
   value: string | undefined,
   reading: Reading,
   lookup: TokenLookup,
   counter?: LookupCounter,
+  revChecked = false,
 ): Promise<Resolved | undefined> {
   if (value === undefined || value === '') return NO_TOKEN;
   const cacheOnly = reading === 'cache';
@@ -93,7 +99,7 @@ export async function resolveCredential(
     const peek = peekSelfSigned(value);
     if ('problem' in peek) return cacheOnly ? undefined : invalid(peek.problem);
     const cached = reading === 'fresh' ? undefined : lookup.peekEntryById(peek.claims.tokenId);
-    const unchecked = cacheOnly || (cached !== undefined && bindsOnUsage(cached.token));
+    const unchecked = cacheOnly || (cached !== undefined && checkedLater(cached.token, revChecked));
     const entry = unchecked ? cached : await lookup.entryById(peek.claims.tokenId);
     if (!entry) return cacheOnly ? undefined : invalid('unknown parent token');
     const parent = entry.token;
@@ -105,7 +111,7 @@ export async function resolveCredential(
   const hash = hashOf(value);
   const cached = reading === 'fresh' ? undefined : lookup.peekEntryByHash(hash);
   if (cacheOnly) return cached && { cred: { type: 'token', token: cached.token }, verified: false, hash, ver: cached.ver };
-  if (cached !== undefined && bindsOnUsage(cached.token)) {
+  if (cached !== undefined && checkedLater(cached.token, revChecked)) {
     counter?.cacheLookup('hit');
     return { cred: { type: 'token', token: cached.token }, verified: false, hash, ver: cached.ver };
   }

@@ -23,8 +23,23 @@ export interface DecisionResult extends Decision {
   viewer?: { setCookie: string; credential?: string };
 }
 
-/** A step after an allow that may refuse it (src/sessions/control.ts); store calls through `timed`. */
-export type Admitter = (d: Decision, timed: <T>(p: Promise<T>) => Promise<T>) => Promise<Decision>;
+/**
+ * A step after an allow that may refuse it (src/sessions/control.ts); store calls through `timed`.
+ * 'token_changed': the token is no longer at the revision decided on (Decision.tokenRev): nothing
+ * was registered, and the decision is made again on the current record.
+ */
+export type Admitter = (d: Decision, timed: <T>(p: Promise<T>) => Promise<T>) => Promise<Decision | 'token_changed'>;
+
+/** The admission step decide() runs after an allow (SessionControl.begin's AdmissionRun is one). */
+export interface AdmissionStep {
+  admit?: Admitter;
+  /**
+   * Whether `admit` would leave this decision as it is without a store step. When it would not,
+   * its store step checks the token's revision (SessionLimits.tokenRev), which confirms a decision
+   * made on a cached record the account version did not check. Absent: never assumed.
+   */
+  passes?(d: Decision): boolean;
+}
 
 export interface Explanation {
   decision: Decision;
@@ -69,21 +84,20 @@ export class Enforcer {
     this.defaultAccountId = opts.defaultAccountId || undefined;
   }
 
-  /** Decides an access request. Never throws for bad tokens or an unreachable store. */
   /**
-   * Decides an access request. `admit`, when given, runs after an allow and may turn it into a
-   * refusal (the session registry's limits, docs/api.md#session-limits); its store calls go through
-   * `timed` (enforcement.storeTimeoutMs), and the decision is counted and logged as it answers.
+   * Decides an access request; never throws for bad tokens or an unreachable store. `step.admit`,
+   * when given, runs after an allow and may turn it into a refusal (the session registry's limits,
+   * docs/api.md#session-limits); its store calls go through `timed` (enforcement.storeTimeoutMs),
+   * and the decision is counted and logged as it answers.
    */
-  async decide(request: AccessRequest, adapter: string, admit?: Admitter): Promise<DecisionResult> {
+  async decide(request: AccessRequest, adapter: string, step?: AdmissionStep): Promise<DecisionResult> {
     // performance.now(): a double, where hrtime.bigint() allocates a BigInt per reading
     const started = performance.now();
     // A token decides its account; a token-less request belongs to the account it names, else the default.
     const req = request.token ? request : copyWith(request, { accountId: this.accountOf(request) });
     let ev: Evaluation;
     try {
-      ev = await this.decideWithStore(req);
-      if (ev.decision.allowed && admit) ev = copyWith(ev, { decision: await admit(ev.decision, (p) => this.lookup.timed(p)) });
+      ev = await this.decideWithStore(req, step);
     } catch (e) {
       if (!(e instanceof StoreUnavailable)) throw e;
       this.metrics.storeErrors.inc();
@@ -127,8 +141,8 @@ export class Enforcer {
    * the promise of decide(). `run`: the admission step as decide() takes it, and whether that step
    * would leave a decision as it is (then memory may answer).
    */
-  decideSoon(req: AccessRequest, adapter: string, run?: { admit?: Admitter; passes(d: Decision): boolean }): DecisionResult | Promise<DecisionResult> {
-    return this.decideNow(req, adapter, run?.passes) ?? this.decide(req, adapter, run?.admit);
+  decideSoon(req: AccessRequest, adapter: string, run?: AdmissionStep): DecisionResult | Promise<DecisionResult> {
+    return this.decideNow(req, adapter, run?.passes) ?? this.decide(req, adapter, run);
   }
 
   /** A decision made: its id, counted and logged. */
@@ -203,10 +217,18 @@ export class Enforcer {
     return req.accountId || this.cfg.defaultAccountId || this.defaultAccountId || undefined;
   }
 
-  private async decideWithStore(req: AccessRequest): Promise<Evaluation> {
+  /**
+   * The decision with the store, and its admission step after an allow. A cached record taken
+   * unchecked (bind on usage; a token with limits whose admission checks its revision) decides
+   * only when the store step that follows confirms it; a step that finds the token changed makes
+   * the decision again on a fresh read.
+   */
+  private async decideWithStore(req: AccessRequest, step?: AdmissionStep): Promise<Evaluation> {
     let reading: 'optimistic' | 'fresh' = 'optimistic';
+    // an admission whose store step checks the token's revision can confirm an unchecked limited token
+    const revChecked = step?.admit !== undefined && step.passes !== undefined && req.admission === 'session';
     for (let attempt = 0; attempt <= MAX_STALE_RETRIES; attempt++) {
-      const r = await resolveCredential(req.token, reading, this.lookup, this.metrics);
+      const r = await resolveCredential(req.token, reading, this.lookup, this.metrics, revChecked);
       let secured = false;
       let viewer: ViewerCountries | undefined;
       if (req.action === 'subscribe') {
@@ -236,25 +258,38 @@ export class Enforcer {
           viewer = v instanceof Promise ? await v : v;
         }
       }
-      const ev = evaluate(req, r.cred, this.context(req, secured, viewer));
-      if (!r.verified && (!ev.decision.allowed || !ev.bind)) {
-        // decided on an unchecked cached copy: only a bind (which checks the version) may confirm it
+      let ev = evaluate(req, r.cred, this.context(req, secured, viewer));
+      const admits = ev.decision.allowed && step?.admit !== undefined;
+      const confirms = ev.bind !== undefined || (admits && revChecked && !step!.passes!(ev.decision));
+      if (!r.verified && (!ev.decision.allowed || !confirms)) {
+        // decided on an unchecked cached copy: only a store step that checks the token (a bind,
+        // a revision-checked admission) may confirm it
         reading = 'fresh';
         continue;
       }
-      if (!ev.bind) return ev;
-      const { token, address } = ev.bind;
-      const result = await this.lookup.timed(this.store.bindAddress(token, address));
-      if (result === 'stale') {
-        this.lookup.forget(token, r.hash); // the token changed since we read it
+      if (ev.bind) {
+        const { token, address } = ev.bind;
+        const result = await this.lookup.timed(this.store.bindAddress(token, address));
+        if (result === 'stale') {
+          this.lookup.forget(token, r.hash); // the token changed since we read it
+          reading = 'fresh';
+          continue;
+        }
+        if (result === 'full') return applyBind(ev, result, 'every slot is bound to another address');
+        this.remember(token.id, address);
+        ev = applyBind(ev, result, result === 'bound' ? `bound ${address}` : `${address} is bound`);
+      }
+      if (!admits) return ev;
+      const admitted = await step!.admit!(ev.decision, (p) => this.lookup.timed(p));
+      if (admitted === 'token_changed') {
+        const token = tokenOf(r.cred);
+        if (token !== undefined) this.lookup.forget(token, r.hash); // changed since we read it
         reading = 'fresh';
         continue;
       }
-      if (result === 'full') return applyBind(ev, result, 'every slot is bound to another address');
-      this.remember(token.id, address);
-      return applyBind(ev, result, result === 'bound' ? `bound ${address}` : `${address} is bound`);
+      return copyWith(ev, { decision: admitted });
     }
-    throw new StoreUnavailable(new Error('token kept changing while binding'));
+    throw new StoreUnavailable(new Error('token kept changing while binding or admitting'));
   }
 
   /** allow-cached: decide from what this instance holds; anything it cannot vouch for is denied. */

@@ -129,10 +129,10 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
     };
     // With director.admits (MediaMTX authMethod: jwt), the call is the admission a limited token's
     // limits count; the session lasts the connection JWT's life (docs/api.md#session-limits).
-    const admit = cfg.admits
-      ? s.sessions.begin('director', { access: copyWith(access, { sessionId: randomUUID(), admission: 'session' }), starts: true, credentialsGiven: token !== undefined }, undefined, cfg.jwtTtlSeconds).admit
+    const run = cfg.admits
+      ? s.sessions.begin('director', { access: copyWith(access, { sessionId: randomUUID(), admission: 'session' }), starts: true, credentialsGiven: token !== undefined }, undefined, cfg.jwtTtlSeconds)
       : undefined;
-    const d = await s.enforcer.decide(cfg.admits ? copyWith(access, { admission: 'session' }) : access, 'director', admit);
+    const d = await s.enforcer.decide(cfg.admits ? copyWith(access, { admission: 'session' }) : access, 'director', run);
     if (!d.allowed || d.accountId === undefined) return deny(res, d);
     const accountId = d.accountId;
     const streaming: Record<string, unknown> = {

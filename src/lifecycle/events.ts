@@ -2,6 +2,15 @@
 // and the public events they become (the shapes webhooks deliver, docs/api.md#events).
 import type { Session, SessionEndReason } from '../store/store.js';
 
+/**
+ * An admission's store step found the session's token at the revision the decision was made on
+ * (SessionLimits.tokenRev): no change slipped in before the session was registered. The token's
+ * expiry, as the decision read it.
+ */
+export interface TokenChecked {
+  expiresOn: string | undefined;
+}
+
 /** What an adapter reports. Processed after the caller has its answer (never on the decision path). */
 export type LifecycleSignal =
   | {
@@ -17,6 +26,8 @@ export type LifecycleSignal =
       record?: Session;
       /** The record was registered at admission (a token with limits): only the rest is left to do. */
       registered?: boolean;
+      /** That admission checked the token's revision (no registry check needs to read the token). */
+      tokenChecked?: TokenChecked;
       /** How long the record lives without a touch, when not enforcement.liveTtlSeconds (HTTP viewers: sessions.http.idleSeconds). */
       ttlSeconds?: number;
     }

@@ -8,7 +8,7 @@ import type { Recording, Session, SessionEndReason, Store } from '../store/store
 import type { TokenRecord } from '../domain/tokens.js';
 import type { UsageService } from '../analytics/usage.js';
 import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
-import type { FeedEvent, LifecycleSignal, PublicEvent, RecordingEvent } from './events.js';
+import type { FeedEvent, LifecycleSignal, PublicEvent, RecordingEvent, TokenChecked } from './events.js';
 import type { Metrics } from '../observability/metrics.js';
 import { copyWith } from '../domain/objects.js';
 
@@ -40,7 +40,7 @@ export class Lifecycle {
     private readonly usage: UsageService,
     private readonly now: () => number = Date.now,
     /** Called once a session is in the registry (session control: a cut due already, expiry cuts). */
-    private readonly hooks: { registered?: (s: Session) => Promise<void> } = {},
+    private readonly hooks: { registered?: (s: Session, checked?: TokenChecked) => Promise<void> } = {},
   ) {}
 
   /**
@@ -180,7 +180,7 @@ export class Lifecycle {
         // the queue fell behind at ~2,000 admissions/s and dropped signals.
         const registered = this.hooks.registered;
         if (record && registered) {
-          if (s.registered) this.runBeside(registered(record), s.kind);
+          if (s.registered) this.runBeside(registered(record, s.tokenChecked), s.kind);
           else await registered(record);
         }
         return out;

@@ -1,7 +1,7 @@
 // evaluate(): the ordered checks of the decision table (docs/api.md#decision-table) as a table of small
 // pure functions. It never does I/O: the enforcer resolves the credential, the stream's security
 // and the viewer's country lists first, and performs the bind-on-usage step evaluate() only asks for.
-import type { TokenRecord } from '../domain/tokens.js';
+import { hasLimits, type TokenRecord } from '../domain/tokens.js';
 import { decision, type AccessRequest, type CountryLists, type Decision, type Reason, type ViewerCountries } from './types.js';
 import { hasCountryLists } from '../domain/viewer-rules.js';
 import { compileRules, ipInRanges, originAllowed, parseCidrs, type CompiledRules } from './rules.js';
@@ -188,7 +188,6 @@ function notHeld(x: Input): Outcome {
 /** The refusal of a limited token by a caller that names no session (docs/api.md#session-limits). */
 export const HTTP_LIMITS_MESSAGE = 'Unauthorized: This token limits its sessions, and HTTP streaming needs viewer sessions';
 
-const hasLimits = (t: TokenRecord): boolean => t.maxConcurrentSessions !== undefined || t.maxUses !== undefined;
 
 function limitsCheck(x: Input): Outcome {
   const t = x.token!;
@@ -258,6 +257,7 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
   };
   if (token) {
     fields.tokenId = token.id;
+    fields.tokenRev = token.rev;
     const trackingId = x.jwt?.trackingId ?? token.tracking?.trackingId;
     if (trackingId !== undefined) fields.trackingId = trackingId;
     if (x.jwt) fields.selfSigned = true;

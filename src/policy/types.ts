@@ -90,6 +90,8 @@ export interface Decision {
   lifetimeMs?: number;
   /** The token's session limits, for the admission that follows an allow (docs/api.md#session-limits). */
   limits?: { maxConcurrent?: number; maxUses?: number };
+  /** The revision of the token record decided on (a self-signed token's parent's): the admission that follows checks it is still current. */
+  tokenRev?: number;
 }
 
 export function decision(reason: Reason, fields: Omit<Decision, 'allowed' | 'status' | 'reason' | 'message'>): Decision {

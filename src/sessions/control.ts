@@ -9,6 +9,7 @@ import type { Config } from '../config/schema.js';
 import type { Admission } from '../callers/caller.js';
 import type { Admitter, DecisionResult } from '../enforce/enforcer.js';
 import type { Lifecycle } from '../lifecycle/lifecycle.js';
+import type { TokenChecked } from '../lifecycle/events.js';
 import type { Metrics } from '../observability/metrics.js';
 import { decision, type Decision } from '../policy/types.js';
 import type { Session, SessionEndReason, Store } from '../store/store.js';
@@ -83,6 +84,8 @@ export class SessionControl {
     const native = sessionId !== undefined && a.session ? { ...a.session.native } : undefined;
     /** The record the admission step registered, when it ran: the one the session_started signal carries. */
     let registered: Session | undefined;
+    /** What that step confirmed of the token (its revision unchanged), and the token's expiry. */
+    let tokenChecked: TokenChecked | undefined;
     // The record, field by field: optional fields only when known (it is stored as it is), and no
     // spread-then-extend or delete, which would make every admission's record slow to build and
     // keep it past young-generation collections (src/domain/objects.ts).
@@ -106,10 +109,11 @@ export class SessionControl {
             if (passes(d)) return d;
             const record = complete(d);
             const r = await timed(
-              this.store.admitSession(record, ttlSeconds, { maxConcurrent: d.limits?.maxConcurrent, maxUses: d.limits?.maxUses, publishConflict: conflict }),
+              this.store.admitSession(record, ttlSeconds, { maxConcurrent: d.limits?.maxConcurrent, maxUses: d.limits?.maxUses, publishConflict: conflict, tokenRev: d.tokenRev }),
             );
-            if (!r.admitted) return decision(r.reason, copyWith(fieldsOf(d), { limits: d.limits }));
+            if (!r.admitted) return r.reason === 'token_changed' ? r.reason : decision(r.reason, copyWith(fieldsOf(d), { limits: d.limits }));
             registered = record;
+            if (d.tokenRev !== undefined) tokenChecked = { expiresOn: d.expiresOn };
             for (const s of r.replaced) this.ended(s, 'replace');
             return d;
           };
@@ -129,6 +133,7 @@ export class SessionControl {
           trackingId: d.trackingId,
           record: registered ?? (sessionId !== undefined ? complete(d) : undefined),
           registered: registered !== undefined,
+          tokenChecked,
           ttlSeconds: ttlSeconds !== this.ttl ? ttlSeconds : undefined,
         });
       },
@@ -285,16 +290,18 @@ export class SessionControl {
   /**
    * A session just entered the registry: if its token changed in a listed way before it got there
    * (deleted, disabled or expired while the admission was under way), it is cut now; a token that
-   * expires gets its expiry cut scheduled.
+   * expires gets its expiry cut scheduled. `checked`: the admission's own store step found the token
+   * at the revision decided on, so only its expiry is left to look at, and nothing is read.
    */
-  async registered(s: Session): Promise<void> {
+  async registered(s: Session, checked?: TokenChecked): Promise<void> {
     const on = this.terminateOn;
     if (s.tokenId === undefined || on.length === 0) return;
-    // one read of the record itself (a subscribe session's token is a subscribe token, a publish one's a publish token)
-    const t = await this.store.getToken(s.accountId, s.action === 'publish' ? 'publish' : 'subscribe', s.tokenId);
-    const expired = t?.expiresOn !== undefined && Date.parse(t.expiresOn) <= this.now();
-    if (t?.expiresOn !== undefined && on.includes('expire')) await this.store.scheduleExpiry(s.accountId, t.id, Date.parse(t.expiresOn));
-    const trigger: TerminationTrigger | undefined = t === null ? 'delete' : !t.isActive ? 'disable' : expired ? 'expire' : undefined;
+    // else one read of the record itself (a subscribe session's token is a subscribe token, a publish one's a publish token)
+    const t = checked === undefined ? await this.store.getToken(s.accountId, s.action === 'publish' ? 'publish' : 'subscribe', s.tokenId) : undefined;
+    const expiresOn = checked !== undefined ? checked.expiresOn : t?.expiresOn;
+    const expired = expiresOn !== undefined && Date.parse(expiresOn) <= this.now();
+    if (expiresOn !== undefined && on.includes('expire')) await this.store.scheduleExpiry(s.accountId, s.tokenId, Date.parse(expiresOn));
+    const trigger: TerminationTrigger | undefined = t === null ? 'delete' : t !== undefined && !t.isActive ? 'disable' : expired ? 'expire' : undefined;
     if (trigger !== undefined && on.includes(trigger)) await this.end([s], trigger === 'expire' ? 'token_expired' : 'token_revoked', trigger, false);
   }
 

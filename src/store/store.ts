@@ -101,11 +101,18 @@ export interface SessionLimits {
   maxUses?: number;
   /** A publish session on a stream that has a live publisher: refused, or the other publishers end ('replaced'). */
   publishConflict?: 'reject' | 'replace';
+  /**
+   * The revision of the session's token the decision was made on: when the stored token is gone or
+   * at another revision, nothing is registered ('token_changed') and the decision is made again.
+   * It makes the admission exact against a token change made meanwhile on any instance, so the
+   * decision before it may take a cached record unchecked (docs/api.md#caching-and-revocation).
+   */
+  tokenRev?: number;
 }
 
 export type AdmitResult =
   | { admitted: true; /** Publishers this admission replaced, already ended in the registry. */ replaced: Session[] }
-  | { admitted: false; reason: 'session_limit' | 'uses_exhausted' | 'stream_taken' };
+  | { admitted: false; reason: 'session_limit' | 'uses_exhausted' | 'stream_taken' | 'token_changed' };
 
 export interface SessionFilter {
   streamName?: string;

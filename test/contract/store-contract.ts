@@ -586,6 +586,29 @@ export function storeContract(factory: StoreFactory): void {
         assert.deepEqual(await s.admitSession(session({ sessionId: 'second', tokenId: 10, lastSeenOn: at }), 60, { maxUses: 1 }), { admitted: false, reason: 'uses_exhausted' });
       });
 
+      it('with tokenRev, admits only while the token is at that revision; a changed or deleted token registers nothing', async () => {
+        const s = await fresh(() => Date.now());
+        const at = new Date().toISOString();
+        const t = await s.createToken(tok('A', 'subscribe', 'limited', T0, { maxConcurrentSessions: 5 }));
+        const mine = (sid: string) => session({ sessionId: sid, tokenId: t.id, lastSeenOn: at });
+        assert.equal((await s.admitSession(mine('r1'), 60, { maxConcurrent: 5, tokenRev: t.rev })).admitted, true);
+        const edited = await s.updateToken('A', 'subscribe', t.id, (cur) => applyTokenUpdate(cur, { label: 'renamed' }, T0, newSecret));
+        assert.ok(edited && edited.rev !== t.rev);
+        assert.deepEqual(await s.admitSession(mine('r2'), 60, { maxConcurrent: 5, tokenRev: t.rev }), { admitted: false, reason: 'token_changed' });
+        assert.equal(await s.getSession('mediamtx', 'r2'), null, 'nothing registered');
+        assert.deepEqual((await s.listSessions('A', { tokenId: t.id }, { offset: 0, limit: 10 })).items.map((x) => x.sessionId), ['r1']);
+        // no use counted for the refused one: one use left of two
+        assert.equal((await s.admitSession(mine('r3'), 60, { maxUses: 2, tokenRev: edited!.rev })).admitted, true);
+        assert.deepEqual(await s.admitSession(mine('r4'), 60, { maxUses: 2, tokenRev: edited!.rev }), { admitted: false, reason: 'uses_exhausted' });
+        // the same connection asking again with a stale revision keeps its earlier record
+        assert.deepEqual(await s.admitSession(mine('r1'), 60, { tokenRev: t.rev }), { admitted: false, reason: 'token_changed' });
+        assert.equal((await s.getSession('mediamtx', 'r1'))?.endedReason, undefined);
+        assert.equal(await s.deleteToken('A', 'subscribe', t.id), true);
+        assert.deepEqual(await s.admitSession(mine('r5'), 60, { tokenRev: edited!.rev }), { admitted: false, reason: 'token_changed' });
+        // without tokenRev nothing is checked (a token-less session, or a caller that does not ask)
+        assert.equal((await s.admitSession(mine('r6'), 60, {})).admitted, true);
+      });
+
       it('a second publisher is refused (reject) or ends the first (replace)', async () => {
         const s = await fresh(() => Date.now());
         const at = new Date().toISOString();

@@ -208,6 +208,7 @@ describe('applyBind', () => {
       streamName: 'cam1',
       accountId: 'ACC001',
       tokenId: 7,
+      tokenRev: 1,
     });
     assert.equal(out.bind, undefined);
     assert.deepEqual(last(out), { rule: 'bind on usage', reason: 'ip_not_allowed', result: 'fail', detail: 'every slot is bound to another address' });

@@ -186,7 +186,7 @@ describe('policy: the ordered checks', () => {
 
   it('carries the token id, tracking id and publish flags in the decision', () => {
     const d = evaluate(req(), tok({ tracking: { trackingId: 'grp' } }), ctx()).decision;
-    assert.deepEqual(d, { allowed: true, status: 200, reason: 'allowed', message: 'Allowed', streamName: 'cam1', accountId: 'ACCT01', tokenId: 7, trackingId: 'grp' });
+    assert.deepEqual(d, { allowed: true, status: 200, reason: 'allowed', message: 'Allowed', streamName: 'cam1', accountId: 'ACCT01', tokenId: 7, tokenRev: 1, trackingId: 'grp' });
     const p = evaluate(req({ action: 'publish' }), tok({ kind: 'publish', record: true, subscribeRequiresAuth: false }), ctx()).decision;
     assert.equal(p.record, true);
     assert.equal(p.subscribeRequiresAuth, false);

@@ -56,7 +56,7 @@ const SCRIPTS = {
   liveEnd: { file: 'live-end.lua', keys: 3 },
   livePrune: { file: 'live-prune.lua', keys: 1 },
   usageAdd: { file: 'usage-add.lua', keys: 3 },
-  sessionAdmit: { file: 'session-admit.lua', keys: 7 },
+  sessionAdmit: { file: 'session-admit.lua', keys: 8 },
   sessionTouch: { file: 'session-touch.lua', keys: 6 },
   sessionEnd: { file: 'session-end.lua', keys: 6 },
 } as const;
@@ -801,6 +801,7 @@ export class RedisStore implements Store {
       'sessionAdmit',
       ...this.sessionKeys(pointer, s.caller, s.sessionId),
       keys.tokenUses(s.accountId, s.tokenId),
+      keys.token(s.accountId, s.tokenId ?? 0),
       JSON.stringify(s),
       expires,
       now,
@@ -812,8 +813,9 @@ export class RedisStore implements Store {
       s.tokenId ?? '',
       new Date(now).toISOString(),
       ENDED_SESSION_KEEP_S * 1000,
+      limits.tokenRev ?? '',
     )) as string[];
-    if (reply[0] !== 'ok') return { admitted: false, reason: reply[0] as 'session_limit' | 'uses_exhausted' | 'stream_taken' };
+    if (reply[0] !== 'ok') return { admitted: false, reason: reply[0] as 'session_limit' | 'uses_exhausted' | 'stream_taken' | 'token_changed' };
     const replaced = reply.slice(1).map((r) => JSON.parse(r) as Session);
     // The connection's pointer lives outside the account's slot, so the script cannot write it. It
     // is not waited for: commands on one connection run in order, so every later read of it

@@ -30,7 +30,7 @@ import type {
 } from '../store.js';
 import { nameSortKey } from '../sort.js';
 import { AccountExists, StoreUnavailable } from '../../errors.js';
-import { DELIVERIES_KEPT, ENDED_SESSION_KEEP_S, admissionStep, bindDecision, completedRecording, type CompletedRecording } from '../../domain/store-rules.js';
+import { DELIVERIES_KEPT, ENDED_SESSION_KEEP_S, admissionStep, bindDecision, completedRecording, tokenUnchanged, type CompletedRecording } from '../../domain/store-rules.js';
 import { copyWith } from '../../domain/objects.js';
 import { Checkpointer } from './checkpointer.js';
 
@@ -759,6 +759,10 @@ export class SqliteStore implements Store {
 
   async admitSession(s: Session, ttlSeconds: number, limits: SessionLimits): Promise<AdmitResult> {
     return this.tx(() => {
+      if (limits.tokenRev !== undefined) {
+        const rev = this.stmt('SELECT rev FROM tokens WHERE id = ? AND account_id = ?').pluck().get(s.tokenId ?? 0, s.accountId) as number | undefined;
+        if (!tokenUnchanged(limits, rev ?? null)) return { admitted: false, reason: 'token_changed' };
+      }
       const now = this.now();
       this.stmt('DELETE FROM registry_sessions WHERE expires_ms <= ?').run(now);
       // the same connection registered again: its earlier record goes (as in the Redis script)

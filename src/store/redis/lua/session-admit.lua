@@ -3,11 +3,17 @@
 -- KEYS[1] record {a}:ss:<id>, KEYS[2] account's live sessions, KEYS[3] the token's, KEYS[4] the
 -- stream's, KEYS[5] the stream's publishers (zsets: id -> expiry ms), KEYS[6] caller-id pointer
 -- {a}:sp:<caller>:<caller id> -> id (KEYS[1..6] as session-touch and session-end take them),
--- KEYS[7] the token's use count
+-- KEYS[7] the token's use count, KEYS[8] the token's record "<rev>:<json>"
 -- ARGV[1] record JSON, ARGV[2] expiry (ms), ARGV[3] now (ms), ARGV[4] id, ARGV[5] maxUses ('' = none),
 -- ARGV[6] maxConcurrent ('' = none), ARGV[7] publish conflict ('' | reject | replace),
--- ARGV[8] action, ARGV[9] token id ('' = none), ARGV[10] now (ISO), ARGV[11] how long an ended record is kept (ms)
+-- ARGV[8] action, ARGV[9] token id ('' = none), ARGV[10] now (ISO), ARGV[11] how long an ended record is kept (ms),
+-- ARGV[12] the token revision the decision was made on ('' = not checked)
 -- Returns {'ok', <replaced publisher records...>} or {<refusal reason>}.
+-- First, before any write: the token must still be at the decision's revision (tokenUnchanged).
+if ARGV[12] ~= '' then
+  local rec = redis.call('GET', KEYS[8])
+  if not rec or string.match(rec, '^(%d+):') ~= ARGV[12] then return {'token_changed'} end
+end
 local now = tonumber(ARGV[3])
 local base = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[4] - 3)
 for i = 2, 5 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end
