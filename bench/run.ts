@@ -5,7 +5,8 @@
 //   BENCH_SKIP_SCALE=1 (only the endpoint comparison)  BENCH_ONLY_SCALE=1  BENCH_BACKENDS=sqlite,redis (scale run)  BENCH_REDIS_CPU (default 0, the load generator's)
 //   BENCH_CASES=<comma list of case names or parts of names> (only those cases, e.g. BENCH_CASES=authorize,credential)
 // The pieces: lib/config (settings), lib/targets (processes), lib/load (load generation),
-// lib/stats (medians, server-side p99), lib/report (tables, result file), lib/goals (the targets), cases, scale.
+// lib/stats (medians, server-side p99), lib/report (tables, result file), lib/goals (the targets),
+// lib/stalls (the machine's own pauses, measured before and after), cases, scale.
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import { CASE_NAMES, cases } from './cases.js';
@@ -15,6 +16,10 @@ import { load, pacedMedian, type Result, WRK } from './lib/load.js';
 import { printCpuTable, printEndpointTable, writeResults } from './lib/report.js';
 import { rssMb, startProcess, startRedis, streamgate } from './lib/targets.js';
 import { type ScaleRow, scaleRun } from './scale.js';
+import { describeStalls, measureStalls, type Stalls } from './lib/stalls.js';
+
+/** How long the idle probe runs before and after the measurements (lib/stalls.ts). */
+const STALL_PROBE_SECONDS = 5;
 
 async function main(): Promise<void> {
   // The load generator (this process) and Redis stay off the servers' core.
@@ -34,6 +39,9 @@ async function main(): Promise<void> {
   let caseNames: string[] = [];
   let scale: ScaleRow[] | undefined;
   const out: Record<string, unknown> = { machine, duration: DURATION, connections: CONNECTIONS, at: new Date().toISOString() };
+  // The machine's own pauses, before and after the measurements, reported beside the targets.
+  const stalls: Stalls[] = [await measureStalls(STALL_PROBE_SECONDS)];
+  out.stalls = stalls;
   try {
     if (!process.env.BENCH_ONLY_SCALE) {
       const nodeFloor = await startProcess('node:http floor', [process.execPath, 'bench/servers/floor-node.mjs', '$PORT'], {});
@@ -74,9 +82,11 @@ async function main(): Promise<void> {
     for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
     await redis.stop();
   }
+  stalls.push(await measureStalls(STALL_PROBE_SECONDS));
   const targets = judge(caseNames, results, half, scale, SIZES);
   out.targets = targets;
   printTargets(targets);
+  console.log(`machine pauses: before, ${describeStalls(stalls[0])}; after, ${describeStalls(stalls[1])}`);
   writeResults(out);
 }
 
