@@ -188,7 +188,6 @@ function notHeld(x: Input): Outcome {
 /** The refusal of a limited token by a caller that names no session (docs/api.md#session-limits). */
 export const HTTP_LIMITS_MESSAGE = 'Unauthorized: This token limits its sessions, and HTTP streaming needs viewer sessions';
 
-
 function limitsCheck(x: Input): Outcome {
   const t = x.token!;
   if (!hasLimits(t)) return skipped('the token sets no session limits');
