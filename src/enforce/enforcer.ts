@@ -225,10 +225,11 @@ export class Enforcer {
    */
   private async decideWithStore(req: AccessRequest, step?: AdmissionStep): Promise<Evaluation> {
     let reading: 'optimistic' | 'fresh' = 'optimistic';
+    const admit = step?.admit;
     // an admission whose store step checks the token's revision can confirm an unchecked limited token
-    const revChecked = step?.admit !== undefined && step.passes !== undefined && req.admission === 'session';
+    const passes = admit !== undefined && req.admission === 'session' ? step?.passes : undefined;
     for (let attempt = 0; attempt <= MAX_STALE_RETRIES; attempt++) {
-      const r = await resolveCredential(req.token, reading, this.lookup, this.metrics, revChecked);
+      const r = await resolveCredential(req.token, reading, this.lookup, this.metrics, passes !== undefined);
       let secured = false;
       let viewer: ViewerCountries | undefined;
       if (req.action === 'subscribe') {
@@ -259,8 +260,8 @@ export class Enforcer {
         }
       }
       let ev = evaluate(req, r.cred, this.context(req, secured, viewer));
-      const admits = ev.decision.allowed && step?.admit !== undefined;
-      const confirms = ev.bind !== undefined || (admits && revChecked && !step!.passes!(ev.decision));
+      const admits = ev.decision.allowed && admit !== undefined;
+      const confirms = ev.bind !== undefined || (admits && passes !== undefined && !passes(ev.decision));
       if (!r.verified && (!ev.decision.allowed || !confirms)) {
         // decided on an unchecked cached copy: only a store step that checks the token (a bind,
         // a revision-checked admission) may confirm it
@@ -279,8 +280,8 @@ export class Enforcer {
         this.remember(token.id, address);
         ev = applyBind(ev, result, result === 'bound' ? `bound ${address}` : `${address} is bound`);
       }
-      if (!admits) return ev;
-      const admitted = await step!.admit!(ev.decision, (p) => this.lookup.timed(p));
+      if (!ev.decision.allowed || admit === undefined) return ev;
+      const admitted = await admit(ev.decision, (p) => this.lookup.timed(p));
       if (admitted === 'token_changed') {
         const token = tokenOf(r.cred);
         if (token !== undefined) this.lookup.forget(token, r.hash); // changed since we read it

@@ -84,8 +84,6 @@ export class SessionControl {
     const native = sessionId !== undefined && a.session ? { ...a.session.native } : undefined;
     /** The record the admission step registered, when it ran: the one the session_started signal carries. */
     let registered: Session | undefined;
-    /** What that step confirmed of the token (its revision unchanged), and the token's expiry. */
-    let tokenChecked: TokenChecked | undefined;
     // The record, field by field: optional fields only when known (it is stored as it is), and no
     // spread-then-extend or delete, which would make every admission's record slow to build and
     // keep it past young-generation collections (src/domain/objects.ts).
@@ -113,7 +111,6 @@ export class SessionControl {
             );
             if (!r.admitted) return r.reason === 'token_changed' ? r.reason : decision(r.reason, copyWith(fieldsOf(d), { limits: d.limits }));
             registered = record;
-            if (d.tokenRev !== undefined) tokenChecked = { expiresOn: d.expiresOn };
             for (const s of r.replaced) this.ended(s, 'replace');
             return d;
           };
@@ -133,7 +130,8 @@ export class SessionControl {
           trackingId: d.trackingId,
           record: registered ?? (sessionId !== undefined ? complete(d) : undefined),
           registered: registered !== undefined,
-          tokenChecked,
+          // that step checked the token's revision when the decision named one
+          tokenChecked: registered !== undefined && d.tokenRev !== undefined ? { expiresOn: d.expiresOn } : undefined,
           ttlSeconds: ttlSeconds !== this.ttl ? ttlSeconds : undefined,
         });
       },

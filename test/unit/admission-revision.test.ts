@@ -61,8 +61,11 @@ describe('a limited token’s admission checks the token revision', () => {
       assert.equal((await ask(t.token)).allowed, true);
       assert.deepEqual(calls, ['admitSession'], 'no version read: the admission confirms the cached record');
 
+      const seen = mine.accountVersionKnown('ACC001');
       await other.updateToken('ACC001', 'subscribe', t.id, (cur) => applyTokenUpdate(cur, { isActive: false }, Date.now(), () => 'x'.repeat(64)));
-      assert.equal(mine.accountVersionKnown('ACC001') !== undefined, true, 'this instance has not noticed the write yet');
+      assert.notEqual(seen, undefined);
+      assert.equal(mine.accountVersionKnown('ACC001'), seen, 'this instance has not noticed the write yet');
+      assert.notEqual(await other.accountVersion('ACC001'), seen, 'the write moved the version');
       calls.length = 0;
       const d = await ask(t.token);
       assert.deepEqual([d.allowed, d.reason], [false, 'token_disabled']);
