@@ -103,6 +103,7 @@ export const configSchema = z.strictObject({
     connectTimeoutMs: z.number().int().min(1),
     waitReplicas: z.number().int().min(0).max(16),
     waitTimeoutMs: z.number().int().min(1),
+    versionLagMs: z.number().int().min(0).max(60_000),
   }),
   enforcement: z.strictObject({
     defaultAccountId: z.string(),

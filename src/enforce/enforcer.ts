@@ -111,7 +111,8 @@ export class Enforcer {
   /**
    * The decision of a request that starts nothing (no admission step), when this instance's memory
    * alone can give it: a plain token whose cached record the store's in-process account version
-   * confirms (the embedded store keeps versions in memory), no bind to perform, and no country
+   * confirms (the embedded store keeps versions in memory; Redis while its version watch vouches
+   * for them), no bind to perform, and no country
    * rules on its account (those may need the live registry read). The same evaluation, counting
    * and log as decide(), without an await; undefined when memory cannot tell, and the caller
    * awaits decide(). `settles`: whether the decision needs nothing more (an admission step that

@@ -1,6 +1,7 @@
 // Token and account lookups for decisions, through bounded caches that are checked against the
-// store's account version (one small read) before they are trusted, so a revoked token is denied
-// on every instance at its next decision. Store calls here never wait longer than storeTimeoutMs.
+// store's account version before they are trusted: from the store's memory where it can vouch for
+// it (SQLite's kept versions, Redis's version watch), else one small read. Store calls here never
+// wait longer than storeTimeoutMs.
 import { LRUCache } from 'lru-cache';
 import { securesViewing, type TokenRecord } from '../domain/tokens.js';
 import { restrictsViewerCountries } from '../domain/viewer-rules.js';
@@ -148,6 +149,11 @@ export class TokenLookup {
     });
   }
 
+  /** The account's version: from the store's memory when it vouches for it (no deadline timer), else read. */
+  private version(accountId: string): number | Promise<number> {
+    return this.store.accountVersionKnown?.(accountId) ?? this.timed(this.store.accountVersion(accountId));
+  }
+
   /** The cached entry (record and the account version it was read at), without asking the store (may be stale). */
   peekEntryByHash(hash: string): TokenEntry | undefined {
     return this.byHash.get(hash);
@@ -196,7 +202,7 @@ export class TokenLookup {
     stillAnswers: (found: TokenRecord, now: TokenRecord) => boolean,
   ): Promise<TokenEntry | null> {
     const hit = cache.get(key);
-    if (hit && (await this.timed(this.store.accountVersion(hit.token.accountId))) === hit.ver) {
+    if (hit && (await this.version(hit.token.accountId)) === hit.ver) {
       this.stats.hits++;
       return hit;
     }
@@ -209,7 +215,7 @@ export class TokenLookup {
     if (running) {
       const entry = await running;
       if (!entry) return null;
-      if ((await this.timed(this.store.accountVersion(entry.token.accountId))) === entry.ver) return entry;
+      if ((await this.version(entry.token.accountId)) === entry.ver) return entry;
     }
     const flight = (async (): Promise<TokenEntry | null> => {
       const found = hit?.token ?? (await this.timed(find()));
@@ -230,7 +236,7 @@ export class TokenLookup {
 
   /** Version first, then the record: an entry is never newer-versioned than its content. */
   private async load(t: TokenRecord): Promise<TokenEntry | null> {
-    const ver = await this.timed(this.store.accountVersion(t.accountId));
+    const ver = await this.version(t.accountId);
     const token = await this.timed(this.store.getToken(t.accountId, t.kind, t.id));
     return token ? { token, ver } : null;
   }
@@ -249,7 +255,7 @@ export class TokenLookup {
   /** The account's current entry: one version read, and a load when the cached entry is older. */
   async account(accountId: string): Promise<AccountEntry> {
     const e = this.accounts.get(accountId, ALLOW_STALE);
-    const ver = await this.timed(this.store.accountVersion(accountId));
+    const ver = await this.version(accountId);
     if (e && e.ver === ver) {
       if (this.accounts.getRemainingTTL(accountId) <= 0) this.accounts.set(accountId, e);
       return e;

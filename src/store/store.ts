@@ -285,7 +285,8 @@ export interface Store {
   /**
    * The account version when this process already holds it current without any I/O, else
    * undefined (then accountVersion() reads it). Lets a decision on a cached token finish without
-   * an await (docs/performance.md); a store that must ask elsewhere leaves it out.
+   * an await (docs/performance.md): SQLite from the versions it keeps, Redis while its version
+   * watch vouches for the account (docs/performance.md#watched-account-versions).
    */
   accountVersionKnown?(accountId: string): number | undefined;
 

@@ -1,4 +1,5 @@
-// Redis made slow by a proxy that holds its replies: decisions give up at enforcement.storeTimeoutMs
+// Redis made slow by a proxy that holds its replies: once the version watch stops vouching
+// (redis.versionLagMs after the last answered ping), decisions give up at enforcement.storeTimeoutMs
 // with the fail-closed 503, management calls at the command timeout with a retryable 503, and both
 // recover as soon as replies are fast again, with no restart.
 import { describe, it, before, after } from 'node:test';
@@ -18,6 +19,7 @@ import { soak } from '../helpers/soak.js';
 const STORE_TIMEOUT_MS = 200;
 const COMMAND_TIMEOUT_MS = 600;
 const MARGIN_MS = 400;
+const VERSION_LAG_MS = 100;
 const ROUNDS = soak(1, 4);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -38,7 +40,7 @@ describe('fault: Redis slow (replies delayed by a proxy)', () => {
         adminKey: ADMIN_KEY,
         log: { level: 'silent' },
         dataDir: mkdtempSync(path.join(tmpdir(), 'sg-fault-')),
-        redis: { url: proxy.url, keyPrefix: redis.prefix(), commandTimeoutMs: COMMAND_TIMEOUT_MS },
+        redis: { url: proxy.url, keyPrefix: redis.prefix(), commandTimeoutMs: COMMAND_TIMEOUT_MS, versionLagMs: VERSION_LAG_MS },
         enforcement: { storeTimeoutMs: STORE_TIMEOUT_MS },
       },
     });
@@ -62,6 +64,7 @@ describe('fault: Redis slow (replies delayed by a proxy)', () => {
     for (let round = 0; round < ROUNDS; round++) {
       assert.equal((await decide(t.body.data.token)).status, 200, `round ${round}: fast store allows`);
       proxy.delayMs = 1500;
+      await sleep(VERSION_LAG_MS + 50); // the watch's pings go unanswered: it stops vouching
       const decisions = await Promise.all(Array.from({ length: 8 }, () => decide(t.body.data.token)));
       for (const d of decisions) {
         assert.deepEqual([d.status, d.body.reason, d.body.message], [503, 'store_unavailable', 'Service Unavailable: token store unreachable']);

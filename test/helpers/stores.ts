@@ -41,6 +41,9 @@ export function sqliteFactory(): StoreFactory {
   };
 }
 
+/** The version watch of the default config (redis.versionLagMs: 250). */
+export const WATCH = { maxLagMs: 250, heartbeatMs: 50 } as const;
+
 export function redisFactory(): StoreFactory {
   let server: TestRedis | undefined;
   const open: Store[] = [];
@@ -53,7 +56,8 @@ export function redisFactory(): StoreFactory {
       if (!server) throw new Error('redisFactory.setup() was not called');
       const client = new Redis(server.url, { keyPrefix: server.prefix(), enableOfflineQueue: false, lazyConnect: true, commandTimeout: 2000 });
       await client.connect();
-      const s = new RedisStore(client, { now: opts.now });
+      // As the server runs it by default: versions watched (config/default.yaml redis.versionLagMs).
+      const s = new RedisStore(client, { now: opts.now, watch: WATCH });
       open.push(s);
       return s;
     },
@@ -85,6 +89,7 @@ export function redisClusterFactory(): StoreFactory {
         connectTimeoutMs: 5000,
         waitReplicas: 0,
         waitTimeoutMs: 1000,
+        versionLagMs: 0,
       });
       client.on('error', () => {});
       await connectRedis(client, 5000);

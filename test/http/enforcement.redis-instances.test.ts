@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
+import { WATCH } from '../helpers/stores.js';
 
 describe('two instances on one Redis', () => {
   let redis: TestRedis;
@@ -15,13 +16,17 @@ describe('two instances on one Redis', () => {
   let b: TestApp;
   let acct: { id: string; secret: string };
   const clients: Redis[] = [];
+  const stores: RedisStore[] = [];
 
-  async function instance(overrides: Record<string, unknown> = {}): Promise<TestApp> {
+  /** `watch`: the version watch as the server runs it by default (redis.versionLagMs); without it every decision reads the version. */
+  async function instance(overrides: Record<string, unknown> = {}, watch?: typeof WATCH): Promise<TestApp> {
     const c = new Redis(redis.url, { keyPrefix: prefix, enableOfflineQueue: false, lazyConnect: true, commandTimeout: 2000 });
     c.on('error', () => {});
     await c.connect();
     clients.push(c);
-    return testApp(new RedisStore(c), overrides);
+    const store = new RedisStore(c, { watch });
+    if (watch) stores.push(store);
+    return testApp(store, overrides);
   }
 
   before(async () => {
@@ -33,6 +38,7 @@ describe('two instances on one Redis', () => {
     acct = await a.account();
   });
   after(async () => {
+    for (const s of stores) await s.close();
     for (const c of clients) c.disconnect();
     await redis.stop();
   });
@@ -68,6 +74,33 @@ describe('two instances on one Redis', () => {
     assert.equal((await ask(b, r.body.data.token)).status, 200);
     await request(a.app).delete(`/api/subscribe_token/${s.id}`).set('authorization', `Bearer ${acct.secret}`);
     assert.equal((await ask(b, r.body.data.token)).body.reason, 'token_invalid');
+  });
+
+  it('with versions watched: disabled, refreshed or deleted on one instance, refused on the other within versionLagMs', async () => {
+    const wa = await instance({ enforcement: { storeTimeoutMs: 2000 } }, WATCH);
+    const wb = await instance({ enforcement: { storeTimeoutMs: 2000 } }, WATCH);
+    const s = await mk({});
+    assert.equal((await ask(wb, s.token)).status, 200);
+    const put = (body: Record<string, unknown>) => request(wa.app).put(`/api/subscribe_token/${s.id}`).set('authorization', `Bearer ${acct.secret}`).send(body);
+    // Past the lag nothing may still answer from before the write; a message usually arrives long before.
+    const afterLag = async (token: string) => {
+      await new Promise((r) => setTimeout(r, WATCH.maxLagMs));
+      return ask(wb, token);
+    };
+    await put({ isActive: false });
+    assert.equal((await afterLag(s.token)).body.reason, 'token_disabled');
+    await put({ isActive: true });
+    assert.equal((await afterLag(s.token)).status, 200);
+    const r = await put({ refreshToken: true });
+    assert.equal((await afterLag(s.token)).body.reason, 'token_invalid');
+    assert.equal((await ask(wb, r.body.data.token)).status, 200);
+    await request(wa.app).delete(`/api/subscribe_token/${s.id}`).set('authorization', `Bearer ${acct.secret}`);
+    assert.equal((await afterLag(r.body.data.token)).body.reason, 'token_invalid');
+    // the writing instance itself: at its very next decision
+    const own = await mk({});
+    assert.equal((await ask(wa, own.token)).status, 200);
+    await request(wa.app).put(`/api/subscribe_token/${own.id}`).set('authorization', `Bearer ${acct.secret}`).send({ isActive: false });
+    assert.equal((await ask(wa, own.token)).body.reason, 'token_disabled');
   });
 
   it('a secret refreshed on A is rejected on B at once', async () => {

@@ -46,7 +46,7 @@ describe('resolveCredential', () => {
 
   /** A fresh lookup over the store, with the store calls and cache-lookup counts it makes. */
   const fresh = () => {
-    const { store, calls } = counting(inner);
+    const { store, calls } = counting(inner, { reading: true });
     const lookup = new TokenLookup(store, { cacheMaxEntries: 100, cacheTtlMs: 0, storeTimeoutMs: 5000 });
     const counted: string[] = [];
     return { lookup, calls, counted, counter: { cacheLookup: (r: 'hit' | 'miss') => counted.push(r) } };

@@ -24,6 +24,7 @@ export const keys = {
    */
   tokenValue: (tokenHash: string): [key: string, field: string] => [`tv:${tokenHash.slice(0, 4)}`, tokenHash.slice(4)],
   live: (accountId: string) => `${tag(accountId)}:live`,
+  /** The account version; every script that moves it publishes the new value on this same name (version-watch.ts). */
   version: (accountId: string) => `${tag(accountId)}:ver`,
   securing: (accountId: string) => `${tag(accountId)}:securing`,
   /** Hint: token id → account id (verified against the record on read), 100 ids per bucket hash. */

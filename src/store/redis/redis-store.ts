@@ -38,6 +38,7 @@ import { compareAndSet, typeStoreFailures } from '../failures.js';
 import { isRedisUnavailable } from './failures.js';
 import { Reply, casReply } from './codes.js';
 import { copyWith } from '../../domain/objects.js';
+import { VersionWatch } from './version-watch.js';
 
 const SCRIPTS = {
   tokenCreate: { file: 'token-create.lua', keys: 5 },
@@ -175,6 +176,13 @@ export interface RedisStoreOptions {
   /** Management writes wait for this many replicas (WAIT) before they are acknowledged. */
   waitReplicas?: number;
   waitTimeoutMs?: number;
+  /**
+   * Hold account versions in memory while a subscription proves them current (version-watch.ts):
+   * a version moved elsewhere is seen within maxLagMs at most. Not on a Cluster, whose published
+   * messages cross the cluster bus out of step with the subscriber's pings: there every decision
+   * reads the version.
+   */
+  watch?: { maxLagMs: number; heartbeatMs: number };
 }
 
 export class RedisStore implements Store {
@@ -189,6 +197,7 @@ export class RedisStore implements Store {
   private readonly countNamesSent = new Map<string, number>();
   private readonly waitReplicas: number;
   private readonly waitTimeoutMs: number;
+  private readonly watch: VersionWatch | undefined;
 
   constructor(
     private readonly redis: RedisClient,
@@ -197,19 +206,27 @@ export class RedisStore implements Store {
     this.now = opts.now ?? Date.now;
     this.waitReplicas = opts.waitReplicas ?? 0;
     this.waitTimeoutMs = opts.waitTimeoutMs ?? 1000;
+    this.watch =
+      opts.watch && !(redis instanceof Cluster)
+        ? new VersionWatch(redis.duplicate(), { keyPrefix: redis.options.keyPrefix ?? '', ...opts.watch })
+        : undefined;
     for (const [name, s] of Object.entries(SCRIPTS)) {
       redis.defineCommand(name, { numberOfKeys: s.keys, lua: loadScript(s.file) });
     }
     typeStoreFailures(this, isRedisUnavailable);
     // Every write that can move an account version forgets the shared version reads, when it
-    // starts and when it is acknowledged: a decision that starts after such a write of this
-    // instance never joins a read sent before it.
+    // starts and when it is acknowledged, and the watched versions when it is acknowledged: a
+    // decision that starts after such a write of this instance never joins a read sent before it,
+    // nor waits for the write's message to arrive.
     const self = this as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
     for (const name of VERSION_WRITES) {
       const m = self[name];
       self[name] = (...args: unknown[]) => {
         this.versionReads.clear();
-        return m.apply(this, args).finally(() => this.versionReads.clear());
+        return m.apply(this, args).finally(() => {
+          this.versionReads.clear();
+          this.watch?.forget();
+        });
       };
     }
   }
@@ -238,6 +255,7 @@ export class RedisStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.watch?.close();
     try {
       await this.redis.quit();
     } catch {
@@ -483,17 +501,29 @@ export class RedisStore implements Store {
     return (await this.readTokens(accountId, ids)).filter(setsViewerRules);
   }
 
+  /** From the watch, while it vouches for the version (docs/performance.md#watched-account-versions). */
+  accountVersionKnown(accountId: string): number | undefined {
+    return this.watch?.current(accountId);
+  }
+
   /**
-   * Read on every decision: concurrent decisions of one account share the read in flight (one
-   * round trip for all of them instead of one each; docs/performance.md). A decision joins only a
-   * read sent while no write of this instance was acknowledged since (writes forget the shared
-   * reads); a write made on another instance is seen by the next read sent after it, at most one
-   * round trip later than with a read of its own.
+   * From the watch when it vouches for the version, else read: concurrent decisions of one account
+   * share the read in flight (one round trip for all of them instead of one each;
+   * docs/performance.md). A decision joins only a read sent while no write of this instance was
+   * acknowledged since (writes forget the shared reads); a write made on another instance is seen
+   * by the next read sent after it, at most one round trip later than with a read of its own.
    */
   accountVersion(accountId: string): Promise<number> {
+    const known = this.watch?.current(accountId);
+    if (known !== undefined) return Promise.resolve(known);
     const running = this.versionReads.get(accountId);
     if (running !== undefined) return running;
-    const read = this.redis.get(keys.version(accountId)).then((v) => Number(v ?? 0));
+    const epoch = this.watch?.begin() ?? -1;
+    const read = this.redis.get(keys.version(accountId)).then((v) => {
+      const ver = Number(v ?? 0);
+      this.watch?.remember(accountId, ver, epoch);
+      return ver;
+    });
     this.versionReads.set(accountId, read);
     const done = () => {
       if (this.versionReads.get(accountId) === read) this.versionReads.delete(accountId);

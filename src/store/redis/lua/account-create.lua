@@ -4,5 +4,5 @@
 -- Returns DONE (1), or EXISTS (-2) when the account exists (nothing written).
 if redis.call('EXISTS', KEYS[1]) == 1 then return -2 end
 redis.call('HSET', KEYS[1], unpack(ARGV))
-redis.call('INCR', KEYS[2])
+redis.call('PUBLISH', KEYS[2], redis.call('INCR', KEYS[2]))
 return 1

@@ -6,6 +6,6 @@
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 if #ARGV > 0 then
   redis.call('HSET', KEYS[1], unpack(ARGV))
-  redis.call('INCR', KEYS[2])
+  redis.call('PUBLISH', KEYS[2], redis.call('INCR', KEYS[2]))
 end
 return redis.call('HGETALL', KEYS[1])

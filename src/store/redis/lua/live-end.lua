@@ -6,5 +6,5 @@
 -- Returns 1 when removed, else 0.
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
-if redis.call('SCARD', KEYS[3]) > 0 then redis.call('INCR', KEYS[2]) end
+if redis.call('SCARD', KEYS[3]) > 0 then redis.call('PUBLISH', KEYS[2], redis.call('INCR', KEYS[2])) end
 return 1

@@ -14,5 +14,5 @@ if old then
   end
 end
 if redis.call('SCARD', KEYS[3]) == 0 then return 0 end
-redis.call('INCR', KEYS[2])
+redis.call('PUBLISH', KEYS[2], redis.call('INCR', KEYS[2]))
 return 1

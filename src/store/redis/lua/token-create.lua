@@ -12,5 +12,5 @@ redis.call('SET', KEYS[1], '1:' .. ARGV[1])
 redis.call('ZADD', KEYS[2], 0, ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
 if ARGV[5] == '1' then redis.call('SADD', KEYS[5], ARGV[6]) end
-redis.call('INCR', KEYS[4])
+redis.call('PUBLISH', KEYS[4], redis.call('INCR', KEYS[4]))
 return 1

@@ -12,5 +12,5 @@ redis.call('ZREM', KEYS[2], ARGV[2])
 redis.call('ZREM', KEYS[3], ARGV[3])
 redis.call('SREM', KEYS[6], ARGV[4])
 redis.call('DEL', KEYS[1], KEYS[4])
-redis.call('INCR', KEYS[5])
+redis.call('PUBLISH', KEYS[5], redis.call('INCR', KEYS[5]))
 return 1

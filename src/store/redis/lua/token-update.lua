@@ -16,5 +16,5 @@ local newRev = tonumber(rev) + 1
 redis.call('SET', KEYS[1], newRev .. ':' .. ARGV[2])
 if ARGV[5] == '1' then redis.call('DEL', KEYS[3]) end
 if ARGV[6] == '1' then redis.call('SADD', KEYS[5], ARGV[7]) else redis.call('SREM', KEYS[5], ARGV[7]) end
-redis.call('INCR', KEYS[4])
+redis.call('PUBLISH', KEYS[4], redis.call('INCR', KEYS[4]))
 return newRev
