@@ -11,12 +11,22 @@ import { type ChildProcess, spawnSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import { CASE_NAMES, cases } from './cases.js';
 import { CONNECTIONS, DURATION, LOAD_CPU, ROOT, SERVER_CPU, SIZES, selectCases } from './lib/config.js';
-import { judge, printTargets } from './lib/goals.js';
+import { judge, printTargets, THROUGHPUT } from './lib/goals.js';
 import { load, pacedMedian, type Result, WRK } from './lib/load.js';
 import { printCpuTable, printEndpointTable, writeResults } from './lib/report.js';
 import { rssMb, startProcess, startRedis, streamgate } from './lib/targets.js';
 import { type ScaleRow, scaleRun } from './scale.js';
 import { describeStalls, measureStalls, type Stalls } from './lib/stalls.js';
+
+/** The cases with throughput targets, and how many interleaved rounds their floor and stores run. */
+const THROUGHPUT_CASES = new Set(THROUGHPUT.map((t) => t.case));
+const THROUGHPUT_ROUNDS = 3;
+
+/** The round with the median req/s, with every round's req/s beside it. */
+function medianRound(rs: Result[]): Result {
+  const sorted = [...rs].sort((a, b) => a.rps - b.rps);
+  return { ...sorted[Math.floor(sorted.length / 2)], rounds: rs.map((x) => x.rps) };
+}
 
 /** How long the idle probe runs before and after the measurements (lib/stalls.ts). */
 const STALL_PROBE_SECONDS = 5;
@@ -63,7 +73,19 @@ async function main(): Promise<void> {
         const bf = await load(bornFloor, floorCase);
         const s = await load(sqlite.t, sqliteCases[i]);
         const r = await load(onRedis.t, redisCases[i]);
-        results.push(nf, ef, bf, s, r);
+        if (THROUGHPUT_CASES.has(floorCase.name)) {
+          // A throughput target compares req/s across processes measured one after another, and this
+          // shared box moves a 5 s figure by a quarter from one run to the next: the floor and both
+          // stores run three interleaved rounds, and each keeps its median round.
+          const rounds = [[nf], [s], [r]];
+          for (let round = 1; round < THROUGHPUT_ROUNDS; round++) {
+            rounds[0].push(await load(nodeFloor, floorCase));
+            rounds[1].push(await load(sqlite.t, sqliteCases[i]));
+            rounds[2].push(await load(onRedis.t, redisCases[i]));
+          }
+          const [mnf, ms, mr] = rounds.map(medianRound);
+          results.push(mnf, ef, bf, ms, mr);
+        } else results.push(nf, ef, bf, s, r);
         // p99 at half of the measured maximum throughput: the median of three runs, as one run's
         // p99 on this shared box moves with whatever else the host does for a second.
         half.push(await pacedMedian(sqlite.t, sqliteCases[i], Math.max(1, Math.floor(s.rps / 2)), DURATION));

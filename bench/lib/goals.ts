@@ -79,7 +79,9 @@ export function judge(
       unit: '×',
       goal,
       beside:
-        `${sg.rps} vs ${floor.rps} req/s; CPU ${sg.cpuUs ?? '–'} vs ${floor.cpuUs ?? '–'} µs/req` +
+        `${sg.rps} vs ${floor.rps} req/s` +
+        (sg.rounds && floor.rounds ? ` (median rounds of ${sg.rounds.join(' / ')} vs ${floor.rounds.join(' / ')})` : '') +
+        `; CPU ${sg.cpuUs ?? '–'} vs ${floor.cpuUs ?? '–'} µs/req` +
         (sg.cpuUs && floor.cpuUs ? ` (${fmt(floor.cpuUs / sg.cpuUs)}× by CPU)` : '') +
         (errors > 0 ? `; ${errors} errors or unexpected answers` : ''),
       verdict: ratio >= t.min && errors === 0 ? 'PASS' : 'FAIL',

@@ -33,6 +33,8 @@ export interface Result {
   cpuUs?: number;
   /** p99 as Streamgate's own request histogram saw it (upper bound of the bucket, ms). */
   serverP99?: number;
+  /** req/s of each round, when the figure is the median of several (throughput targets). */
+  rounds?: number[];
 }
 
 /** wrk, when installed (Debian's package): a C load generator, far lighter than one in Node on the shared core. */

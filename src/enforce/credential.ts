@@ -64,14 +64,15 @@ const checkedLater = (t: TokenRecord, revChecked: boolean): boolean => bindsOnUs
 
 /**
  * A plain token value resolved from this instance's memory alone, when memory can vouch for it
- * (its cached record current by the store's in-process account version, no bind on usage to
- * perform); undefined otherwise, and resolveCredential() decides with the store. Counts nothing.
+ * (its cached record current by the account version the store holds in memory); undefined
+ * otherwise, and resolveCredential() decides with the store. A bind it needs is the caller's to
+ * settle. Counts nothing.
  */
 export function resolveNow(value: string, lookup: TokenLookup): Resolved | undefined {
   if (value.length > MAX_TOKEN_LENGTH || looksLikeJwt(value)) return undefined;
   const hash = hashOf(value);
   const entry = lookup.entryByHashNow(hash);
-  if (entry === undefined || bindsOnUsage(entry.token)) return undefined;
+  if (entry === undefined) return undefined;
   return { cred: { type: 'token', token: entry.token }, verified: true, hash, ver: entry.ver };
 }
 

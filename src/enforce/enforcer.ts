@@ -66,8 +66,12 @@ const inheritsCountries = (t: TokenRecord): boolean => t.kind === 'subscribe' &&
 
 export class Enforcer {
   readonly lookup: TokenLookup;
-  /** Addresses this instance saw bound, per token: lets allow-cached admit them while the store is down. */
-  private readonly knownBound = new LRUCache<number, Set<string>>({ max: 10000 });
+  /**
+   * Addresses this instance saw bound, per token, at the token's revision: only a write that moves
+   * the revision unbinds, so while the record is current they are bound still. Lets a decision skip
+   * the bind step for them, and allow-cached admit them while the store is down.
+   */
+  private readonly knownBound = new LRUCache<number, { rev: number; addresses: Set<string> }>({ max: 10000 });
   private readonly now: () => number;
   private readonly defaultAccountId: string | undefined;
 
@@ -112,8 +116,8 @@ export class Enforcer {
    * The decision of a request that starts nothing (no admission step), when this instance's memory
    * alone can give it: a plain token whose cached record the store's in-process account version
    * confirms (the embedded store keeps versions in memory; Redis while its version watch vouches
-   * for them), no bind to perform, and no country
-   * rules on its account (those may need the live registry read). The same evaluation, counting
+   * for them), no bind to perform but of an address this instance saw bound at the token's
+   * revision, and no country rules on its account (those may need the live registry read). The same evaluation, counting
    * and log as decide(), without an await; undefined when memory cannot tell, and the caller
    * awaits decide(). `settles`: whether the decision needs nothing more (an admission step that
    * would leave it as it is); when it says no, nothing is counted and decide() runs the step.
@@ -130,8 +134,14 @@ export class Enforcer {
       // an account with country rules may need its live registry read: decide() does that
       if (account === undefined || account.geo !== undefined) return undefined;
     }
-    const ev = evaluate(req, r.cred, this.context(req, false, undefined));
-    if (ev.bind || (settles !== undefined && !settles(ev.decision))) return undefined;
+    let ev = evaluate(req, r.cred, this.context(req, false, undefined));
+    if (ev.bind) {
+      // the record is current, so its revision is: an address bound at that revision is bound still
+      const { token, address } = ev.bind;
+      if (!this.boundHere(token, address)) return undefined;
+      ev = applyBind(ev, 'already', `${address} is bound`);
+    }
+    if (settles !== undefined && !settles(ev.decision)) return undefined;
     this.lookup.stats.hits++;
     this.metrics.cacheLookup('hit');
     return this.finish(req, adapter, ev, started);
@@ -278,7 +288,7 @@ export class Enforcer {
           continue;
         }
         if (result === 'full') return applyBind(ev, result, 'every slot is bound to another address');
-        this.remember(token.id, address);
+        this.remember(token, address);
         ev = applyBind(ev, result, result === 'bound' ? `bound ${address}` : `${address} is bound`);
       }
       if (!ev.decision.allowed || admit === undefined) return ev;
@@ -316,19 +326,25 @@ export class Enforcer {
     const ev = evaluate(req, cred, this.context(req, secured, viewer));
     if (!ev.bind) return ev;
     // Only an address this instance saw bound is vouched for; the store alone knows the others.
-    return this.knownBound.get(ev.bind.token.id)?.has(ev.bind.address) ? applyBind(ev, 'already', 'bound (cached)') : this.unavailable(req);
+    return this.boundHere(ev.bind.token, ev.bind.address) ? applyBind(ev, 'already', 'bound (cached)') : this.unavailable(req);
   }
 
   private unavailable(req: AccessRequest): Evaluation {
     return { decision: decision('store_unavailable', { streamName: req.streamName, accountId: req.accountId }), rules: [] };
   }
 
-  private remember(tokenId: number, address: string): void {
-    let s = this.knownBound.get(tokenId);
-    if (!s) {
-      s = new Set();
-      this.knownBound.set(tokenId, s);
+  private remember(token: TokenRecord, address: string): void {
+    let e = this.knownBound.get(token.id);
+    if (e === undefined || e.rev !== token.rev) {
+      e = { rev: token.rev, addresses: new Set() };
+      this.knownBound.set(token.id, e);
     }
-    if (s.size < 1000) s.add(address);
+    if (e.addresses.size < 1000) e.addresses.add(address);
+  }
+
+  /** Whether this instance saw `address` bound to the token at its revision. */
+  private boundHere(token: TokenRecord, address: string): boolean {
+    const e = this.knownBound.get(token.id);
+    return e !== undefined && e.rev === token.rev && e.addresses.has(address);
   }
 }

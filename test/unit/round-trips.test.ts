@@ -39,6 +39,32 @@ describe('store round trips per decision', () => {
     }
   });
 
+  it('a bind-on-usage token at an address bound at its revision needs no bind step while memory vouches for the record; a write that unbinds brings it back', async () => {
+    const inner = new SqliteStore({ file: path.join(mkdtempSync(path.join(tmpdir(), 'sg-rt-')), 'db'), synchronous: 'NORMAL' });
+    await inner.createAccount({ id: 'ACC001', name: 'a', createdOn: new Date().toISOString(), secureViewer: false });
+    const binding = await inner.createToken(newTokenRecord('subscribe', 'ACC001', { label: 'b', streams: [{ streamName: 'cam1' }], bindIpsOnUsage: 1 }, 'b'.repeat(64), Date.now()));
+    const { store, calls } = counting(inner);
+    const enforcer = new Enforcer(store, loadConfig({ env: {} }).enforcement, fixedGeo({}), new Metrics({ defaultMetrics: false }), pino({ level: 'silent' }));
+    const ask = (clientIp: string) => {
+      const d = enforcer.decideSoon({ action: 'subscribe', token: binding.token, streamName: 'cam1', clientIp, protocol: 'hls' }, 'test');
+      return d instanceof Promise ? d.then((x) => [x.allowed, x.reason, 'awaited']) : [d.allowed, d.reason, 'from memory'];
+    };
+    const binds = () => calls.filter((c) => c === 'bindAddress').length;
+    assert.deepEqual(await ask('203.0.113.7'), [true, 'allowed', 'awaited']); // reads the token, binds
+    assert.equal(binds(), 1);
+    calls.length = 0;
+    for (let i = 0; i < 10; i++) assert.deepEqual(await ask('203.0.113.7'), [true, 'allowed', 'from memory']);
+    assert.deepEqual(await ask('203.0.113.8'), [false, 'ip_not_allowed', 'awaited'], 'another address: the store decides');
+    assert.deepEqual(calls, ['bindAddress']);
+    // an update that clears the bound addresses moves the revision: the next decision binds again
+    await inner.updateToken('ACC001', 'subscribe', binding.id, (t) => ({ next: { ...t, label: 'b2' }, clearBound: true }));
+    calls.length = 0;
+    assert.deepEqual(await ask('203.0.113.8'), [true, 'allowed', 'awaited']);
+    assert.equal(binds(), 2, "the cached copy's bind finds the revision moved ('stale'); the fresh record's binds");
+    assert.deepEqual(await ask('203.0.113.7'), [false, 'ip_not_allowed', 'awaited'], 'the address seen bound before the write is not taken from memory');
+    assert.equal(binds(), 3);
+  });
+
   // Regression (benchmark scale run, 1M tokens on Redis): every concurrent token-less decision on
   // a cold cache loaded the account's securing tokens itself; 32 such loads of 2,500 records
   // overran the store deadline and answered 503. Now one load serves the burst.
