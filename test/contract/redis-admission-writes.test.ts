@@ -53,6 +53,14 @@ describe('redis: an admission’s side writes', () => {
       await admit('c5');
       await until(() => count('sadd', 'ssc') === 2, 2000, 'the count name again after a minute');
       assert.deepEqual(await store.sessionCounts(), [{ caller: 'mediamtx', action: 'subscribe', count: 5 }]);
+
+      // a counted use moves the token's use count, not the account version: nothing is published
+      const counted = sessionRecord({ sessionId: 'c6', id: 'id-c6', tokenId: 7, lastSeenOn: new Date(clock).toISOString() }, clock);
+      assert.deepEqual(await store.admitSession(counted, 3600, { maxUses: 10 }), { admitted: true, replaced: [] });
+      await until(() => count('zadd', 'ssc:mediamtx:subscribe') === 6, 2000, 'the counted admission');
+      assert.equal(count('incr', '{a:acc}:t:7:uses'), 1, 'the use counted (commands run by the script included)');
+      assert.deepEqual(seen.filter((a) => a[0].toLowerCase() === 'publish'), [], 'no version message');
+      assert.equal(await client.get('{a:acc}:ver'), null, 'the account version untouched');
     } finally {
       monitor.disconnect();
       watcher.disconnect();

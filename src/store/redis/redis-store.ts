@@ -851,27 +851,17 @@ export class RedisStore implements Store {
     // is not waited for: commands on one connection run in order, so every later read of it
     // through this client (a re-ask, a media server's "done") finds it, and the admission answers
     // a round trip sooner. Lost with Redis itself, it makes a re-ask register the connection again.
-    // The gauge's counts are outside the slot too, and not worth a wait. On one Redis server the
-    // lot is one pipeline, one write (a Cluster spreads these keys over its nodes).
+    // The gauge's counts are outside the slot too, and not worth a wait. Separate commands, not a
+    // pipeline: an ioredis pipeline copies every script method onto itself, and its bookkeeping
+    // outlived young collections at admission rates (1,500/s promoted ~6 MB per scavenge, each
+    // scavenge ~20 ms; docs/performance.md#session-admissions).
     const countKey = `${s.caller}:${s.action}`;
     const member = `${s.accountId}\n${s.id}`;
-    const pointerKey = keys.session(s.caller, s.sessionId);
-    const pointerJson = JSON.stringify(pointer);
-    const ttlMs = Math.max(1, expires - now);
-    const names = this.countNameDue(countKey, now);
-    if (!(this.redis instanceof Cluster)) {
-      const batch = this.redis.pipeline().set(pointerKey, pointerJson, 'PX', ttlMs).zadd(keys.sessionCount(countKey), expires, member);
-      if (names) batch.sadd(keys.sessionCountNames, countKey);
-      for (const r of replaced) batch.zrem(keys.sessionCount(`${r.caller}:${r.action}`), `${r.accountId}\n${r.id}`);
-      batch.exec().catch(() => undefined);
-    } else {
-      this.redis.set(pointerKey, pointerJson, 'PX', ttlMs).catch(() => undefined);
-      void Promise.all([
-        this.redis.zadd(keys.sessionCount(countKey), expires, member),
-        names ? this.redis.sadd(keys.sessionCountNames, countKey) : undefined,
-        ...replaced.map((r) => this.redis.zrem(keys.sessionCount(`${r.caller}:${r.action}`), `${r.accountId}\n${r.id}`)),
-      ]).catch(() => undefined);
-    }
+    const ignore = () => undefined;
+    this.redis.set(keys.session(s.caller, s.sessionId), JSON.stringify(pointer), 'PX', Math.max(1, expires - now)).catch(ignore);
+    this.redis.zadd(keys.sessionCount(countKey), expires, member).catch(ignore);
+    if (this.countNameDue(countKey, now)) this.redis.sadd(keys.sessionCountNames, countKey).catch(ignore);
+    for (const r of replaced) this.redis.zrem(keys.sessionCount(`${r.caller}:${r.action}`), `${r.accountId}\n${r.id}`).catch(ignore);
     return { admitted: true, replaced };
   }
 

@@ -68,5 +68,5 @@ redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
 redis.call('ZADD', KEYS[3], ARGV[2], ARGV[4])
 redis.call('ZADD', KEYS[4], ARGV[2], ARGV[4])
 if ARGV[8] == 'publish' then redis.call('ZADD', KEYS[5], ARGV[2], ARGV[4]) end
-if ARGV[9] ~= '' then redis.call('PUBLISH', KEYS[7], redis.call('INCR', KEYS[7])) end
+if ARGV[9] ~= '' then redis.call('INCR', KEYS[7]) end
 return out
