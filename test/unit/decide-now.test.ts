@@ -84,9 +84,14 @@ describe('Enforcer.decideNow', () => {
     assert.deepEqual(withoutId(enforcer.decideNow(ask(plain.token), 'test') as DecisionResult), withoutId(d));
   });
 
-  it('declines what only the store can settle: a bind on usage, a self-signed JWT, an unknown or absent token', async () => {
-    assert.equal((await enforcer.decide(ask(binding.token), 'test')).allowed, true);
-    assert.equal(enforcer.decideNow(ask(binding.token), 'test'), undefined, 'bind on usage');
+  it('declines what only the store can settle: a bind to an address not seen bound, a self-signed JWT, an unknown or absent token', async () => {
+    const elsewhere = { ...ask(binding.token), clientIp: '203.0.113.99' };
+    assert.equal(enforcer.decideNow(ask(binding.token), 'test'), undefined, 'bind on usage, nothing bound here yet');
+    const bound = await enforcer.decide(ask(binding.token), 'test');
+    assert.equal(bound.allowed, true);
+    // the address this instance saw bound at the token's revision: from memory, the same answer
+    assert.deepEqual(withoutId(enforcer.decideNow(ask(binding.token), 'test') as DecisionResult), withoutId(bound));
+    assert.equal(enforcer.decideNow(elsewhere, 'test'), undefined, 'another address: only the bind step can tell');
     const jwt = await new SignJWT({ streaming: { tokenId: binding.id, tokenType: 'Subscribe', streamName: 'cam1', allowedOrigins: [], allowedIpAddresses: [] } })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setExpirationTime(Math.floor(NOW / 1000) + 3600)
