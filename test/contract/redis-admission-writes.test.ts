@@ -1,6 +1,7 @@
-// What an admission writes besides its script on one Redis server: the connection's pointer and the
-// sessions gauge's count, and the gauge's list of count names only once a minute per name (not on
-// every admission). Watched with MONITOR, so every command the store sends is counted.
+// What an admission writes besides its own records on one Redis server: the connection's pointer and
+// the sessions gauge's count (inside the admission script there, one command per admission), and the
+// gauge's list of count names only once a minute per name (not on every admission). Watched with
+// MONITOR, so every command the store sends or its scripts run is counted.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
@@ -27,8 +28,11 @@ describe('redis: an admission’s side writes', () => {
     const watcher = new Redis(server.url);
     const monitor = await watcher.monitor();
     const seen: string[][] = [];
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args.some((a) => a.startsWith(prefix))) seen.push(args);
+    const fromScripts: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (!args.some((a) => a.startsWith(prefix))) return;
+      seen.push(args);
+      if (source === 'lua') fromScripts.push(args);
     });
     try {
       const count = (cmd: string, key: string) => seen.filter((a) => a[0].toLowerCase() === cmd && a[1] === prefix + key).length;
@@ -38,6 +42,11 @@ describe('redis: an admission’s side writes', () => {
       for (const id of ['c1', 'c2', 'c3']) assert.deepEqual(await admit(id), { admitted: true, replaced: [] });
       await until(() => count('zadd', 'ssc:mediamtx:subscribe') === 3, 2000, 'three gauge counts');
       for (const id of ['c1', 'c2', 'c3']) assert.equal(count('set', `sess:mediamtx:${id}`), 1, `pointer of ${id}`);
+      // the first runs as EVAL (ioredis's fallback when the server does not hold the script yet)
+      assert.equal(seen.filter((a) => ['evalsha', 'eval'].includes(a[0].toLowerCase())).length, 3, 'one script command per admission');
+      const byScript = (cmd: string, key: string) => fromScripts.filter((a) => a[0].toLowerCase() === cmd && a[1] === prefix + key).length;
+      for (const id of ['c1', 'c2', 'c3']) assert.equal(byScript('set', `sess:mediamtx:${id}`), 1, `pointer of ${id} written by the admission script`);
+      assert.equal(byScript('zadd', 'ssc:mediamtx:subscribe'), 3, 'gauge entries written by the admission script');
       assert.equal(count('sadd', 'ssc'), 1, 'the count name once');
       assert.deepEqual(await store.sessionCounts(), [{ caller: 'mediamtx', action: 'subscribe', count: 3 }]);
       assert.equal((await store.getSession('mediamtx', 'c2'))?.id, 'id-c2');

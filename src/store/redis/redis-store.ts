@@ -58,6 +58,8 @@ const SCRIPTS = {
   livePrune: { file: 'live-prune.lua', keys: 1 },
   usageAdd: { file: 'usage-add.lua', keys: 3 },
   sessionAdmit: { file: 'session-admit.lua', keys: 8 },
+  /** The same script on one Redis server (not a Cluster): it also writes the connection's pointer and the gauge's entry. */
+  sessionAdmitLocal: { file: 'session-admit.lua', keys: 10 },
   sessionTouch: { file: 'session-touch.lua', keys: 6 },
   sessionEnd: { file: 'session-end.lua', keys: 6 },
 } as const;
@@ -827,11 +829,19 @@ export class RedisStore implements Store {
     const now = this.now();
     const expires = Date.parse(s.lastSeenOn) + ttlSeconds * 1000;
     const pointer: SessionPointer = { a: s.accountId, id: s.id, t: s.tokenId, s: s.streamName };
+    const countKey = `${s.caller}:${s.action}`;
+    const member = `${s.accountId}\n${s.id}`;
+    const pointerKey = keys.session(s.caller, s.sessionId);
+    const pointerJson = JSON.stringify(pointer);
+    // The connection's pointer and the gauge's entry live outside the account's slot. On one Redis
+    // server the script writes them too (one command per admission); a Cluster sends them after.
+    const local = !(this.redis instanceof Cluster);
     const reply = (await this.run(
-      'sessionAdmit',
+      local ? 'sessionAdmitLocal' : 'sessionAdmit',
       ...this.sessionKeys(pointer, s.caller, s.sessionId),
       keys.tokenUses(s.accountId, s.tokenId),
       keys.token(s.accountId, s.tokenId ?? 0),
+      ...(local ? [pointerKey, keys.sessionCount(countKey)] : []),
       JSON.stringify(s),
       expires,
       now,
@@ -844,22 +854,22 @@ export class RedisStore implements Store {
       new Date(now).toISOString(),
       ENDED_SESSION_KEEP_S * 1000,
       limits.tokenRev ?? '',
+      ...(local ? [pointerJson, member] : []),
     )) as string[];
     if (reply[0] !== 'ok') return { admitted: false, reason: reply[0] as 'session_limit' | 'uses_exhausted' | 'stream_taken' | 'token_changed' };
     const replaced = reply.slice(1).map((r) => JSON.parse(r) as Session);
-    // The connection's pointer lives outside the account's slot, so the script cannot write it. It
-    // is not waited for: commands on one connection run in order, so every later read of it
-    // through this client (a re-ask, a media server's "done") finds it, and the admission answers
-    // a round trip sooner. Lost with Redis itself, it makes a re-ask register the connection again.
-    // The gauge's counts are outside the slot too, and not worth a wait. Separate commands, not a
+    // On a Cluster the pointer is not waited for: commands on one connection run in order, so every
+    // later read of it through this client (a re-ask, a media server's "done") finds it, and the
+    // admission answers a round trip sooner. Lost with Redis itself, it makes a re-ask register the
+    // connection again. The gauge's counts are not worth a wait either. Separate commands, not a
     // pipeline: an ioredis pipeline copies every script method onto itself, and its bookkeeping
     // outlived young collections at admission rates (1,500/s promoted ~6 MB per scavenge, each
     // scavenge ~20 ms; docs/performance.md#session-admissions).
-    const countKey = `${s.caller}:${s.action}`;
-    const member = `${s.accountId}\n${s.id}`;
     const ignore = () => undefined;
-    this.redis.set(keys.session(s.caller, s.sessionId), JSON.stringify(pointer), 'PX', Math.max(1, expires - now)).catch(ignore);
-    this.redis.zadd(keys.sessionCount(countKey), expires, member).catch(ignore);
+    if (!local) {
+      this.redis.set(pointerKey, pointerJson, 'PX', Math.max(1, expires - now)).catch(ignore);
+      this.redis.zadd(keys.sessionCount(countKey), expires, member).catch(ignore);
+    }
     if (this.countNameDue(countKey, now)) this.redis.sadd(keys.sessionCountNames, countKey).catch(ignore);
     for (const r of replaced) this.redis.zrem(keys.sessionCount(`${r.caller}:${r.action}`), `${r.accountId}\n${r.id}`).catch(ignore);
     return { admitted: true, replaced };

@@ -8,6 +8,9 @@
 -- ARGV[6] maxConcurrent ('' = none), ARGV[7] publish conflict ('' | reject | replace),
 -- ARGV[8] action, ARGV[9] token id ('' = none), ARGV[10] now (ISO), ARGV[11] how long an ended record is kept (ms),
 -- ARGV[12] the token revision the decision was made on ('' = not checked)
+-- On one Redis server (not a Cluster), also KEYS[9] the connection's pointer sess:<caller>:<caller id>
+-- and KEYS[10] the sessions gauge ssc:<caller>:<action>, outside the account's slot, with ARGV[13]
+-- the pointer JSON and ARGV[14] the gauge member "<account>\n<id>".
 -- Returns {'ok', <replaced publisher records...>} or {<refusal reason>}.
 -- First, before any write: the token must still be at the decision's revision (tokenUnchanged).
 if ARGV[12] ~= '' then
@@ -69,4 +72,8 @@ redis.call('ZADD', KEYS[3], ARGV[2], ARGV[4])
 redis.call('ZADD', KEYS[4], ARGV[2], ARGV[4])
 if ARGV[8] == 'publish' then redis.call('ZADD', KEYS[5], ARGV[2], ARGV[4]) end
 if ARGV[9] ~= '' then redis.call('INCR', KEYS[7]) end
+if #KEYS >= 10 then
+  redis.call('SET', KEYS[9], ARGV[13], 'PX', ttl)
+  redis.call('ZADD', KEYS[10], ARGV[2], ARGV[14])
+end
 return out
