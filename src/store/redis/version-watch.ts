@@ -58,8 +58,9 @@ export class VersionWatch {
     this.headLength = opts.keyPrefix.length + VERSION_KEY_HEAD.length;
     sub.on('pmessage', (_pattern: string, channel: string, message: string) => this.heard(channel, message));
     sub.on('ready', () => this.subscribe());
+    // A dropped connection always closes; an error alone leaves it, and what it delivers, as it was.
     for (const event of ['close', 'end', 'reconnecting'] as const) sub.on(event, () => this.lost());
-    sub.on('error', () => this.lost());
+    sub.on('error', () => {});
     this.timer = setInterval(() => this.heartbeat(), opts.heartbeatMs);
     this.timer.unref();
     // Not awaited: until it is subscribed, decisions read versions from Redis.
