@@ -857,7 +857,8 @@ export class RedisStore implements Store {
       ...(local ? [pointerJson, member] : []),
     )) as string[];
     if (reply[0] !== 'ok') return { admitted: false, reason: reply[0] as 'session_limit' | 'uses_exhausted' | 'stream_taken' | 'token_changed' };
-    const replaced = reply.slice(1).map((r) => JSON.parse(r) as Session);
+    // reply[1], reply[2]: the action and id of this connection's earlier record, which the script removed
+    const replaced = reply.slice(3).map((r) => JSON.parse(r) as Session);
     // On a Cluster the pointer is not waited for: commands on one connection run in order, so every
     // later read of it through this client (a re-ask, a media server's "done") finds it, and the
     // admission answers a round trip sooner. Lost with Redis itself, it makes a re-ask register the
@@ -868,6 +869,7 @@ export class RedisStore implements Store {
     const ignore = () => undefined;
     if (!local) {
       this.redis.set(pointerKey, pointerJson, 'PX', Math.max(1, expires - now)).catch(ignore);
+      if (reply[2] !== '') this.redis.zrem(keys.sessionCount(`${s.caller}:${reply[1]}`), `${s.accountId}\n${reply[2]}`).catch(ignore);
       this.redis.zadd(keys.sessionCount(countKey), expires, member).catch(ignore);
     }
     if (this.countNameDue(countKey, now)) this.redis.sadd(keys.sessionCountNames, countKey).catch(ignore);

@@ -11,7 +11,8 @@
 -- On one Redis server (not a Cluster), also KEYS[9] the connection's pointer sess:<caller>:<caller id>
 -- and KEYS[10] the sessions gauge ssc:<caller>:<action>, outside the account's slot, with ARGV[13]
 -- the pointer JSON and ARGV[14] the gauge member "<account>\n<id>".
--- Returns {'ok', <replaced publisher records...>} or {<refusal reason>}.
+-- Returns {'ok', <the action of this connection's earlier record, or ''>, <its id, or ''>,
+-- <replaced publisher records...>} or {<refusal reason>}.
 -- First, before any write: the token must still be at the decision's revision (tokenUnchanged).
 if ARGV[12] ~= '' then
   local rec = redis.call('GET', KEYS[8])
@@ -22,10 +23,12 @@ local base = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[4] - 3)
 for i = 2, 5 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end
 -- the same connection registered again: its earlier record goes
 local old = redis.call('GET', KEYS[6])
+local gone = {'', ''}
 if old and old ~= ARGV[4] then
   local raw = redis.call('GET', base .. 'ss:' .. old)
   if raw then
     local rec = cjson.decode(raw)
+    gone = {rec.action, old}
     redis.call('DEL', base .. 'ss:' .. old)
     redis.call('ZREM', KEYS[2], old)
     redis.call('ZREM', base .. 'ssi:t:' .. tostring(rec.tokenId or 0), old)
@@ -51,7 +54,7 @@ if #pubs > 0 and ARGV[7] == 'replace' then
   end
 end
 if ARGV[6] ~= '' and redis.call('ZCARD', KEYS[3]) - freed >= tonumber(ARGV[6]) then return {'session_limit'} end
-local out = {'ok'}
+local out = {'ok', gone[1], gone[2]}
 for _, rec in ipairs(replaced) do
   rec.endedReason = 'replaced'
   rec.endedOn = ARGV[10]
@@ -74,6 +77,10 @@ if ARGV[8] == 'publish' then redis.call('ZADD', KEYS[5], ARGV[2], ARGV[4]) end
 if ARGV[9] ~= '' then redis.call('INCR', KEYS[7]) end
 if #KEYS >= 10 then
   redis.call('SET', KEYS[9], ARGV[13], 'PX', ttl)
+  -- the earlier record's gauge entry goes (its caller is this one; its action may differ)
+  if gone[2] ~= '' then
+    redis.call('ZREM', string.sub(KEYS[10], 1, #KEYS[10] - #ARGV[8]) .. gone[1], string.match(ARGV[14], '^(.-)\n') .. '\n' .. gone[2])
+  end
   redis.call('ZADD', KEYS[10], ARGV[2], ARGV[14])
 end
 return out
