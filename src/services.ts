@@ -96,11 +96,10 @@ export async function createStore(config: Config, logger: Logger): Promise<Store
   await connectRedis(client, config.redis.connectTimeoutMs);
   const topology = config.redis.clusterNodes.length > 0 ? 'cluster' : config.redis.sentinels.length > 0 ? 'sentinel' : 'standalone';
   logger.info({ store: 'redis', topology, keyPrefix: config.redis.keyPrefix }, 'store selected');
-  const lag = config.redis.versionLagMs;
   return new RedisStore(client, {
     waitReplicas: config.redis.waitReplicas,
     waitTimeoutMs: config.redis.waitTimeoutMs,
-    watch: lag > 0 ? { maxLagMs: lag, heartbeatMs: Math.max(10, Math.floor(lag / 5)) } : undefined,
+    versionLagMs: config.redis.versionLagMs,
   });
 }
 

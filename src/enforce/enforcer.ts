@@ -119,8 +119,9 @@ export class Enforcer {
    * for them), no bind to perform but of an address this instance saw bound at the token's
    * revision, and no country rules on its account (those may need the live registry read). The
    * same evaluation, counting and log as decide(), without an await; undefined when memory cannot
-   * tell, and the caller awaits decide(). `settles`: whether the decision needs nothing more (an admission step that
-   * would leave it as it is); when it says no, nothing is counted and decide() runs the step.
+   * tell, and the caller awaits decide(). `settles`: whether the decision needs nothing more (an
+   * admission step that would leave it as it is); when it says no, nothing is counted and decide()
+   * runs the step.
    */
   decideNow(req: AccessRequest, adapter: string, settles?: (d: Decision) => boolean): DecisionResult | undefined {
     if (!req.token) return undefined;

@@ -41,8 +41,8 @@ export function sqliteFactory(): StoreFactory {
   };
 }
 
-/** The version watch of the default config (redis.versionLagMs: 250). */
-export const WATCH = { maxLagMs: 250, heartbeatMs: 50 } as const;
+/** The version watch's lag of the default config (redis.versionLagMs). */
+export const VERSION_LAG_MS = 250;
 
 export function redisFactory(): StoreFactory {
   let server: TestRedis | undefined;
@@ -57,7 +57,7 @@ export function redisFactory(): StoreFactory {
       const client = new Redis(server.url, { keyPrefix: server.prefix(), enableOfflineQueue: false, lazyConnect: true, commandTimeout: 2000 });
       await client.connect();
       // As the server runs it by default: versions watched (config/default.yaml redis.versionLagMs).
-      const s = new RedisStore(client, { now: opts.now, watch: WATCH });
+      const s = new RedisStore(client, { now: opts.now, versionLagMs: VERSION_LAG_MS });
       open.push(s);
       return s;
     },

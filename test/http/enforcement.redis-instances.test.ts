@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
-import { WATCH } from '../helpers/stores.js';
+import { VERSION_LAG_MS } from '../helpers/stores.js';
 
 describe('two instances on one Redis', () => {
   let redis: TestRedis;
@@ -18,14 +18,14 @@ describe('two instances on one Redis', () => {
   const clients: Redis[] = [];
   const stores: RedisStore[] = [];
 
-  /** `watch`: the version watch as the server runs it by default (redis.versionLagMs); without it every decision reads the version. */
-  async function instance(overrides: Record<string, unknown> = {}, watch?: typeof WATCH): Promise<TestApp> {
+  /** `versionLagMs` above 0: the version watch, as the server runs it by default; 0: every decision reads the version. */
+  async function instance(overrides: Record<string, unknown> = {}, versionLagMs = 0): Promise<TestApp> {
     const c = new Redis(redis.url, { keyPrefix: prefix, enableOfflineQueue: false, lazyConnect: true, commandTimeout: 2000 });
     c.on('error', () => {});
     await c.connect();
     clients.push(c);
-    const store = new RedisStore(c, { watch });
-    if (watch) stores.push(store);
+    const store = new RedisStore(c, { versionLagMs });
+    if (versionLagMs > 0) stores.push(store);
     return testApp(store, overrides);
   }
 
@@ -77,14 +77,14 @@ describe('two instances on one Redis', () => {
   });
 
   it('with versions watched: disabled, refreshed or deleted on one instance, refused on the other within versionLagMs', async () => {
-    const wa = await instance({ enforcement: { storeTimeoutMs: 2000 } }, WATCH);
-    const wb = await instance({ enforcement: { storeTimeoutMs: 2000 } }, WATCH);
+    const wa = await instance({ enforcement: { storeTimeoutMs: 2000 } }, VERSION_LAG_MS);
+    const wb = await instance({ enforcement: { storeTimeoutMs: 2000 } }, VERSION_LAG_MS);
     const s = await mk({});
     assert.equal((await ask(wb, s.token)).status, 200);
     const put = (body: Record<string, unknown>) => request(wa.app).put(`/api/subscribe_token/${s.id}`).set('authorization', `Bearer ${acct.secret}`).send(body);
     // Past the lag nothing may still answer from before the write; a message usually arrives long before.
     const afterLag = async (token: string) => {
-      await new Promise((r) => setTimeout(r, WATCH.maxLagMs));
+      await new Promise((r) => setTimeout(r, VERSION_LAG_MS));
       return ask(wb, token);
     };
     await put({ isActive: false });

@@ -3,7 +3,9 @@
 // added by ioredis to every key (scripts' KEYS included).
 import type { TokenKind } from '../../domain/tokens.js';
 
-const tag = (accountId: string): string => `{a:${accountId}}`;
+const TAG_HEAD = '{a:';
+const VERSION_TAIL = '}:ver';
+const tag = (accountId: string): string => `${TAG_HEAD}${accountId}}`;
 
 export const keys = {
   accountList: 'accounts',
@@ -26,6 +28,11 @@ export const keys = {
   live: (accountId: string) => `${tag(accountId)}:live`,
   /** The account version; every script that moves it publishes the new value on this same name (version-watch.ts). */
   version: (accountId: string) => `${tag(accountId)}:ver`,
+  /** Every account's version key, as a glob (the watch's PSUBSCRIBE pattern, after the escaped prefix). */
+  versionGlob: `${tag('*')}:ver`,
+  /** The account of a version key (prefix removed), else undefined. */
+  accountOfVersion: (key: string): string | undefined =>
+    key.startsWith(TAG_HEAD) && key.endsWith(VERSION_TAIL) ? key.slice(TAG_HEAD.length, -VERSION_TAIL.length) : undefined,
   securing: (accountId: string) => `${tag(accountId)}:securing`,
   /** Hint: token id → account id (verified against the record on read), 100 ids per bucket hash. */
   tokenId: (id: number): [key: string, field: string] => [`tid:${Math.floor(id / 100)}`, String(id % 100)],

@@ -69,7 +69,7 @@ const MAX_CAS_ATTEMPTS = 100;
 /** How often an instance repeats a gauge count name to the set of names (ms). */
 const COUNT_NAME_RESEND_MS = 60_000;
 
-/** The store methods whose scripts can move an account version (account, token and live-stream writes; live reads prune). */
+/** The store methods whose scripts can move an account version (account, token and live-stream writes). */
 const VERSION_WRITES = [
   'createAccount',
   'createFirstAccount',
@@ -80,8 +80,6 @@ const VERSION_WRITES = [
   'deleteToken',
   'startLiveStream',
   'endLiveStream',
-  'getLiveStream',
-  'activePublishTokenIds',
 ] as const satisfies ReadonlyArray<keyof Store>;
 
 /** What the caller-id hint of a session holds: account, registry id, token, stream. */
@@ -179,12 +177,12 @@ export interface RedisStoreOptions {
   waitReplicas?: number;
   waitTimeoutMs?: number;
   /**
-   * Hold account versions in memory while a subscription proves them current (version-watch.ts):
-   * a version moved elsewhere is seen within maxLagMs at most. Not on a Cluster, whose published
-   * messages cross the cluster bus out of step with the subscriber's pings: there every decision
-   * reads the version.
+   * Above 0: hold account versions in memory while a subscription proves them current
+   * (version-watch.ts), so a version moved elsewhere is seen within this many ms at most
+   * (redis.versionLagMs). Not on a Cluster, whose published messages cross the cluster bus out of
+   * step with the subscriber's pings: there every decision reads the version.
    */
-  watch?: { maxLagMs: number; heartbeatMs: number };
+  versionLagMs?: number;
 }
 
 export class RedisStore implements Store {
@@ -208,10 +206,8 @@ export class RedisStore implements Store {
     this.now = opts.now ?? Date.now;
     this.waitReplicas = opts.waitReplicas ?? 0;
     this.waitTimeoutMs = opts.waitTimeoutMs ?? 1000;
-    this.watch =
-      opts.watch && !(redis instanceof Cluster)
-        ? new VersionWatch(redis.duplicate(), { keyPrefix: redis.options.keyPrefix ?? '', ...opts.watch })
-        : undefined;
+    const lag = opts.versionLagMs ?? 0;
+    this.watch = lag > 0 && !(redis instanceof Cluster) ? new VersionWatch(redis.duplicate(), { keyPrefix: redis.options.keyPrefix ?? '', maxLagMs: lag }) : undefined;
     for (const [name, s] of Object.entries(SCRIPTS)) {
       redis.defineCommand(name, { numberOfKeys: s.keys, lua: loadScript(s.file) });
     }

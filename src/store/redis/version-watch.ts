@@ -2,8 +2,8 @@
 // cached token needs no Redis round trip (docs/performance.md#watched-account-versions).
 //
 // Every script that moves an account version publishes the new value on the version key's own
-// name. One connection per instance pattern-subscribes to those names and pings every
-// heartbeatMs. A version this instance knows is current while:
+// name. One connection per instance pattern-subscribes to those names and pings every fifth of
+// maxLagMs. A version this instance knows is current while:
 // - it was read (or heard) while the subscription was confirmed and has not dropped since: any
 //   later move is published after the subscription began, so it reaches this connection;
 // - the latest answered ping was sent at most maxLagMs ago: Redis answers a ping after every
@@ -11,23 +11,19 @@
 // A dropped connection forgets everything; until it is subscribed again (and while pings go
 // unanswered) `current` says undefined and decisions read the version from Redis, as without a watch.
 import type { RedisClient } from './connect.js';
+import { keys } from './keys.js';
 
 export interface VersionWatchOptions {
   /** The ioredis keyPrefix: the channels are prefixed version keys. */
   keyPrefix: string;
   /** How stale a known version may be at most: the age of the send time of the latest answered ping. */
   maxLagMs: number;
-  /** How often the subscription is pinged. */
-  heartbeatMs: number;
   /** A monotonic clock in ms (performance.now by default). */
   clock?: () => number;
 }
 
 /** Versions remembered at most (all are forgotten when full). */
 const KNOWN_MAX = 100_000;
-
-const VERSION_KEY_HEAD = '{a:';
-const VERSION_KEY_TAIL = '}:ver';
 
 /** Escapes the glob characters of a PSUBSCRIBE pattern. */
 const globLiteral = (s: string): string => s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
@@ -46,7 +42,6 @@ export class VersionWatch {
   private readonly timer: NodeJS.Timeout;
   private readonly clock: () => number;
   private readonly pattern: string;
-  private readonly headLength: number;
   private closed = false;
 
   constructor(
@@ -54,14 +49,13 @@ export class VersionWatch {
     private readonly opts: VersionWatchOptions,
   ) {
     this.clock = opts.clock ?? (() => performance.now());
-    this.pattern = `${globLiteral(opts.keyPrefix)}${VERSION_KEY_HEAD}*${VERSION_KEY_TAIL}`;
-    this.headLength = opts.keyPrefix.length + VERSION_KEY_HEAD.length;
+    this.pattern = globLiteral(opts.keyPrefix) + keys.versionGlob;
     sub.on('pmessage', (_pattern: string, channel: string, message: string) => this.heard(channel, message));
     sub.on('ready', () => this.subscribe());
     // A dropped connection always closes; an error alone leaves it, and what it delivers, as it was.
     for (const event of ['close', 'end', 'reconnecting'] as const) sub.on(event, () => this.lost());
     sub.on('error', () => {});
-    this.timer = setInterval(() => this.heartbeat(), opts.heartbeatMs);
+    this.timer = setInterval(() => this.heartbeat(), Math.max(10, Math.floor(opts.maxLagMs / 5)));
     this.timer.unref();
     // Not awaited: until it is subscribed, decisions read versions from Redis.
     sub.connect().catch(() => {});
@@ -101,10 +95,9 @@ export class VersionWatch {
   }
 
   private heard(channel: string, message: string): void {
-    if (!this.subscribed || !channel.endsWith(VERSION_KEY_TAIL)) return;
+    const accountId = this.subscribed ? keys.accountOfVersion(channel.slice(this.opts.keyPrefix.length)) : undefined;
     const ver = Number(message);
-    if (!Number.isSafeInteger(ver)) return;
-    this.raise(channel.slice(this.headLength, -VERSION_KEY_TAIL.length), ver);
+    if (accountId !== undefined && Number.isSafeInteger(ver)) this.raise(accountId, ver);
   }
 
   /** Versions only move up: a read that answers after a newer message keeps the message's. */
