@@ -865,8 +865,12 @@ export class RedisStore implements Store {
     const ignore = () => undefined;
     if (!local) {
       this.redis.set(pointerKey, pointerJson, 'PX', Math.max(1, expires - now)).catch(ignore);
-      if (reply[2] !== '') this.redis.zrem(keys.sessionCount(`${s.caller}:${reply[1]}`), `${s.accountId}\n${reply[2]}`).catch(ignore);
-      this.redis.zadd(keys.sessionCount(countKey), expires, member).catch(ignore);
+      // Waited for: a Cluster may resend a command after a redirection, so an unawaited entry could
+      // land after the removal a later admission of the same connection sends for it.
+      await Promise.all([
+        reply[2] !== '' ? this.redis.zrem(keys.sessionCount(`${s.caller}:${reply[1]}`), `${s.accountId}\n${reply[2]}`) : undefined,
+        this.redis.zadd(keys.sessionCount(countKey), expires, member),
+      ]).catch(ignore);
     }
     if (this.countNameDue(countKey, now)) this.redis.sadd(keys.sessionCountNames, countKey).catch(ignore);
     for (const r of replaced) this.redis.zrem(keys.sessionCount(`${r.caller}:${r.action}`), `${r.accountId}\n${r.id}`).catch(ignore);
