@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AUTHORIZE, accountOf, cases } from './cases.js';
 import { DURATION, SIZES, STREAMGATE_ENV, STREAMGATE_NODE_FLAGS } from './lib/config.js';
-import { SCALE_MIN } from './lib/goals.js';
+import { SCALE_MIN, SCALE_ROUNDS } from './lib/goals.js';
 import { load, paced, type Result } from './lib/load.js';
 import { medianBy } from './lib/stats.js';
 import { type BenchRedis, flushAll, rssMb, startProcess, streamgate, type Target, usedMemory } from './lib/targets.js';
@@ -23,8 +23,8 @@ export interface ScaleRow {
   decisionP99AtHalf: number;
   /** The same run's p99 from Streamgate's own request histogram (bucket upper bound, ms). */
   decisionServerP99AtHalf?: number;
-  /** Each round's figures (the decision columns are their medians). */
-  decisionRounds: { rps: number[]; p99: number[]; p99AtHalf: number[] };
+  /** Each round's figures (the decision columns are their medians); cpuUs: server CPU µs per decision. */
+  decisionRounds: { rps: number[]; p99: number[]; p99AtHalf: number[]; cpuUs: number[] };
   openStream: Figure;
   create: Figure;
   read: Figure;
@@ -72,12 +72,12 @@ export async function scaleRun(redis: BenchRedis): Promise<ScaleRow[]> {
       const c = await cases(sg, first.secret, new Set([AUTHORIZE])); // c[0]: /hooks/authorize, the decision measured at each size
       procs.push({ n, sg, c, secret: first.secret, accountId, seedS, bytesPerToken });
     }
-    // Three rounds: throughput and p99 under that load, then p99 with requests spread at half
-    // that rate; each figure is the median of its three rounds. The first visit of a process
+    // SCALE_ROUNDS rounds: throughput and p99 under that load, then p99 with requests spread at
+    // half that rate; each figure is the median of its rounds. The first visit of a process
     // started right after a large seed gets a 3 s warm-up to settle.
     const loads = new Map<number, Result[]>();
     const halves = new Map<number, Result[]>();
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < SCALE_ROUNDS; round++) {
       for (const p of procs) {
         const l = await load(p.sg, p.c[0], { warmup: round === 0 ? 3 : 1 });
         const h = await paced(p.sg, p.c[0], Math.max(1, Math.floor(l.rps / 2)), DURATION);
@@ -105,7 +105,7 @@ export async function scaleRun(redis: BenchRedis): Promise<ScaleRow[]> {
         decision: { rps: median(ls.map((r) => r.rps)), p99: median(ls.map((r) => r.p99)) },
         decisionP99AtHalf: halfMid.p99,
         decisionServerP99AtHalf: halfMid.serverP99,
-        decisionRounds: { rps: ls.map((r) => r.rps), p99: ls.map((r) => r.p99), p99AtHalf: hs.map((r) => r.p99) },
+        decisionRounds: { rps: ls.map((r) => r.rps), p99: ls.map((r) => r.p99), p99AtHalf: hs.map((r) => r.p99), cpuUs: ls.map((r) => r.cpuUs ?? Number.NaN) },
         openStream: { rps: open.rps, p99: open.p99 },
         create: { rps: create.rps, p99: create.p99 },
         read: { rps: read.rps, p99: read.p99 },
