@@ -6,7 +6,7 @@ import { AUTHORIZE, accountOf, cases } from './cases.js';
 import { DURATION, SIZES, STREAMGATE_ENV, STREAMGATE_NODE_FLAGS } from './lib/config.js';
 import { SCALE_MIN, SCALE_ROUNDS } from './lib/goals.js';
 import { load, paced, type Result } from './lib/load.js';
-import { medianBy } from './lib/stats.js';
+import { median, medianBy } from './lib/stats.js';
 import { type BenchRedis, flushAll, rssMb, startProcess, streamgate, type Target, usedMemory } from './lib/targets.js';
 import { seedRedis, seedSqlite } from './seed.js';
 
@@ -85,7 +85,6 @@ export async function scaleRun(redis: BenchRedis): Promise<ScaleRow[]> {
         halves.set(p.n, [...(halves.get(p.n) ?? []), h]);
       }
     }
-    const median = (xs: number[]) => medianBy(xs, (x) => x);
     for (const p of procs) {
       const { sg, c, accountId } = p;
       const ls = loads.get(p.n)!;

@@ -5,7 +5,7 @@
 // BENCH_SKIP_SCALE, BENCH_ONLY_SCALE, BENCH_BACKENDS, BENCH_SIZES).
 import { AUTHORIZE, CREDENTIAL } from '../cases.js';
 import type { Result } from './load.js';
-import { medianBy } from './stats.js';
+import { median } from './stats.js';
 
 export type Verdict = 'PASS' | 'FAIL' | 'NOT RUN';
 
@@ -58,7 +58,6 @@ const STORES = ['sqlite', 'redis'] as const;
 
 const fmt = (v: number | undefined, digits = 2) => (v === undefined || Number.isNaN(v) ? '–' : v === Infinity ? '∞' : v.toFixed(digits));
 const bad = (r: Result) => r.errors + r.unexpected;
-const median = (xs: number[]) => (xs.length === 0 ? undefined : medianBy(xs, (x) => x));
 
 export function judge(
   caseNames: string[],
@@ -140,7 +139,7 @@ export function judge(
         measured: r.vsBase.rps,
         unit: '×',
         goal: `>= ${SCALE_MIN}×`,
-        beside: `${r.decision.rps} vs ${base?.decision.rps ?? '–'} req/s (median of ${r.decisionRounds.rps.length} rounds: ${r.decisionRounds.rps.join(' / ')}; CPU ${fmt(median(r.decisionRounds.cpuUs))} vs ${fmt(base ? median(base.decisionRounds.cpuUs) : undefined)} µs/req); p99 at half ${fmt(r.decisionP99AtHalf)} vs ${fmt(base?.decisionP99AtHalf)} ms client (${fmt(r.vsBase.p99AtHalf)}×), server ≤ ${fmt(r.decisionServerP99AtHalf)} vs ≤ ${fmt(base?.decisionServerP99AtHalf)} ms`,
+        beside: `${r.decision.rps} vs ${base?.decision.rps ?? '–'} req/s (median of ${r.decisionRounds.rps.length} rounds: ${r.decisionRounds.rps.join(' / ')}; CPU ${fmt(median(r.decisionRounds.cpuUs), 0)} vs ${fmt(base ? median(base.decisionRounds.cpuUs) : undefined, 0)} µs/req); p99 at half ${fmt(r.decisionP99AtHalf)} vs ${fmt(base?.decisionP99AtHalf)} ms client (${fmt(r.vsBase.p99AtHalf)}×), server ≤ ${fmt(r.decisionServerP99AtHalf)} vs ≤ ${fmt(base?.decisionServerP99AtHalf)} ms`,
         verdict: r.vsBase.rps >= SCALE_MIN ? 'PASS' : 'FAIL',
       });
     }

@@ -5,6 +5,11 @@ export function medianBy<T>(items: T[], by: (x: T) => number): T {
   return [...items].sort((a, b) => by(a) - by(b))[Math.floor(items.length / 2)];
 }
 
+/** The median of numbers (NaN for none). */
+export function median(xs: number[]): number {
+  return xs.length === 0 ? Number.NaN : medianBy(xs, (x) => x);
+}
+
 /** Cumulative bucket counts of streamgate_http_request_duration_seconds for one route. */
 export async function serverBuckets(base: string, route: string): Promise<Map<number, number>> {
   const text = await (await fetch(`${base}/metrics`)).text();

@@ -6,6 +6,7 @@ import type { TokenKind } from '../../domain/tokens.js';
 const TAG_HEAD = '{a:';
 const VERSION_TAIL = '}:ver';
 const tag = (accountId: string): string => `${TAG_HEAD}${accountId}}`;
+const sessionCount = (callerAction: string) => `ssc:${callerAction}`;
 
 export const keys = {
   accountList: 'accounts',
@@ -49,7 +50,12 @@ export const keys = {
   sessionPointer: (accountId: string, caller: string, sessionId: string) => `${tag(accountId)}:sp:${caller}:${sessionId}`,
   tokenUses: (accountId: string, tokenId: number | undefined) => `${tag(accountId)}:t:${tokenId ?? 0}:uses`,
   /** Live sessions of every account by caller and action (the metrics' gauge): "<account>\n<id>" → expiry ms; and the set of those keys' names. */
-  sessionCount: (callerAction: string) => `ssc:${callerAction}`,
+  sessionCount,
+  /** A registry record's entry in the sessions gauge: the count key of its caller and action, and its member. */
+  sessionGauge: (r: { caller: string; action: string; accountId: string; id: string }): [key: string, member: string] => [
+    sessionCount(`${r.caller}:${r.action}`),
+    `${r.accountId}\n${r.id}`,
+  ],
   sessionCountNames: 'ssc',
   /** Expiry cuts to carry out: "<account>\n<token id>" → when (ms). */
   expiryCuts: 'expcuts',

@@ -826,7 +826,7 @@ export class RedisStore implements Store {
     const expires = Date.parse(s.lastSeenOn) + ttlSeconds * 1000;
     const pointer: SessionPointer = { a: s.accountId, id: s.id, t: s.tokenId, s: s.streamName };
     const countKey = `${s.caller}:${s.action}`;
-    const member = `${s.accountId}\n${s.id}`;
+    const [gaugeKey, member] = keys.sessionGauge(s);
     const pointerKey = keys.session(s.caller, s.sessionId);
     const pointerJson = JSON.stringify(pointer);
     // The connection's pointer and the gauge's entry live outside the account's slot. On one Redis
@@ -837,7 +837,7 @@ export class RedisStore implements Store {
       ...this.sessionKeys(pointer, s.caller, s.sessionId),
       keys.tokenUses(s.accountId, s.tokenId),
       keys.token(s.accountId, s.tokenId ?? 0),
-      ...(local ? [pointerKey, keys.sessionCount(countKey)] : []),
+      ...(local ? [pointerKey, gaugeKey] : []),
       JSON.stringify(s),
       expires,
       now,
@@ -868,12 +868,12 @@ export class RedisStore implements Store {
       // Waited for: a Cluster may resend a command after a redirection, so an unawaited entry could
       // land after the removal a later admission of the same connection sends for it.
       await Promise.all([
-        reply[2] !== '' ? this.redis.zrem(keys.sessionCount(`${s.caller}:${reply[1]}`), `${s.accountId}\n${reply[2]}`) : undefined,
-        this.redis.zadd(keys.sessionCount(countKey), expires, member),
+        reply[2] !== '' ? this.redis.zrem(...keys.sessionGauge({ caller: s.caller, action: reply[1], accountId: s.accountId, id: reply[2] })) : undefined,
+        this.redis.zadd(gaugeKey, expires, member),
       ]).catch(ignore);
     }
     if (this.countNameDue(countKey, now)) this.redis.sadd(keys.sessionCountNames, countKey).catch(ignore);
-    for (const r of replaced) this.redis.zrem(keys.sessionCount(`${r.caller}:${r.action}`), `${r.accountId}\n${r.id}`).catch(ignore);
+    for (const r of replaced) this.redis.zrem(...keys.sessionGauge(r)).catch(ignore);
     return { admitted: true, replaced };
   }
 
@@ -915,9 +915,10 @@ export class RedisStore implements Store {
     if (!raw) return null;
     const s = JSON.parse(raw) as Session;
     if (s.endedReason === undefined) {
+      const [gaugeKey, member] = keys.sessionGauge(s);
       void Promise.all([
         this.redis.pexpire(keys.session(caller, sessionId), ttl),
-        this.redis.zadd(keys.sessionCount(`${s.caller}:${s.action}`), 'XX', Date.parse(at) + ttl, `${s.accountId}\n${s.id}`),
+        this.redis.zadd(gaugeKey, 'XX', Date.parse(at) + ttl, member),
       ]).catch(() => undefined);
     }
     return s;
@@ -932,7 +933,7 @@ export class RedisStore implements Store {
     const s = JSON.parse(raw) as Session;
     void Promise.all([
       this.redis.pexpire(keys.session(caller, sessionId), keep),
-      this.redis.zrem(keys.sessionCount(`${s.caller}:${s.action}`), `${s.accountId}\n${s.id}`),
+      this.redis.zrem(...keys.sessionGauge(s)),
     ]).catch(() => undefined);
     return s;
   }
