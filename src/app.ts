@@ -7,6 +7,7 @@ import { webhookRoutes } from './http/management/webhooks.routes.js';
 import { analyticsRoutes } from './http/management/analytics.routes.js';
 import { accountRoutes, adminRoutes } from './http/management/accounts.routes.js';
 import { geoRoutes } from './http/management/geo.routes.js';
+import { securedStreamRoutes } from './http/management/secured-streams.routes.js';
 import { sessionRoutes } from './http/management/sessions.routes.js';
 import { openApiDocument } from './http/openapi.js';
 import { DOCUMENTED_ONLY } from './http/docs.js';
@@ -39,6 +40,7 @@ export function managementRoutes(s: Services): RouteSpec[] {
     ...geoRoutes(s.store),
     ...tokenRoutes('publish', s.tokens, s.enforcer, s.patterns),
     ...tokenRoutes('subscribe', s.tokens, s.enforcer, s.patterns),
+    ...securedStreamRoutes(s.tokens),
     ...webhookRoutes(s.webhooks, s.store, s.lifecycle, s.patterns),
     ...analyticsRoutes(s.usage),
     ...sessionRoutes(s.store, s.sessions),
@@ -66,7 +68,9 @@ export function createApp(s: Services): express.Express {
   // tries every earlier layer's and route's path on each request, and the director, behind every
   // hook route, was the slowest adapter. The callers' routes come from the registry
   // (src/callers/registry.ts); each parses its caller's own encoding (JSON, form, raw bytes).
-  const decisions = new DecisionRoutes().guard('/hooks', requireHookSecret(s.config.hooks.secret));
+  // hooks.allowFrom: a caller's own routes from its listed socket addresses need no secret.
+  const hookGuard = requireHookSecret(s.config.hooks.secret, { allowFrom: s.config.hooks.allowFrom, callers: CALLERS });
+  const decisions = new DecisionRoutes().guard('/hooks', hookGuard);
   mountCallers(decisions, CALLERS, callerContext(s, trusted));
   // The director: the token is in the Authorization header, so before the API-secret check of /api.
   mountDirector(decisions, s, trusted);

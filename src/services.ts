@@ -23,6 +23,7 @@ import { PatternChecks } from './patterns/pattern-checks.js';
 import { readFileSync } from 'node:fs';
 import { SessionControl } from './sessions/control.js';
 import { ViewerSessions } from './sessions/viewer-sessions.js';
+import { CredentialKeys } from './sessions/credential-keys.js';
 import { Cutter } from './sessions/drivers/cutter.js';
 
 export interface Services {
@@ -117,6 +118,8 @@ export async function createServices(
 ): Promise<Services> {
   const logger = opts.logger ?? createLogger(config.log.level);
   const store = opts.store ?? (await createStore(config, logger));
+  // Data of an earlier build brought up to this one's indexes before any decision reads them.
+  await store.upgrade?.();
   const now = opts.now ?? Date.now;
   const geo = opts.geo ?? (await sharedGeo(config.geo.databasePath));
   const metrics = new Metrics({ logLinesDropped: () => logSinkOf(logger)?.dropped ?? 0 });
@@ -132,6 +135,10 @@ export async function createServices(
   const defaultAccountId = (await store.getMeta(DEFAULT_ACCOUNT_META)) ?? undefined;
   const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, { now, defaultAccountId });
   const keys = await KeyRing.load(store, now);
+  // Viewer credentials: signed with sessions.http.secret, else a key kept in the store; never anything a caller holds.
+  const credentialKeys = config.sessions.http.enabled
+    ? await CredentialKeys.load(store, { secret: config.sessions.http.secret, previousForMs: ViewerSessions.previousKeyMs(config.sessions.http) }, now)
+    : undefined;
   const usage = new UsageService(store, (id) => store.findTokenById(id), now);
   const lifecycle = new Lifecycle(
     store,
@@ -150,8 +157,16 @@ export async function createServices(
   );
   const sessions: SessionControl = new SessionControl(store, config, metrics, logger, lifecycle, cutter, now);
   sessions.start();
-  const viewers = config.sessions.http.enabled
-    ? new ViewerSessions(config.sessions.http, { hookSecret: config.hooks.secret, dataDir: config.dataDir }, store, enforcer.lookup, logger, now)
+  const viewers = credentialKeys
+    ? new ViewerSessions(
+        config.sessions.http,
+        credentialKeys,
+        store,
+        enforcer.lookup,
+        logger,
+        now,
+        (ip) => geo.countryOf(ip),
+      )
     : undefined;
   if (viewers) {
     sessions.onEnded((s) => viewers.sessionEnded(s));
@@ -186,7 +201,7 @@ export async function createServices(
     store,
     accounts,
     tokens: new TokenService(store, now, config.limits, (accountId, id, before, after) => {
-      viewers?.tokenChanged(id, after);
+      viewers?.tokenChanged(id, after, accountId);
       return sessions.tokenChanged(accountId, id, before, after).catch((e: Error) => logger.warn({ accountId, tokenId: id, err: e.message }, 'sessions of a changed token: not ended'));
     }),
     metrics,

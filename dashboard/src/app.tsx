@@ -10,6 +10,7 @@ import { JwtPage } from './jwt';
 import { WebhooksPage } from './webhooks';
 import { AnalyticsPage } from './analytics';
 import { LivePage } from './live';
+import { SecuredPage } from './secured';
 
 function SignIn({ onSignedIn, notice }: { onSignedIn: () => void; notice: string }) {
   const [secret, setSecret] = useState('');
@@ -124,6 +125,7 @@ export function App() {
         {route.page === 'webhooks' && <WebhooksPage />}
         {route.page === 'analytics' && <AnalyticsPage />}
         {route.page === 'live' && <LivePage />}
+        {route.page === 'secured' && <SecuredPage />}
       </main>
     </div>
   );

@@ -10,6 +10,7 @@ export const PAGES = [
   ['webhooks', 'Webhooks'],
   ['analytics', 'Analytics'],
   ['live', 'Live streams'],
+  ['secured', 'Secured streams'],
 ] as const;
 export type Page = (typeof PAGES)[number][0];
 

@@ -95,9 +95,13 @@ export type NewTokenRecord = Omit<TokenRecord, 'id' | 'rev'>;
 
 export const tokenHash = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex');
 
-/** A publish token whose streams can be viewed only with a subscribe token (docs/api.md#secured-streams). */
-export const securesViewing = (t: Pick<TokenRecord, 'kind' | 'isActive' | 'subscribeRequiresAuth'>): boolean =>
-  t.kind === 'publish' && t.isActive && t.subscribeRequiresAuth === true;
+/**
+ * A publish token whose streams can be viewed only with a subscribe token (docs/api.md#secured-streams).
+ * Whether it is active or expired does not matter: revoking a publish token never opens its streams
+ * (its segments and recordings outlive it); only `subscribeRequiresAuth: false` opens them.
+ */
+export const securesViewing = (t: Pick<TokenRecord, 'kind' | 'subscribeRequiresAuth'>): boolean =>
+  t.kind === 'publish' && t.subscribeRequiresAuth === true;
 
 /** Whether the token limits its sessions (maxConcurrentSessions, maxUses; docs/api.md#session-limits). */
 export const hasLimits = (t: Pick<TokenRecord, 'maxConcurrentSessions' | 'maxUses'>): boolean => t.maxConcurrentSessions !== undefined || t.maxUses !== undefined;

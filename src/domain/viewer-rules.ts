@@ -8,13 +8,12 @@ type CountryFields = Pick<TokenRecord, 'allowedCountries' | 'deniedCountries'>;
 export const hasCountryLists = (t: CountryFields): boolean => t.allowedCountries.length > 0 || t.deniedCountries.length > 0;
 
 /**
- * An active publish token with country lists: they restrict the viewers of the streams it
- * publishes (never its publishers).
+ * A publish token with country lists: they restrict the viewers of the streams it publishes (never
+ * its publishers). Active or not: disabling it never lifts the lists (docs/api.md#country).
  */
-export const restrictsViewerCountries = (t: Pick<TokenRecord, 'kind' | 'isActive'> & CountryFields): boolean =>
-  t.kind === 'publish' && t.isActive && hasCountryLists(t);
+export const restrictsViewerCountries = (t: Pick<TokenRecord, 'kind'> & CountryFields): boolean => t.kind === 'publish' && hasCountryLists(t);
 
-type ViewerRuleFields = Pick<TokenRecord, 'kind' | 'isActive' | 'subscribeRequiresAuth'> & CountryFields;
+type ViewerRuleFields = Pick<TokenRecord, 'kind' | 'subscribeRequiresAuth'> & CountryFields;
 
 /** Bit 1: the token secures viewing (`securesViewing`); bit 2: it restricts viewer countries. */
 export const viewerRuleFlags = (t: ViewerRuleFields): number => (securesViewing(t) ? 1 : 0) | (restrictsViewerCountries(t) ? 2 : 0);

@@ -5,6 +5,7 @@
 import { LRUCache } from 'lru-cache';
 import { securesViewing, type TokenRecord } from '../domain/tokens.js';
 import { restrictsViewerCountries } from '../domain/viewer-rules.js';
+import { keptCountryToken, type SecuredStream } from '../domain/secured-streams.js';
 import type { LiveStream, Store } from '../store/store.js';
 import { compileRules, type CompiledRules } from '../policy/rules.js';
 import type { ViewerCountries } from '../policy/types.js';
@@ -23,7 +24,7 @@ export interface TokenEntry {
   ver: number;
 }
 
-/** An active publish token with country lists, as the account entry keeps it. */
+/** A publish token with country lists (active or not), as the account entry keeps it. */
 interface GeoToken {
   token: TokenRecord;
   /** Its lists alone, as the viewers of a stream it publishes are held to them. */
@@ -293,12 +294,19 @@ export class TokenLookup {
 
   private async loadAccount(accountId: string, ver: number): Promise<AccountEntry> {
     // One read of the tokens that set viewer rules: securing ones and those with country lists.
-    const [account, ruled] = await Promise.all([
+    const [account, ruled, kept] = await Promise.all([
       this.timed(this.store.getAccount(accountId)),
       this.timed(this.store.viewerRuleTokens(accountId)),
+      this.timed(this.store.securedStreams(accountId)),
     ]);
     const exact = new Set<string>();
     const patterns = new Set<string>();
+    // The viewer rules of deleted publish tokens stay (docs/api.md#secured-streams).
+    const keptLists = new Map<number, SecuredStream[]>();
+    for (const s of kept) {
+      if (s.subscribeRequiresAuth) (s.isRegex ? patterns : exact).add(s.streamName);
+      if (s.allowedCountries.length > 0 || s.deniedCountries.length > 0) keptLists.set(s.tokenId, [...(keptLists.get(s.tokenId) ?? []), s]);
+    }
     const geoTokens: GeoToken[] = [];
     for (const t of ruled) {
       if (securesViewing(t)) for (const s of t.streams) (s.isRegex ? patterns : exact).add(s.streamName);
@@ -307,6 +315,13 @@ export class TokenLookup {
         geoTokens.push({ token: t, alone: { source, lists: [{ allowed: t.allowedCountries, denied: t.deniedCountries, source }] } });
       }
     }
+    for (const entries of keptLists.values()) {
+      const t = keptCountryToken(accountId, entries, ver);
+      if (t === undefined) continue;
+      const source = `deleted publish token ${t.id}`;
+      geoTokens.push({ token: t, alone: { source, lists: [{ allowed: t.allowedCountries, denied: t.deniedCountries, source }] } });
+    }
+    geoTokens.sort((a, b) => a.token.id - b.token.id);
     const allowed = account?.allowedCountries ?? [];
     const denied = account?.deniedCountries ?? [];
     const defaults: ViewerCountries | undefined =
@@ -346,7 +361,7 @@ export class TokenLookup {
   /**
    * The country lists the viewers of `streamName` are held to unless their own token sets some
    * (docs/api.md#country): the publishing token's while the stream is live; else
-   * those of every active publish token with lists whose streams match (each must pass); else the
+   * those of every publish token with lists (active or not) whose streams match (each must pass); else the
    * account's defaults. Synchronous when this version of the entry already knows the answer (a
    * promise only when the live registry must be read, once per stream and version).
    */

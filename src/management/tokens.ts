@@ -15,6 +15,7 @@ import {
 } from '../domain/tokens.js';
 import { newSecret } from '../domain/secrets.js';
 import type { ListQuery, Store } from '../store/store.js';
+import type { SecuredStream } from '../domain/secured-streams.js';
 
 /** What one account may hold (config `limits`). */
 export interface AccountLimits {
@@ -28,7 +29,7 @@ export const DEFAULT_LIMITS: AccountLimits = { tokensPerAccount: 100_000, regexS
 
 const regexCount = (t: Pick<TokenRecord, 'streams'>): number => t.streams.filter((s) => s.isRegex).length;
 /** The patterns a token adds to its account's token-less decisions: only a securing token's count. */
-const securingRegexes = (t: Pick<TokenRecord, 'kind' | 'isActive' | 'subscribeRequiresAuth' | 'streams'>): number =>
+const securingRegexes = (t: Pick<TokenRecord, 'kind' | 'subscribeRequiresAuth' | 'streams'>): number =>
   securesViewing(t) ? regexCount(t) : 0;
 
 /** A stored token change: `before` as the change found it (null when unknown), `after` null for a deletion. */
@@ -60,15 +61,38 @@ export class TokenService {
     return run;
   }
 
-  /** Regex rules the account's securing tokens hold, the token `except` left out. */
+  /**
+   * Regex rules the account's securing tokens hold, the token `except` left out, and those its
+   * secured streams keep after their tokens were deleted.
+   */
   private async securingRegexesBut(accountId: string, except?: number): Promise<number> {
-    const securing = await this.store.securingTokens(accountId);
-    return securing.reduce((n, t) => (t.id === except ? n : n + securingRegexes(t)), 0);
+    const [securing, kept] = await Promise.all([this.store.securingTokens(accountId), this.store.securedStreams(accountId)]);
+    const held = securing.reduce((n, t) => (t.id === except ? n : n + securingRegexes(t)), 0);
+    return held + kept.filter((s) => s.isRegex && s.subscribeRequiresAuth).length;
   }
 
   private regexLimitProblem(others: number, adding: number): string {
     const max = this.limits.regexStreamsPerAccount;
-    return `an account's securing publish tokens (active, subscribeRequiresAuth) hold at most ${max} regex stream rules together (limits.regexStreamsPerAccount); the others hold ${others}, this token would hold ${adding}: use exact stream names, fewer patterns, or a pattern that covers several names`;
+    return `an account's securing publish tokens (subscribeRequiresAuth, active or not) and its secured streams hold at most ${max} regex stream rules together (limits.regexStreamsPerAccount); the others hold ${others}, this token would hold ${adding}: use exact stream names, fewer patterns, a pattern that covers several names, or remove secured streams you no longer need (DELETE /api/secured_streams/{name})`;
+  }
+
+  /** A page of the account's secured streams kept after their tokens (docs/api.md#secured-streams). */
+  async securedStreams(accountId: string, page: number, itemsOnPage: number): Promise<SecuredStream[]> {
+    const all = await this.store.securedStreams(accountId);
+    return all.slice((page - 1) * itemsOnPage, page * itemsOnPage);
+  }
+
+  /**
+   * Opens the streams an entry of that name kept secured (exact and regex alike): deliberate, like
+   * `subscribeRequiresAuth: false` on a token. 404 when the account keeps no such entry.
+   */
+  async releaseSecuredStream(accountId: string, streamName: string): Promise<SecuredStream[]> {
+    const removed = await this.store.removeSecuredStream(accountId, streamName);
+    if (removed.length === 0) {
+      const message = `No secured stream named: ${streamName}`;
+      throw new ApiError(404, message, { streamName: message });
+    }
+    return removed;
   }
 
   private notFound(kind: TokenKind, id: number): ApiError {
@@ -164,13 +188,13 @@ export class TokenService {
       // Only a change that brings more patterns is refused: a label edit stays possible on an
       // account already over a limit lowered since.
       if (others !== undefined && adding > securingRegexes(cur) && others + adding > this.limits.regexStreamsPerAccount) {
-        const field = input.addTokenStreams ? 'addTokenStreams' : input.subscribeRequiresAuth ? 'subscribeRequiresAuth' : 'isActive';
+        const field = input.addTokenStreams ? 'addTokenStreams' : 'subscribeRequiresAuth';
         throw ApiError.field(field, this.regexLimitProblem(others, adding));
       }
       return out;
     };
     const mayAddPatterns =
-      kind === 'publish' && (input.addTokenStreams?.some((s) => s.isRegex) || input.subscribeRequiresAuth === true || input.isActive === true);
+      kind === 'publish' && (input.addTokenStreams?.some((s) => s.isRegex) || input.subscribeRequiresAuth === true);
     const t = mayAddPatterns
       ? await this.serial(accountId, async () => this.store.updateToken(accountId, kind, id, change(await this.securingRegexesBut(accountId, id))))
       : await this.store.updateToken(accountId, kind, id, change());

@@ -37,7 +37,7 @@ export interface CountryLists {
 
 /**
  * The country lists a viewer is held to unless its own token sets some (docs/api.md#country):
- * the publishing token's while the stream is live, else those of every active publish token whose
+ * the publishing token's while the stream is live, else those of every publish token (active or not) whose
  * streams match the name (each must pass), else the account's defaults.
  */
 export interface ViewerCountries {
@@ -92,6 +92,13 @@ export interface Decision {
   limits?: { maxConcurrent?: number; maxUses?: number };
   /** The revision of the token record decided on (a self-signed token's parent's): the admission that follows checks it is still current. */
   tokenRev?: number;
+  /**
+   * The token (a self-signed token's parent) has rules a connection's own admission applies: session
+   * limits (counted), bind on usage (the connecting address), a held address (a cut session's hold).
+   * Only a media server that asks Streamgate applies them, so without director.admits the director's
+   * JWT carries no MediaMTX permission for it (docs/api.md#director-api-browser-sdks).
+   */
+  admissionRules?: true;
 }
 
 export function decision(reason: Reason, fields: Omit<Decision, 'allowed' | 'status' | 'reason' | 'message'>): Decision {

@@ -3,14 +3,14 @@
 import { StoreConflict, StoreUnavailable } from '../errors.js';
 import type { Store } from './store.js';
 
-type Method = Exclude<keyof Store, 'kind' | 'inProcess' | 'accountVersionKnown'>;
+type Method = Exclude<keyof Store, 'kind' | 'inProcess' | 'accountVersionKnown' | 'upgrade'>;
 
 /** Every method of the Store interface (a missing or extra name is a compile error). */
 const STORE_METHODS = Object.keys({
   ping: 1, close: 1,
   createAccount: 1, createFirstAccount: 1, getAccount: 1, listAccounts: 1, updateAccount: 1, setAccountSecret: 1, findAccountBySecretHash: 1,
   createToken: 1, getToken: 1, listTokens: 1, updateToken: 1, deleteToken: 1, findTokenByHash: 1, findTokenById: 1,
-  securingTokens: 1, viewerRuleTokens: 1, accountVersion: 1,
+  securingTokens: 1, viewerRuleTokens: 1, accountVersion: 1, securedStreams: 1, removeSecuredStream: 1,
   boundAddresses: 1, bindAddress: 1,
   createWebhook: 1, getWebhook: 1, updateWebhook: 1, deleteWebhook: 1, listWebhooks: 1, addDelivery: 1, listDeliveries: 1,
   startRecording: 1, completeRecording: 1, listRecordings: 1, deleteRecording: 1,

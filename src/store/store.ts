@@ -7,6 +7,7 @@
 // account's Redis Cluster slot are only hints, verified against the record on read. Rules both
 // backends apply (recording merge, bind decision, deliveries kept) are in domain/store-rules.ts.
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../domain/tokens.js';
+import type { SecuredStream } from '../domain/secured-streams.js';
 
 export interface Account {
   id: string;
@@ -220,6 +221,11 @@ export interface Store {
   ping(): Promise<void>;
   /** Releases connections and file handles. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Brings data written by an earlier build up to this one's indexes, once per store (later calls
+   * find it done). Called at start before any decision; a backend that migrates on open has none.
+   */
+  upgrade?(): Promise<void>;
 
   // ---- accounts and API secrets -------------------------------------------------------------
 
@@ -260,20 +266,34 @@ export interface Store {
    * it, the bound addresses are cleared in the same atomic step. Null when the token is not found.
    */
   updateToken(accountId: string, kind: TokenKind, id: number, change: TokenChange): Promise<TokenRecord | null>;
-  /** Deletes the token and its bound addresses. False when not found. */
+  /**
+   * Deletes the token and its bound addresses. A publish token that secures viewing leaves its
+   * stream rules on the account's secured streams (`securedAfterDelete` in domain/secured-streams.ts),
+   * in the same atomic step. False when not found.
+   */
   deleteToken(accountId: string, kind: TokenKind, id: number): Promise<boolean>;
+  /**
+   * The account's secured streams kept after their tokens were deleted (docs/api.md#secured-streams),
+   * in `bySecuredName` order. A decision reads them with the securing tokens.
+   */
+  securedStreams(accountId: string): Promise<SecuredStream[]>;
+  /**
+   * Removes the account's secured-stream entries named `streamName` (exact and regex alike) and
+   * moves the account version when any was removed, in one atomic step. Answers the removed entries.
+   */
+  removeSecuredStream(accountId: string, streamName: string): Promise<SecuredStream[]>;
   /** The token whose current value has this SHA-256 hash (any account, any kind), else null. */
   findTokenByHash(tokenHash: string): Promise<TokenRecord | null>;
   /** The token with this id in any account (enforcement of self-signed JWTs), else null. */
   findTokenById(id: number): Promise<TokenRecord | null>;
   /**
-   * The account's publish tokens that make viewing need a subscribe token: active, with
-   * subscribeRequiresAuth (domain rule `securesViewing`). Ordered by id.
+   * The account's publish tokens that make viewing need a subscribe token: with
+   * subscribeRequiresAuth, active or not (domain rule `securesViewing`). Ordered by id.
    */
   securingTokens(accountId: string): Promise<TokenRecord[]>;
   /**
    * In one read, the account's publish tokens that set rules for its viewers: the securing ones and
-   * the active ones with country lists (`setsViewerRules` in domain/viewer-rules.ts). Ordered by id.
+   * those with country lists, active or not (`setsViewerRules` in domain/viewer-rules.ts). Ordered by id.
    */
   viewerRuleTokens(accountId: string): Promise<TokenRecord[]>;
   /**

@@ -235,7 +235,7 @@ export function storeContract(factory: StoreFactory): void {
         assert.equal(await s.findTokenById(t.id), null);
       });
 
-      it('keeps the securing tokens of an account: active publish tokens with subscribeRequiresAuth', async () => {
+      it('keeps the securing tokens of an account: publish tokens with subscribeRequiresAuth, active or not', async () => {
         const s = await fresh();
         const a = await s.createToken(tok('A', 'publish', 'a', T0, { subscribeRequiresAuth: true }));
         await s.createToken(tok('A', 'publish', 'open'));
@@ -245,12 +245,58 @@ export function storeContract(factory: StoreFactory): void {
         await s.updateToken('A', 'publish', b.id, (cur) => applyTokenUpdate(cur, { subscribeRequiresAuth: true }, T0, newSecret));
         assert.deepEqual((await s.securingTokens('A')).map((t) => t.id), [a.id, b.id]);
         await s.updateToken('A', 'publish', a.id, (cur) => applyTokenUpdate(cur, { isActive: false }, T0, newSecret));
+        assert.deepEqual((await s.securingTokens('A')).map((t) => t.id), [a.id, b.id], 'a disabled token still secures');
+        await s.updateToken('A', 'publish', a.id, (cur) => applyTokenUpdate(cur, { subscribeRequiresAuth: false }, T0, newSecret));
         assert.deepEqual((await s.securingTokens('A')).map((t) => t.id), [b.id]);
         await s.deleteToken('A', 'publish', b.id);
         assert.deepEqual(await s.securingTokens('A'), []);
       });
 
-      it('keeps the viewer-rule tokens of an account: securing ones and active publish tokens with country lists', async () => {
+      it('keeps the stream rules of a deleted publish token that set viewer rules, with those rules, removable by name and account', async () => {
+        const s = await fresh(() => T0 + 5000);
+        await s.createAccount(account('A'));
+        const a = await s.createToken(
+          tok('A', 'publish', 'a', T0, { subscribeRequiresAuth: true, streams: [{ streamName: 'live1' }, { streamName: 'cam.*', isRegex: true }, { streamName: 'x', isRegex: true }] }),
+        );
+        const x = await s.createToken(tok('A', 'publish', 'x', T0, { subscribeRequiresAuth: true, streams: [{ streamName: 'x' }] }));
+        const open = await s.createToken(tok('A', 'publish', 'open', T0, { streams: [{ streamName: 'open1' }] }));
+        const geo = await s.createToken(tok('A', 'publish', 'geo', T0, { streams: [{ streamName: 'x' }], deniedCountries: ['FR'] }));
+        const sub = await s.createToken(tok('A', 'subscribe', 'viewer', T0, { streams: [{ streamName: 'v' }] }));
+        await s.createToken(tok('B', 'publish', 'b', T0, { subscribeRequiresAuth: true, streams: [{ streamName: 'theirs' }] }));
+        assert.deepEqual(await s.securedStreams('A'), []);
+        await s.deleteToken('A', 'publish', open.id);
+        await s.deleteToken('A', 'subscribe', sub.id);
+        assert.deepEqual(await s.securedStreams('A'), [], 'tokens that secured nothing leave nothing');
+        const v0 = await s.accountVersion('A');
+        assert.equal(await s.deleteToken('A', 'publish', a.id), true);
+        await s.deleteToken('A', 'publish', x.id);
+        await s.deleteToken('A', 'publish', geo.id);
+        const at = new Date(T0 + 5000).toISOString();
+        const secures = { subscribeRequiresAuth: true, allowedCountries: [], deniedCountries: [] };
+        const deniesFr = { subscribeRequiresAuth: false, allowedCountries: [], deniedCountries: ['FR'] };
+        assert.deepEqual(await s.securedStreams('A'), [
+          { streamName: 'cam.*', isRegex: true, tokenId: a.id, addedOn: at, ...secures },
+          { streamName: 'live1', isRegex: false, tokenId: a.id, addedOn: at, ...secures },
+          { streamName: 'x', isRegex: false, tokenId: x.id, addedOn: at, ...secures },
+          { streamName: 'x', isRegex: false, tokenId: geo.id, addedOn: at, ...deniesFr },
+          { streamName: 'x', isRegex: true, tokenId: a.id, addedOn: at, ...secures },
+        ]);
+        assert.deepEqual(await s.securedStreams('B'), []);
+        const v1 = await s.accountVersion('A');
+        assert.notEqual(v1, v0);
+        assert.deepEqual(await s.removeSecuredStream('B', 'x'), [], "another account's name is not removed");
+        assert.deepEqual(await s.removeSecuredStream('A', 'nothing'), []);
+        assert.equal(await s.accountVersion('A'), v1, 'removing nothing moves nothing');
+        assert.deepEqual(await s.removeSecuredStream('A', 'x'), [
+          { streamName: 'x', isRegex: false, tokenId: x.id, addedOn: at, ...secures },
+          { streamName: 'x', isRegex: false, tokenId: geo.id, addedOn: at, ...deniesFr },
+          { streamName: 'x', isRegex: true, tokenId: a.id, addedOn: at, ...secures },
+        ]);
+        assert.notEqual(await s.accountVersion('A'), v1);
+        assert.deepEqual((await s.securedStreams('A')).map((e) => e.streamName), ['cam.*', 'live1']);
+      });
+
+      it('keeps the viewer-rule tokens of an account: securing ones and publish tokens with country lists, active or not', async () => {
         const s = await fresh();
         const securing = await s.createToken(tok('A', 'publish', 'secures', T0, { subscribeRequiresAuth: true }));
         const denies = await s.createToken(tok('A', 'publish', 'denies', T0, { deniedCountries: ['FR'] }));
@@ -267,6 +313,8 @@ export function storeContract(factory: StoreFactory): void {
         assert.deepEqual(await ids(), [securing.id, denies.id, both.id, later.id]);
         await s.updateToken('A', 'publish', denies.id, (cur) => applyTokenUpdate(cur, { isActive: false }, T0, newSecret));
         await s.updateToken('A', 'publish', both.id, (cur) => applyTokenUpdate(cur, { subscribeRequiresAuth: false }, T0, newSecret));
+        assert.deepEqual(await ids(), [securing.id, denies.id, both.id, later.id], 'disabled, a token keeps its lists');
+        await s.updateToken('A', 'publish', denies.id, (cur) => applyTokenUpdate(cur, { updateDeniedCountries: [] }, T0, newSecret));
         assert.deepEqual(await ids(), [securing.id, both.id, later.id]);
         assert.deepEqual((await s.securingTokens('A')).map((t) => t.id), [securing.id]);
         await s.updateToken('A', 'publish', later.id, (cur) => applyTokenUpdate(cur, { updateAllowedCountries: [] }, T0, newSecret));

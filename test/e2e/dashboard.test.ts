@@ -619,6 +619,29 @@ describe('dashboard in Chromium', () => {
     await shot('18-stream-stopped.png');
   });
 
+  it('lists the stream rules a deleted securing token left secured and opens one after a confirmation', async () => {
+    const pub = (await api('POST', '/api/publish_token', { label: 'premium', streams: [{ streamName: 'premium7' }], subscribeRequiresAuth: true, deniedCountries: ['FR'] })).body.data;
+    assert.equal((await api('DELETE', `/api/publish_token/${pub.id}`)).status, 200);
+    const tokenless = async () => (await fetch(`${base}/hooks/authorize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'subscribe', streamName: 'premium7', accountId: acct.id }) })).status;
+    assert.equal(await tokenless(), 401);
+
+    await page.getByRole('link', { name: 'Secured streams' }).click();
+    const rows = page.getByRole('table', { name: 'Secured streams kept after their token' }).locator('tbody tr');
+    await eventually(async () => (await cells(rows.first())).slice(0, 3), ['premium7', 'subscribe token required; not FR', String(pub.id)], 'kept row');
+    await page.getByRole('button', { name: 'Remove the kept rules of premium7' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Open premium7?' });
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
+    assert.equal(await tokenless(), 401, 'cancel keeps it secured');
+    await page.getByRole('button', { name: 'Remove the kept rules of premium7' }).click();
+    await dialog.getByRole('button', { name: 'Remove kept rules' }).click();
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'removed' })), '1 kept rule for premium7 removed: the streams it matched are open unless another rule secures them.', 'removed notice');
+    await eventually(async () => cells(rows.first()), ['No stream rule is kept after its token.'], 'empty after the removal');
+    assert.equal(await tokenless(), 200);
+    await shot('19-secured-streams.png');
+  });
+
   it('keyboard only: Tab reaches the navigation and Enter opens a page', async () => {
     await page.goto('about:blank');
     await go('#/publish');

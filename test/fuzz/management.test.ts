@@ -66,6 +66,8 @@ const FIXTURES: Record<string, Omit<EntryPoint, 'method' | 'path' | 'auth'>> = {
   'POST /api/stream/stop/all': {},
   'GET /api/monitoring/streams': { query: () => 'page=1&itemsOnPage=10&sortBy=ViewerCount&isDescending=False&isActive=true' },
   'GET /api/monitoring/streams/:streamName': {},
+  'GET /api/secured_streams': { query: () => 'page=1&itemsOnPage=10' },
+  'DELETE /api/secured_streams/:streamName': {},
 };
 for (const kind of ['publish', 'subscribe'] as const) {
   FIXTURES[`POST /api/${kind}_token`] = { body: createToken(kind) };

@@ -10,7 +10,7 @@ import { testApp, type TestApp } from '../helpers/app.js';
 const LIMITS = { tokensPerAccount: 5, regexStreamsPerAccount: 6 };
 const regexes = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ streamName: `${prefix}${i}-[a-z]+`, isRegex: true }));
 const REGEX_LIMIT = (others: number, adding: number) =>
-  `an account's securing publish tokens (active, subscribeRequiresAuth) hold at most 6 regex stream rules together (limits.regexStreamsPerAccount); the others hold ${others}, this token would hold ${adding}: use exact stream names, fewer patterns, or a pattern that covers several names`;
+  `an account's securing publish tokens (subscribeRequiresAuth, active or not) and its secured streams hold at most 6 regex stream rules together (limits.regexStreamsPerAccount); the others hold ${others}, this token would hold ${adding}: use exact stream names, fewer patterns, a pattern that covers several names, or remove secured streams you no longer need (DELETE /api/secured_streams/{name})`;
 
 export function accountLimitsSuite(factory: StoreFactory): void {
   describe(`per-account limits: ${factory.name}`, () => {
@@ -72,7 +72,7 @@ export function accountLimitsSuite(factory: StoreFactory): void {
       assert.equal((await post('/api/publish_token', { label: 'b', streams: regexes('b', 2), ...secured })).status, 200);
     });
 
-    it('refuses an update that would bring a token over the regex limit (adding patterns, securing, re-enabling), and still allows edits that add none', async () => {
+    it('refuses an update that would bring a token over the regex limit (adding patterns, securing), and still allows edits that add none', async () => {
       await fresh();
       const a = (await post('/api/publish_token', { label: 'a', streams: regexes('a', 5), subscribeRequiresAuth: true })).body.data;
       const b = (await post('/api/publish_token', { label: 'b', streams: regexes('b', 2) })).body.data;
@@ -84,11 +84,18 @@ export function accountLimitsSuite(factory: StoreFactory): void {
       assert.deepEqual([secure.status, secure.body.data.errors], [400, { subscribeRequiresAuth: [REGEX_LIMIT(5, 2)] }]);
       assert.equal(await version(), ver, 'nothing written');
       assert.deepEqual((await list('publish')).map((x) => x.streams), before);
-      // Disabled, a token stops counting; re-enabling it counts again.
+      // Disabled, a token still secures its streams, so its patterns still count.
       assert.equal((await put(`/api/publish_token/${a.id}`, { isActive: false })).status, 200);
+      const disabled = await put(`/api/publish_token/${b.id}`, { subscribeRequiresAuth: true });
+      assert.deepEqual([disabled.status, disabled.body.data.errors], [400, { subscribeRequiresAuth: [REGEX_LIMIT(5, 2)] }]);
+      // Deleted, its patterns stay secured streams and still count, until the account removes them.
+      assert.equal((await request(t.app).delete(`/api/publish_token/${a.id}`).set(auth())).status, 200);
+      const deleted = await put(`/api/publish_token/${b.id}`, { subscribeRequiresAuth: true });
+      assert.deepEqual([deleted.status, deleted.body.data.errors], [400, { subscribeRequiresAuth: [REGEX_LIMIT(5, 2)] }]);
+      for (const r of regexes('a', 5).slice(0, 3)) {
+        assert.equal((await request(t.app).delete(`/api/secured_streams/${encodeURIComponent(r.streamName)}`).set(auth())).status, 200);
+      }
       assert.equal((await put(`/api/publish_token/${b.id}`, { subscribeRequiresAuth: true })).status, 200);
-      const again = await put(`/api/publish_token/${a.id}`, { isActive: true });
-      assert.deepEqual([again.status, again.body.data.errors], [400, { isActive: [REGEX_LIMIT(2, 5)] }]);
       // A label edit adds no pattern: allowed even on an account at its limit.
       assert.equal((await put(`/api/publish_token/${b.id}`, { label: 'renamed' })).status, 200);
     });

@@ -51,6 +51,24 @@ describe('two instances on one Redis', () => {
   const ask = (app: TestApp, token: string, clientIp = '192.0.2.1') =>
     request(app.app).post('/hooks/authorize').send({ action: 'subscribe', token, streamName: 'cam1', clientIp });
 
+  it("a securing publish token disabled or deleted on one instance never opens its stream on the other", async () => {
+    const view = async (app: TestApp) =>
+      (await request(app.app).post('/hooks/authorize').send({ action: 'subscribe', streamName: 'kept1', accountId: acct.id })).status;
+    const p = await request(a.app)
+      .post('/api/publish_token')
+      .set('authorization', `Bearer ${acct.secret}`)
+      .send({ label: 'secures', streams: [{ streamName: 'kept1' }], subscribeRequiresAuth: true });
+    // b decides first, so its account entry is cached before each change made on a
+    assert.deepEqual([await view(b), await view(a)], [401, 401]);
+    await request(a.app).put(`/api/publish_token/${p.body.data.id}`).set('authorization', `Bearer ${acct.secret}`).send({ isActive: false });
+    assert.deepEqual([await view(b), await view(a)], [401, 401]);
+    await request(a.app).delete(`/api/publish_token/${p.body.data.id}`).set('authorization', `Bearer ${acct.secret}`);
+    assert.deepEqual([await view(b), await view(a)], [401, 401]);
+    // the account opens it on b: a sees it at its next decision
+    assert.equal((await request(b.app).delete('/api/secured_streams/kept1').set('authorization', `Bearer ${acct.secret}`)).status, 200);
+    assert.deepEqual([await view(a), await view(b)], [200, 200]);
+  });
+
   it('binds exactly 3 of 40 addresses when 200 first uses are spread over both instances', async () => {
     const s = await mk({ bindIpsOnUsage: 3 });
     const ips = Array.from({ length: 40 }, (_, i) => `198.51.100.${i + 1}`);

@@ -186,7 +186,10 @@ export function enforcementSuite(factory: StoreFactory): void {
         const secured = await authorize({ action: 'subscribe', streamName: 'cam1', accountId: acct.id });
         assert.deepEqual([secured.status, secured.body.reason], [401, 'token_required']);
         assert.equal((await authorize({ action: 'subscribe', streamName: 'other', accountId: acct.id })).status, 200);
+        // disabling the securing token never opens its streams; turning subscribeRequiresAuth off does
         await api().put(`/api/publish_token/${p.id}`, { isActive: false });
+        assert.equal((await authorize({ action: 'subscribe', streamName: 'cam1', accountId: acct.id })).status, 401);
+        await api().put(`/api/publish_token/${p.id}`, { subscribeRequiresAuth: false });
         assert.equal((await authorize({ action: 'subscribe', streamName: 'cam1', accountId: acct.id })).status, 200);
         await request(t.app).put(`/admin/accounts/${acct.id}`).set('authorization', 'Bearer test-admin-key-0123456789abcdefghij').send({ secureViewer: true });
         assert.equal((await authorize({ action: 'subscribe', streamName: 'other', accountId: acct.id })).status, 401);

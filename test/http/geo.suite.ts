@@ -145,8 +145,9 @@ export function geoSuite(factory: StoreFactory): void {
         assert.deepEqual([await view(US, undefined, 'news'), await view(FR, undefined, 'news'), await view(NOWHERE, undefined, 'news')], [ALLOWED, REFUSED, REFUSED]);
         await api().put(`/api/publish_token/${p.id}`, { updateAllowedCountries: ['FR'] });
         assert.deepEqual([await view(US, undefined, 'news'), await view(FR, undefined, 'news')], [REFUSED, ALLOWED]);
+        // disabling the token never lifts its lists
         await api().put(`/api/publish_token/${p.id}`, { isActive: false });
-        assert.deepEqual([await view(US, undefined, 'news'), await view(FR, undefined, 'news')], [ALLOWED, ALLOWED]);
+        assert.deepEqual([await view(US, undefined, 'news'), await view(FR, undefined, 'news')], [REFUSED, ALLOWED]);
         await api().put(`/api/publish_token/${p.id}`, { isActive: true });
         assert.equal(await view(US, undefined, 'news'), REFUSED);
         const del = await request(t.app).delete(`/api/publish_token/${p.id}`).set('authorization', `Bearer ${acct.secret}`);

@@ -311,7 +311,7 @@ describe('README walk-through', () => {
     assert.equal(disabled.status, 200);
     assert.deepEqual(disabled.body.data, { successfulTokens: [1], failedTokens: [] });
     await decide({ action: 'publish', token: PUB, streamName: 'cam1', protocol: 'rtmp' }, 401, refused('token_disabled', 'Unauthorized: Token disabled'));
-    // cam1 was secured by the publish token alone: disabled, it no longer secures the stream.
-    await decide({ action: 'subscribe', streamName: 'cam1', protocol: 'hls' }, 200, admitted({}));
+    // Revoking never widens access: disabled, the publish token still secures cam1.
+    await decide({ action: 'subscribe', streamName: 'cam1', protocol: 'hls' }, 401, refused('token_required', 'Unauthorized: Token required'));
   });
 });

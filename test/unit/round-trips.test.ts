@@ -141,7 +141,9 @@ describe('store round trips per decision', () => {
     // live by the FR-denying token: only its lists
     calls.length = 0;
     assert.deepEqual([await ask('192.0.2.1'), await ask('192.0.2.2')], ['country_not_allowed', 'allowed']);
-    assert.deepEqual(calls, ['accountVersion', 'getAccount', 'viewerRuleTokens', 'getLiveStream', 'accountVersion']);
+    // the account's entry is loaded again at the new version: its settings, viewer-rule tokens and
+    // kept secured streams in parallel, then the stream's live entry
+    assert.deepEqual(calls, ['accountVersion', 'getAccount', 'viewerRuleTokens', 'securedStreams', 'getLiveStream', 'accountVersion']);
     // the same token starting the stream again changes nothing a viewer sees: no version move
     await inner.startLiveStream({ accountId: 'ACC001', streamName: 'cam1', tokenId: fr.id, feedId: 'f2', startedOn: new Date(now).toISOString(), caller: 'test' }, 3600);
     assert.equal(await inner.accountVersion('ACC001'), before + 1);

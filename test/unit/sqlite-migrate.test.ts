@@ -1,5 +1,6 @@
 // A SQLite file written before accounts had viewer country defaults and before the securing index
-// held country-list tokens: opening it brings both up to date, once, and keeps its data.
+// held country-list tokens (and disabled ones): opening it brings both up to date, once, and keeps
+// its data.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { newTokenRecord } from '../../src/domain/tokens.js';
 
 describe('SQLite: opening a file of the previous layout', () => {
-  it('adds the account country columns and indexes active publish tokens with country lists', async () => {
+  it('adds the account country columns and indexes publish tokens with country lists, active or not', async () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'sg-migrate-')), 'db');
     const now = Date.now();
     const first = new SqliteStore({ file, synchronous: 'NORMAL' });
@@ -31,12 +32,13 @@ describe('SQLite: opening a file of the previous layout', () => {
 
     const s = new SqliteStore({ file, synchronous: 'NORMAL' });
     assert.deepEqual(await s.getAccount('ACC001'), { id: 'ACC001', name: 'a', createdOn: new Date(now).toISOString(), secureViewer: false, secretHash: 'h' });
-    assert.deepEqual((await s.viewerRuleTokens('ACC001')).map((t) => t.id), [geo.id, secures.id]);
+    // a disabled token keeps restricting its viewers' countries (docs/api.md#country)
+    assert.deepEqual((await s.viewerRuleTokens('ACC001')).map((t) => t.id), [geo.id, secures.id, off.id]);
     assert.deepEqual((await s.securingTokens('ACC001')).map((t) => t.id), [secures.id]);
     assert.deepEqual((await s.updateAccount('ACC001', { deniedCountries: ['DE'] }))?.deniedCountries, ['DE']);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 1);
+    assert.equal(again.pragma('user_version', { simple: true }), 2);
     again.close();
   });
 });

@@ -35,6 +35,10 @@ export const keys = {
   accountOfVersion: (key: string): string | undefined =>
     key.startsWith(TAG_HEAD) && key.endsWith(VERSION_TAIL) ? key.slice(TAG_HEAD.length, -VERSION_TAIL.length) : undefined,
   securing: (accountId: string) => `${tag(accountId)}:securing`,
+  /** The account's secured streams kept after their tokens: "e:<name>" / "r:<pattern>" → one JSON entry per line, a line per deleted token (docs/api.md#secured-streams). */
+  secured: (accountId: string) => `${tag(accountId)}:secured`,
+  /** The field of a secured-stream entry in that hash. */
+  securedField: (streamName: string, isRegex: boolean) => `${isRegex ? 'r' : 'e'}:${streamName}`,
   /** Hint: token id → account id (verified against the record on read), 100 ids per bucket hash. */
   tokenId: (id: number): [key: string, field: string] => [`tid:${Math.floor(id / 100)}`, String(id % 100)],
   meta: (key: string) => `meta:${key}`,

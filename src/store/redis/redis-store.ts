@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../../domain/tokens.js';
 import { PUBLISH_SETTING_DEFAULTS, securesViewing, tokenHash } from '../../domain/tokens.js';
 import { setsViewerRules } from '../../domain/viewer-rules.js';
+import { bySecuredName, keptRules, securedAfterDelete, type SecuredStream } from '../../domain/secured-streams.js';
 import type {
   Account,
   AccountPatch,
@@ -43,7 +44,8 @@ import { VersionWatch } from './version-watch.js';
 const SCRIPTS = {
   tokenCreate: { file: 'token-create.lua', keys: 5 },
   tokenUpdate: { file: 'token-update.lua', keys: 5 },
-  tokenDelete: { file: 'token-delete.lua', keys: 6 },
+  tokenDelete: { file: 'token-delete.lua', keys: 7 },
+  securedRemove: { file: 'secured-remove.lua', keys: 2 },
   bindAddress: { file: 'bind-address.lua', keys: 2 },
   recordCas: { file: 'record-cas.lua', keys: 1 },
   secretSet: { file: 'secret-set.lua', keys: 1 },
@@ -78,9 +80,23 @@ const VERSION_WRITES = [
   'createToken',
   'updateToken',
   'deleteToken',
+  'removeSecuredStream',
   'startLiveStream',
   'endLiveStream',
 ] as const satisfies ReadonlyArray<keyof Store>;
+
+/** The meta key and value saying the viewer-rule sets hold disabled tokens too (upgrade()). */
+const VIEWER_RULE_INDEX_META = 'viewer-rule-index';
+const VIEWER_RULE_INDEX_VERSION = '2';
+
+/** The secured-stream entries of one name and kind, read back from their hash value (one JSON entry per line). */
+function securedEntries(streamName: string, isRegex: boolean, raw: string | null | undefined): SecuredStream[] {
+  if (raw === null || raw === undefined) return [];
+  return raw.split('\n').map((line) => {
+    const v = JSON.parse(line) as Omit<SecuredStream, 'streamName' | 'isRegex'>;
+    return Object.assign({ streamName, isRegex }, v);
+  });
+}
 
 /** What the caller-id hint of a session holds: account, registry id, token, stream. */
 interface SessionPointer {
@@ -455,10 +471,15 @@ export class RedisStore implements Store {
         keys.bound(accountId, id),
         keys.version(accountId),
         keys.securing(accountId),
+        keys.secured(accountId),
         current.rev,
         nameMember(nameSortKey(current.label), id),
         idMember(id),
         id,
+        ...securedAfterDelete(current, new Date(this.now()).toISOString()).flatMap((e) => [
+          keys.securedField(e.streamName, e.isRegex),
+          JSON.stringify(Object.assign({ tokenId: e.tokenId, addedOn: e.addedOn }, keptRules(e))),
+        ]),
       );
       // MOVED: changed since we read it, so the index members may differ: read again
       const step = casReply(reply, () => true, () => false);
@@ -470,6 +491,41 @@ export class RedisStore implements Store {
       }
       return step;
     });
+  }
+
+  async securedStreams(accountId: string): Promise<SecuredStream[]> {
+    const all = await this.redis.hgetall(keys.secured(accountId));
+    const out: SecuredStream[] = [];
+    for (const [field, value] of Object.entries(all)) out.push(...securedEntries(field.slice(2), field.startsWith('r:'), value));
+    return out.sort(bySecuredName);
+  }
+
+  async removeSecuredStream(accountId: string, streamName: string): Promise<SecuredStream[]> {
+    const [exact, regex] = (await this.run('securedRemove', keys.secured(accountId), keys.version(accountId), keys.securedField(streamName, false), keys.securedField(streamName, true))) as [
+      string | null,
+      string | null,
+    ];
+    const out = [...securedEntries(streamName, false, exact), ...securedEntries(streamName, true, regex)].sort(bySecuredName);
+    if (out.length > 0) await this.replicated();
+    return out;
+  }
+
+  /**
+   * Data of earlier builds indexed only active publish tokens as setting viewer rules: a disabled
+   * securing token must be in the set too (securesViewing). Once per store (meta key), idempotent:
+   * instances starting together add the same members, and a member whose token no longer sets
+   * rules is skipped on read (viewerRuleTokens filters).
+   */
+  async upgrade(): Promise<void> {
+    if ((await this.getMeta(VIEWER_RULE_INDEX_META)) === VIEWER_RULE_INDEX_VERSION) return;
+    for (const accountId of await this.redis.zrange(keys.accountList, 0, -1)) {
+      const ids = (await this.redis.zrange(keys.byAdded(accountId, 'publish'), 0, -1)).map(idFromMember);
+      for (let i = 0; i < ids.length; i += 500) {
+        const ruled = (await this.readTokens(accountId, ids.slice(i, i + 500))).filter(setsViewerRules).map((t) => String(t.id));
+        if (ruled.length > 0) await this.redis.sadd(keys.securing(accountId), ...ruled);
+      }
+    }
+    await this.setMeta(VIEWER_RULE_INDEX_META, VIEWER_RULE_INDEX_VERSION);
   }
 
   async findTokenByHash(hash: string): Promise<TokenRecord | null> {

@@ -1,11 +1,11 @@
 // The embedded store: one SQLite file (WAL) through better-sqlite3. Calls are synchronous inside,
 // so every read-modify-write below runs as one transaction with nothing interleaved.
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../../domain/tokens.js';
 import { tokenHash } from '../../domain/tokens.js';
 import { viewerRuleFlags } from '../../domain/viewer-rules.js';
+import { bySecuredName, keptRules, securedAfterDelete, type KeptRules, type SecuredStream } from '../../domain/secured-streams.js';
 import type {
   Account,
   AccountPatch,
@@ -32,7 +32,8 @@ import { nameSortKey } from '../sort.js';
 import { AccountExists, StoreUnavailable } from '../../errors.js';
 import { DELIVERIES_KEPT, ENDED_SESSION_KEEP_S, admissionStep, bindDecision, completedRecording, tokenUnchanged, type CompletedRecording } from '../../domain/store-rules.js';
 import { copyWith } from '../../domain/objects.js';
-import { Checkpointer } from './checkpointer.js';
+import { Checkpointer, WAL_LIMIT_BYTES } from './checkpointer.js';
+import { ensurePrivateDir, ensurePrivateFile } from '../data-dir.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS accounts (
@@ -142,6 +143,15 @@ CREATE TABLE IF NOT EXISTS expiry_cuts (
   at_ms INTEGER NOT NULL,
   PRIMARY KEY (account_id, token_id)
 );
+CREATE TABLE IF NOT EXISTS secured_streams (
+  account_id TEXT NOT NULL,
+  stream_name TEXT NOT NULL,
+  is_regex INTEGER NOT NULL,
+  token_id INTEGER NOT NULL,
+  added_on TEXT NOT NULL,
+  rules TEXT NOT NULL,
+  PRIMARY KEY (account_id, stream_name, is_regex, token_id)
+);
 CREATE TABLE IF NOT EXISTS live_streams (
   account_id TEXT NOT NULL,
   stream_name TEXT NOT NULL,
@@ -152,6 +162,17 @@ CREATE TABLE IF NOT EXISTS live_streams (
   PRIMARY KEY (account_id, stream_name)
 );
 `;
+
+interface SecuredRow {
+  stream_name: string;
+  is_regex: number;
+  token_id: number;
+  added_on: string;
+  rules: string;
+}
+
+const securedOf = (r: SecuredRow): SecuredStream =>
+  Object.assign({ streamName: r.stream_name, isRegex: r.is_regex === 1, tokenId: r.token_id, addedOn: r.added_on }, JSON.parse(r.rules) as KeptRules);
 
 interface TokenRow {
   id: number;
@@ -198,6 +219,8 @@ export interface SqliteStoreOptions {
   versionPollMs?: number;
   /** The background checkpoint's period (default 1 s; src/store/sqlite/checkpointer.ts). */
   checkpointPeriodMs?: number;
+  /** The log length at which the background thread starts it over (default 16 MiB; src/store/sqlite/checkpointer.ts). */
+  walRestartBytes?: number;
   /** Told when background checkpoints stop after a failure (the serving connection checkpoints again). */
   onCheckpointFailure?: (message: string) => void;
 }
@@ -220,11 +243,17 @@ export class SqliteStore implements Store {
   readonly checkpointer?: Checkpointer;
 
   constructor(opts: SqliteStoreOptions) {
-    if (opts.file !== ':memory:') mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
+    if (opts.file !== ':memory:') {
+      // a directory Streamgate makes is 0700, the file 0600 (its -wal and -shm take its mode): src/store/data-dir.ts
+      ensurePrivateDir(path.dirname(path.resolve(opts.file)));
+      ensurePrivateFile(path.resolve(opts.file));
+    }
     this.db = new Database(opts.file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
     this.db.pragma('busy_timeout = 5000');
+    // what the log file keeps when the log starts over; the checkpointer starts it over well before (docs/operations.md#sqlite-checkpoints)
+    this.db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
     this.db.exec(SCHEMA);
     this.migrate();
     const run = this.db.transaction((fn: () => unknown) => fn());
@@ -242,7 +271,7 @@ export class SqliteStore implements Store {
           setAutocheckpoint: (pages) => void this.db.pragma(`wal_autocheckpoint = ${pages}`),
           onFailure: (message) => opts.onCheckpointFailure?.(message),
         },
-        opts.checkpointPeriodMs,
+        { periodMs: opts.checkpointPeriodMs, restartAtBytes: opts.walRestartBytes },
       );
     }
   }
@@ -284,15 +313,21 @@ export class SqliteStore implements Store {
    */
   private migrate(): void {
     const version = this.db.pragma('user_version', { simple: true }) as number;
-    if (version >= 1) return;
+    if (version >= 2) return;
     this.db.transaction(() => {
-      const columns = new Set((this.db.prepare('PRAGMA table_info(accounts)').all() as Array<{ name: string }>).map((c) => c.name));
-      for (const c of ['allowed_countries', 'denied_countries']) {
-        if (!columns.has(c)) this.db.exec(`ALTER TABLE accounts ADD COLUMN ${c} TEXT NOT NULL DEFAULT ''`);
+      if (version < 1) {
+        const columns = new Set((this.db.prepare('PRAGMA table_info(accounts)').all() as Array<{ name: string }>).map((c) => c.name));
+        for (const c of ['allowed_countries', 'denied_countries']) {
+          if (!columns.has(c)) this.db.exec(`ALTER TABLE accounts ADD COLUMN ${c} TEXT NOT NULL DEFAULT ''`);
+        }
       }
-      this.db.exec(`UPDATE tokens SET securing = securing | 2 WHERE kind = 'publish' AND json_extract(data, '$.isActive')
-        AND (json_array_length(data, '$.allowedCountries') > 0 OR json_array_length(data, '$.deniedCountries') > 0)`);
-      this.db.pragma('user_version = 1');
+      // `user_version` 2: the flags no longer depend on isActive (a disabled publish token keeps
+      // securing its streams and restricting their viewers' countries; domain/viewer-rules.ts).
+      this.db.exec(`UPDATE tokens SET securing =
+          (CASE WHEN json_extract(data, '$.subscribeRequiresAuth') THEN 1 ELSE 0 END)
+        | (CASE WHEN json_array_length(data, '$.allowedCountries') > 0 OR json_array_length(data, '$.deniedCountries') > 0 THEN 2 ELSE 0 END)
+        WHERE kind = 'publish'`);
+      this.db.pragma('user_version = 2');
     })();
   }
 
@@ -473,12 +508,32 @@ export class SqliteStore implements Store {
 
   async deleteToken(accountId: string, kind: TokenKind, id: number): Promise<boolean> {
     return this.tx(() => {
-      const n = this.stmt('DELETE FROM tokens WHERE id = ? AND account_id = ? AND kind = ?').run(id, accountId, kind).changes;
-      if (n === 1) {
-        this.stmt('DELETE FROM bound_addresses WHERE token_id = ?').run(id);
-        this.bumpVersion(accountId);
+      const current = this.readToken(accountId, kind, id);
+      if (!current) return false;
+      this.stmt('DELETE FROM tokens WHERE id = ?').run(id);
+      this.stmt('DELETE FROM bound_addresses WHERE token_id = ?').run(id);
+      const keep = this.stmt('INSERT OR IGNORE INTO secured_streams (account_id, stream_name, is_regex, token_id, added_on, rules) VALUES (?, ?, ?, ?, ?, ?)');
+      for (const s of securedAfterDelete(current, new Date(this.now()).toISOString())) {
+        keep.run(accountId, s.streamName, s.isRegex ? 1 : 0, s.tokenId, s.addedOn, JSON.stringify(keptRules(s)));
       }
-      return n === 1;
+      this.bumpVersion(accountId);
+      return true;
+    });
+  }
+
+  async securedStreams(accountId: string): Promise<SecuredStream[]> {
+    const rows = this.stmt('SELECT stream_name, is_regex, token_id, added_on, rules FROM secured_streams WHERE account_id = ?').all(accountId) as SecuredRow[];
+    return rows.map(securedOf).sort(bySecuredName);
+  }
+
+  async removeSecuredStream(accountId: string, streamName: string): Promise<SecuredStream[]> {
+    return this.tx(() => {
+      const rows = this.stmt('SELECT stream_name, is_regex, token_id, added_on, rules FROM secured_streams WHERE account_id = ? AND stream_name = ?')
+        .all(accountId, streamName) as SecuredRow[];
+      if (rows.length === 0) return [];
+      this.stmt('DELETE FROM secured_streams WHERE account_id = ? AND stream_name = ?').run(accountId, streamName);
+      this.bumpVersion(accountId);
+      return rows.map(securedOf).sort(bySecuredName);
     });
   }
 
