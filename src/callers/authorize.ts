@@ -87,12 +87,16 @@ export const authorize: Caller = {
       method: 'POST',
       path: '/hooks/authorize',
       body: 'json',
-      read(req) {
+      read(req, ctx) {
         let b = fastAuthorizeBody(req.body);
         if (b === undefined) {
           const parsed = authorizeBodySchema.safeParse(req.body ?? {});
           if (!parsed.success) return { reply: badRequest(issuesToFieldErrors(parsed.error.issues, 'body')) };
           b = parsed.data;
+        }
+        // Several tenants (hooks.accountInPath): a request must say whose stream it names.
+        if (b.accountId === undefined && ctx.config.hooks.accountInPath) {
+          return { reply: badRequest({ accountId: ['required with hooks.accountInPath: true (the account whose stream this is)'] }) };
         }
         return {
           admit: {
@@ -124,7 +128,7 @@ export const authorize: Caller = {
   answer(d) {
     if (d.allowed) {
       // the session-control fields stay inside (docs/api.md#asking-for-a-decision shows the answer)
-      const { limits: _l, expiresOn: _e, lifetimeMs: _t, tokenRev: _v, ...answer } = d;
+      const { limits: _l, expiresOn: _e, lifetimeMs: _t, tokenRev: _v, admissionRules: _a, ...answer } = d;
       return { status: 200, json: copyWith(answer, { allowed: true }) };
     }
     return { status: refusalStatus(d, 'by-reason'), json: { allowed: false, reason: d.reason, message: d.message, decisionId: d.decisionId } };

@@ -91,6 +91,8 @@ const readEvent: CallerRoute['read'] = async (req, ctx): Promise<Outcome> => {
     return { reply: badRequest(errors) };
   }
   const id = streamIdentity(path, ctx.config.hooks.mediamtx.pathPrefix, ctx.config.hooks.accountInPath);
+  // A path no stream can be named by (no account segment with hooks.accountInPath): nothing to record.
+  if (!nameable(id)) return { reply: RECEIVED };
   const sourceId = field(b, 'sourceId') ?? field(b, 'source_id') ?? field(b, 'MTX_SOURCE_ID');
   const readerId = field(b, 'readerId') ?? field(b, 'reader_id') ?? field(b, 'MTX_READER_ID');
   const segment = field(b, 'segmentPath') ?? field(b, 'segment_path') ?? field(b, 'MTX_SEGMENT_PATH');

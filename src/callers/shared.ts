@@ -14,11 +14,20 @@ export const ACCOUNT_ID_MAX = 64;
 export interface StreamIdentity {
   streamName: string;
   accountId?: string;
+  /**
+   * With hooks.accountInPath, the path had no account segment: it names no stream, never the
+   * default account's (docs/callers.md#accounts-in-paths).
+   */
+  accountMissing?: true;
 }
 
-/** A stream a request can be decided on: a name of 1 to STREAM_NAME_MAX characters, an account id within ACCOUNT_ID_MAX. */
+/**
+ * A stream a request can be decided on: a name of 1 to STREAM_NAME_MAX characters, an account id
+ * within ACCOUNT_ID_MAX, and an account whenever paths must name one.
+ */
 export function nameable(id: StreamIdentity): boolean {
   return (
+    id.accountMissing === undefined &&
     id.streamName.length > 0 &&
     id.streamName.length <= STREAM_NAME_MAX &&
     (id.accountId === undefined || id.accountId.length <= ACCOUNT_ID_MAX)
@@ -27,7 +36,9 @@ export function nameable(id: StreamIdentity): boolean {
 
 /**
  * Maps a media-server path to (account, stream): strips `prefix` when the path starts with it;
- * with `accountInPath` the first remaining segment is the account id (ACCT/cam1).
+ * with `accountInPath` the first remaining segment is the account id (ACCT/cam1), and a path
+ * without one names no stream (`accountMissing`): falling back to the default account would
+ * decide another tenant's path on the default account's rules.
  */
 export function streamIdentity(path: string, prefix: string, accountInPath: boolean): StreamIdentity {
   let p = path.replace(/^\/+/, '');
@@ -35,6 +46,7 @@ export function streamIdentity(path: string, prefix: string, accountInPath: bool
   if (accountInPath) {
     const i = p.indexOf('/');
     if (i > 0) return { accountId: p.slice(0, i), streamName: p.slice(i + 1) };
+    return { streamName: p, accountMissing: true };
   }
   return { streamName: p };
 }

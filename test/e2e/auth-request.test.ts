@@ -8,7 +8,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { startServer, type RunningServer } from '../helpers/process.js';
 import { freePort } from '../helpers/redis.js';
-import { HTTP_TEMP_PATHS, startNginx, requireBinaries, type Nginx } from './nginx.js';
+import { HTTP_TEMP_PATHS, authRequestLocation, startNginx, stopAll, requireBinaries, type Nginx } from './nginx.js';
 import { CONFUSING_PATHS } from '../helpers/confusing-paths.js';
 import { rawRequest } from '../helpers/raw-http.js';
 
@@ -57,15 +57,7 @@ describe('nginx auth_request + curl end to end', () => {
       auth_request_set $sg_token_id $upstream_http_x_streamgate_token_id;
       add_header X-Token-Id $sg_token_id always;
     }
-    location = /_streamgate {
-      internal;
-      proxy_pass http://127.0.0.1:${sg.port}/hooks/auth-request;
-      proxy_pass_request_body off;
-      proxy_set_header Content-Length "";
-      proxy_set_header X-Original-URI $request_uri;
-      proxy_set_header X-Original-Method $request_method;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-    }
+    ${authRequestLocation(sg.port)}
   }
 }`,
       [httpPort],
@@ -80,13 +72,7 @@ describe('nginx auth_request + curl end to end', () => {
     writeFileSync(path.join(nginx.dir, 'www/hls/premium/seg-1.ts'), PREMIUM_SEGMENT);
   });
 
-  after(async () => {
-    await nginx?.stop();
-    if (sg) {
-      sg.proc.kill('SIGTERM');
-      await sg.exited;
-    }
-  });
+  after(() => stopAll([], nginx, sg));
 
   it('serves the playlist and segments to a valid subscribe token, with the token id from auth_request_set', async () => {
     const s = await api('/api/subscribe_token', { label: 'hls', streams: [{ streamName: 'cam1' }] });

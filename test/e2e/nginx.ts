@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connect } from 'node:net';
+import type { RunningServer } from '../helpers/process.js';
 
 /** The http block's log and temporary paths, inside the nginx run's own directory (DIR). */
 export const HTTP_TEMP_PATHS = `access_log DIR/logs/access.log;
@@ -127,4 +128,30 @@ export function exitOf(p: ChildProcess, ms: number): Promise<number> {
       resolve(code ?? -1);
     });
   });
+}
+
+/**
+ * The internal location an `auth_request /_streamgate;` points at: Streamgate's auth-request hook
+ * with the original URI and the client's address chain (nginx is in hooks.trustedProxies).
+ */
+export function authRequestLocation(sgPort: number): string {
+  return `location = /_streamgate {
+      internal;
+      proxy_pass http://127.0.0.1:${sgPort}/hooks/auth-request;
+      proxy_pass_request_body off;
+      proxy_set_header Content-Length "";
+      proxy_set_header X-Original-URI $request_uri;
+      proxy_set_header X-Original-Method $request_method;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+    }`;
+}
+
+/** Stops what an end-to-end suite started: its ffmpeg processes, nginx, then Streamgate (awaited). */
+export async function stopAll(running: ChildProcess[], nginx: Nginx | undefined, sg: RunningServer | undefined): Promise<void> {
+  for (const p of running) p.kill('SIGKILL');
+  await nginx?.stop();
+  if (sg) {
+    sg.proc.kill('SIGTERM');
+    await sg.exited;
+  }
 }

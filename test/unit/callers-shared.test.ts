@@ -42,7 +42,10 @@ describe('the stream-name limit', () => {
     assert.equal(nameable(streamIdentity(`ACCT/${long}`, '', false)), false);
     assert.deepEqual(streamIdentity('//live/cam1', 'live/', false), { streamName: 'cam1' });
     assert.deepEqual(streamIdentity('live/cam1', 'other/', false), { streamName: 'live/cam1' });
-    assert.deepEqual(streamIdentity('cam1', '', true), { streamName: 'cam1' });
+    // with accounts in paths, a path without an account segment names no stream (never the default account's)
+    assert.deepEqual(streamIdentity('cam1', '', true), { streamName: 'cam1', accountMissing: true });
+    assert.equal(nameable(streamIdentity('cam1', '', true)), false);
+    assert.equal(nameable(streamIdentity('/cam1', '', true)), false);
   });
 });
 
