@@ -26,7 +26,9 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY config ./config
-RUN mkdir -p /data && chown node:node /data
+# the data dir holds token values: its user's alone (docs/operations.md#the-data-directory); a named
+# volume mounted here starts with this mode
+RUN mkdir -p /data && chown node:node /data && chmod 700 /data
 USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=2s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"

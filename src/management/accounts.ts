@@ -1,8 +1,9 @@
 // Accounts and their API secrets: create, list, rotate, delete, authenticate, and the first-start
 // default account. Shared by the admin API, the self-rotation endpoint and the CLI.
-import { mkdirSync, writeFileSync, chmodSync } from 'node:fs';
+import { writeFileSync, chmodSync } from 'node:fs';
 import path from 'node:path';
 import type { Account, Store } from '../store/store.js';
+import { ensurePrivateDir } from '../store/data-dir.js';
 import { looksLikeSecret, newAccountId, newSecret, sha256Hex } from '../domain/secrets.js';
 import { AccountExists, StoreConflict } from '../errors.js';
 
@@ -110,7 +111,7 @@ export class AccountService {
     if (!(await this.store.createFirstAccount(account))) return null;
     // Token-less viewers of a fresh single-account install belong to this account.
     await this.store.setMeta(DEFAULT_ACCOUNT_META, account.id, true);
-    mkdirSync(dataDir, { recursive: true });
+    ensurePrivateDir(dataDir); // 0700 when Streamgate makes it (src/store/data-dir.ts)
     const secretFile = path.resolve(dataDir, 'default-api-secret');
     writeFileSync(secretFile, `${apiSecret}\n`, { mode: 0o600 });
     chmodSync(secretFile, 0o600);
