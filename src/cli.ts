@@ -3,7 +3,7 @@
 //   streamgate accounts create --name <name>
 //   streamgate accounts list
 //   streamgate accounts secret refresh|delete <accountId>
-//   streamgate keys rotate
+//   streamgate keys rotate [director|viewer]
 //   streamgate sign-subscribe --token <token> --token-id <id> --stream <name> [--expires-in 600] ...
 //   streamgate help
 import { existsSync } from 'node:fs';
@@ -15,6 +15,7 @@ import { createLogger } from './observability/logger.js';
 import { createStore, usesRedis } from './services.js';
 import { AccountService, accountView } from './management/accounts.js';
 import { KeyRing } from './director/keys.js';
+import { CredentialKeys } from './sessions/credential-keys.js';
 import { signSubscribeJwt, SELF_SIGNED_ALGS, type SelfSignedAlg } from './policy/self-signed.js';
 
 export const USAGE = `usage:
@@ -23,7 +24,10 @@ export const USAGE = `usage:
   streamgate accounts list
   streamgate accounts secret refresh <accountId>
   streamgate accounts secret delete <accountId>
-  streamgate keys rotate
+  streamgate keys rotate [director|viewer]
+                              director (the default): the director's JWT signing key;
+                              viewer: the key of HTTP viewer credentials (the previous one is
+                              accepted for one credential life; unused with sessions.http.secret)
   streamgate sign-subscribe --token <subscribe token> --token-id <id> --stream <name>
       [--expires-in <seconds, default 600>] [--tracking-id <id>] [--origin <host>]... [--ip <cidr>]...
       [--custom-viewer-data <text>] [--alg HS256|HS384|HS512]
@@ -44,6 +48,8 @@ type Out = { out: (s: string) => void; err: (s: string) => void };
 const STORE_COMMANDS: Record<string, 'creates' | 'needs'> = {
   'accounts create': 'creates',
   'keys rotate': 'creates',
+  'keys rotate director': 'creates',
+  'keys rotate viewer': 'creates',
   'accounts list': 'needs',
   'accounts secret refresh': 'needs',
   'accounts secret delete': 'needs',
@@ -52,7 +58,8 @@ const STORE_COMMANDS: Record<string, 'creates' | 'needs'> = {
 /** The store command the positionals name, or a usage error naming what is unknown. */
 function storeCommand(positionals: string[]): string {
   const [group, verb, a] = positionals;
-  const name = group === 'accounts' && verb === 'secret' && a !== undefined ? `accounts secret ${a}` : `${group} ${verb ?? ''}`.trim();
+  const name =
+    (group === 'accounts' && verb === 'secret') || (group === 'keys' && verb === 'rotate') ? `${group} ${verb} ${a ?? ''}`.trim() : `${group} ${verb ?? ''}`.trim();
   if (name in STORE_COMMANDS) return name;
   if (group !== 'accounts' && group !== 'keys') throw new UsageError(`unknown command '${positionals.join(' ')}'`);
   throw new UsageError(`unknown command '${positionals.slice(0, 3).join(' ')}'`);
@@ -166,8 +173,16 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
   const store = await createStore(config, logger);
   const accounts = new AccountService(store);
   try {
-    if (command === 'keys rotate') {
+    if (command === 'keys rotate' || command === 'keys rotate director') {
       const r = await KeyRing.rotate(store);
+      io.out(JSON.stringify(r));
+      return 0;
+    }
+    if (command === 'keys rotate viewer') {
+      const r = await CredentialKeys.rotate(store);
+      if (config.sessions.http.secret !== '') {
+        io.err('streamgate: warning: sessions.http.secret is set, so credentials are signed with it and not with the rotated key; change the secret on every instance instead');
+      }
       io.out(JSON.stringify(r));
       return 0;
     }

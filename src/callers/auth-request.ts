@@ -9,7 +9,7 @@ import { clientAddress, requestOrigin, trustedCountry } from '../http/client.js'
 import { safeRequestPath } from '../domain/paths.js';
 import { LRUCache } from 'lru-cache';
 import { parse as parseCookie } from 'cookie';
-import { REASONS, type Reason } from '../policy/types.js';
+import type { Reason } from '../policy/types.js';
 import type { CredentialCheck } from '../sessions/viewer-sessions.js';
 import type { Caller, CallerRoute, Outcome, Reply, ViewerCredentials } from './caller.js';
 import { andThen, nameable, perConfig, refusalBody, refusalStatus, tokenFromQuery } from './shared.js';
@@ -53,7 +53,8 @@ type PathReading = { streamName: string; accountId: string | undefined; protocol
  * configuration; the memo holds paths only, never a query (where tokens travel).
  */
 const readingsOf = perConfig((c) => {
-  const patterns = c.hooks.authRequest.streamPatterns.map((p) => new RE2(p, 'u'));
+  const { accountInPath } = c.hooks;
+  const patterns = streamPatternsOf(c.hooks.authRequest.streamPatterns, accountInPath).map((p) => new RE2(p, 'u'));
   const memo = new LRUCache<string, PathReading>({ max: PATH_MEMO_MAX });
   const readPath = (raw: string): PathReading => {
     // Refused, never resolved: a path a proxy or server could normalise into another stream's.
@@ -64,6 +65,8 @@ const readingsOf = perConfig((c) => {
       const m = re.exec(path);
       if (m?.groups?.stream) {
         const id = { streamName: m.groups.stream, accountId: m.groups.account || undefined };
+        // With accounts in paths, a path that names none is no stream of the default account.
+        if (accountInPath && id.accountId === undefined) return { problem: undefined };
         if (!nameable(id)) return { problem: undefined };
         return copyWith(id, { protocol: PROTOCOL_BY_EXT.find(([ext]) => ext.test(path))?.[1] ?? 'http' });
       }
@@ -79,6 +82,34 @@ const readingsOf = perConfig((c) => {
     return r;
   };
 });
+
+/**
+ * The built-in patterns (hooks.authRequest.streamPatterns empty), first match wins: the stream's
+ * folder (`/hls/<stream>/…`), nginx-rtmp's flat layout (`<stream>.m3u8` and `<stream>-<n>.ts`;
+ * only a segment's -<n> is not the name's: a playlist cam-2.m3u8 is stream cam-2, never cam), and
+ * a bare playlist (`/<stream>.m3u8`).
+ */
+export const BUILT_IN_STREAM_PATTERNS: readonly string[] = [
+  '^/(?:hls|dash|live)/(?<stream>[^/]+)/',
+  '^/(?:hls|dash|live)/(?<stream>[^/]+?)(?:-\\d+\\.(?:ts|m4s)|\\.(?:m3u8|mpd|ts|m4s))$',
+  '^/(?<stream>[^/]+?)\\.(?:m3u8|mpd)$',
+];
+
+/**
+ * The same with hooks.accountInPath: the account's segment comes first (`/hls/<account>/<stream>/…`),
+ * as the media servers' paths carry it (docs/callers.md#accounts-in-paths).
+ */
+export const BUILT_IN_ACCOUNT_STREAM_PATTERNS: readonly string[] = [
+  '^/(?:hls|dash|live)/(?<account>[^/]+)/(?<stream>[^/]+)/',
+  '^/(?:hls|dash|live)/(?<account>[^/]+)/(?<stream>[^/]+?)(?:-\\d+\\.(?:ts|m4s)|\\.(?:m3u8|mpd|ts|m4s))$',
+  '^/(?<account>[^/]+)/(?<stream>[^/]+?)\\.(?:m3u8|mpd)$',
+];
+
+/** The patterns in force: the configured ones, else the built-in set for the accountInPath setting. */
+export function streamPatternsOf(configured: readonly string[], accountInPath: boolean): readonly string[] {
+  if (configured.length > 0) return configured;
+  return accountInPath ? BUILT_IN_ACCOUNT_STREAM_PATTERNS : BUILT_IN_STREAM_PATTERNS;
+}
 
 /** How many distinct original paths are remembered (a few hundred bytes each). */
 const PATH_MEMO_MAX = 10_000;
@@ -135,7 +166,9 @@ const read: CallerRoute['read'] = (req, ctx) => {
     if (c.reason === undefined || token !== undefined) return decide(undefined, c.previous);
     return decide(c.reason);
   };
-  const checked = viewers.check(credential, { action, streamName, accountId, clientIp, presented: token });
+  // the country a trusted proxy reports, read only when the token's country rules are checked again
+  const country = () => trustedCountry(req, ctx.trusted, ctx.config.geo.trustedHeader);
+  const checked = viewers.check(credential, { action, streamName, accountId, clientIp, country, presented: token });
   return andThen(checked, answer);
 };
 
@@ -198,12 +231,11 @@ export const authRequest: Caller = {
       ],
     },
   ],
-  answer(d, admission): Reply {
+  answer(d): Reply {
     if (!d.allowed) {
       const headers: Array<[string, string]> = [['cache-control', 'no-store']];
-      // A credential that did not hold, on a stream that needs one: its problem is the answer (never a 503).
-      const problem = admission.credentialProblem;
-      if (problem !== undefined) return { status: REASONS[problem].status === 401 ? 401 : 403, headers, json: refusalBody(problem) };
+      // A credential that did not hold, on a stream that needs one, is decided as its problem
+      // (never a 503; src/callers/context.ts): the answer is the decision, as counted and logged.
       return { status: refusalStatus(d, 'by-reason'), headers, json: { allowed: false, reason: d.reason, message: d.message } };
     }
     const headers = allowHeaders(d.tokenId, d.trackingId, d.accountId, d.streamName);

@@ -6,6 +6,7 @@ import RE2 from 're2';
 import { mediamtxPathProblem } from '../domain/paths.js';
 import { TERMINATION_TRIGGERS } from '../sessions/termination.js';
 import { iceServerSchema, rtmpUrlTemplate } from '../director/settings.js';
+import { CALLER_NAMES } from '../callers/names.js';
 
 const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port');
 /**
@@ -139,10 +140,12 @@ export const configSchema = z.strictObject({
     accountInPath: z.boolean(),
     mediamtx: z.strictObject({ allowApiFrom: z.array(addressOrCidr), pathPrefix: z.string().max(128) }),
     authRequest: z.strictObject({
-      streamPatterns: z.array(streamPattern).min(1),
+      streamPatterns: z.array(streamPattern),
       action: z.enum(['subscribe', 'publish']),
     }),
     thumbnailMaxBytes: z.number().int().min(1024).max(16 * 1024 * 1024),
+    // Per caller (the names of src/callers/registry.ts): socket addresses whose hook requests need no secret.
+    allowFrom: z.record(z.string(), z.array(addressOrCidr)),
   }),
   lifecycle: z.strictObject({ queueSize: z.number().int().min(1) }),
   sessions: z.strictObject({
@@ -164,6 +167,16 @@ export const configSchema = z.strictObject({
       cookieSameSite: z.enum(['Lax', 'Strict', 'None']),
       queryParam: z.string().regex(/^$|^[A-Za-z0-9_-]{1,64}$/, 'empty (off), or letters, digits, _ and - only'),
       renditionSeparators: z.array(z.string().min(1).max(4).regex(/^[^/]+$/, 'must not hold /')).max(8),
+      // What a rendition's suffix must be (RE2, whole suffix) for a credential to open it.
+      renditionPattern: z.string().min(1).max(256).superRefine((s, ctx) => {
+        try {
+          void new RE2(s, 'u');
+        } catch (e) {
+          ctx.addIssue({ code: 'custom', message: `not an RE2 pattern: ${(e as Error).message}` });
+        }
+      }),
+      // The longest life a credential check accepts; 0: credentialSeconds plus 30 s of clock slack.
+      maxCredentialSeconds: z.number().int().min(0).max(86400),
     }),
   }),
   director: z.strictObject({
@@ -221,6 +234,31 @@ export const configSchema = z.strictObject({
       path: ['hooks', 'secret'],
       message: `required when listening on ${c.server.host} (reachable from other machines): set STREAMGATE_HOOK_SECRET (32+ characters), listen on 127.0.0.1, or set hooks.allowUnauthenticated: true to leave /hooks/* open`,
     });
+  }
+  if (c.hooks.accountInPath) {
+    // A pattern without an account would decide every tenant's path on the default account.
+    c.hooks.authRequest.streamPatterns.forEach((p, i) => {
+      if (!/\(\?P?<account>/.test(p)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['hooks', 'authRequest', 'streamPatterns', i],
+          message: 'needs a named group account with hooks.accountInPath: true (e.g. ^/hls/(?<account>[^/]+)/(?<stream>[^/]+)/), or leave streamPatterns empty for the built-in ones',
+        });
+      }
+    });
+  }
+  const allowFrom = Object.entries(c.hooks.allowFrom).filter(([, list]) => list.length > 0);
+  for (const [name] of Object.entries(c.hooks.allowFrom)) {
+    if (!(CALLER_NAMES as readonly string[]).includes(name)) {
+      ctx.addIssue({ code: 'custom', path: ['hooks', 'allowFrom', name], message: `not a caller: expected one of ${CALLER_NAMES.join(', ')}` });
+    }
+  }
+  if (allowFrom.length > 0 && c.hooks.secret === '') {
+    ctx.addIssue({ code: 'custom', path: ['hooks', 'allowFrom'], message: 'needs hooks.secret: without one every hook request is accepted from anywhere, and the list would narrow nothing' });
+  }
+  const http = c.sessions.http;
+  if (http.maxCredentialSeconds > 0 && http.maxCredentialSeconds < http.credentialSeconds) {
+    ctx.addIssue({ code: 'custom', path: ['sessions', 'http', 'maxCredentialSeconds'], message: `must be 0 or at least sessions.http.credentialSeconds (${http.credentialSeconds})` });
   }
   if (c.sessions.http.cookieSameSite === 'None' && !c.sessions.http.cookieSecure) {
     ctx.addIssue({ code: 'custom', path: ['sessions', 'http', 'cookieSameSite'], message: 'None needs sessions.http.cookieSecure: true (browsers drop such a cookie otherwise)' });

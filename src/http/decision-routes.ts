@@ -34,8 +34,8 @@ interface Guard {
   chain: Handler[];
 }
 
-/** A path lower-cased, without one trailing slash (the query is already gone). */
-function routeKey(path: string): string {
+/** A path lower-cased, without one trailing slash (the query is already gone): how the table matches it. */
+export function routeKey(path: string): string {
   let p = path;
   if (p.length > 1 && p.charCodeAt(p.length - 1) === 47 /* / */) p = p.slice(0, -1);
   return p.toLowerCase();

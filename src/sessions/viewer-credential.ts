@@ -5,9 +5,7 @@
 // 128 bits. Not a JWT on purpose: a credential is checked on every segment of every viewer, and
 // one synchronous HMAC over ~200 bytes costs a few microseconds, where jose's async JWS
 // verification costs an order more; nothing outside Streamgate reads these claims.
-import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** What a credential says; short names keep the cookie small. */
 export interface ViewerClaims {
@@ -30,6 +28,16 @@ export interface ViewerClaims {
   i?: string;
   /** Expiry, epoch seconds (never past the token's expiresOn). */
   e: number;
+  /**
+   * When this value was minted, epoch seconds: with `e`, what a check caps by
+   * sessions.http.maxCredentialSeconds (a refresh is a new value with its own).
+   */
+  b: number;
+  /**
+   * When the token inherits country lists (a publish token's, the account's defaults): a
+   * fingerprint of the account's country rules at the grant; refreshed only while they are unchanged.
+   */
+  g?: string;
   /** The latest a refresh may reach, epoch seconds: a self-signed JWT's own `exp`. */
   m?: number;
 }
@@ -45,35 +53,6 @@ const MAX_CREDENTIAL = 2048;
 export function valueTagFromHash(hexSha256: string): string {
   // 12 base64url characters are 9 bytes
   return Buffer.from(hexSha256.slice(0, 18), 'hex').toString('base64url');
-}
-
-/** The signing key: sessions.http.secret, else derived from hooks.secret, else a key kept in dataDir. */
-export function credentialKey(opts: { secret: string; hookSecret: string; dataDir: string }): { key: Buffer; source: 'secret' | 'hook-secret' | 'data-dir' | 'memory' } {
-  const derive = (s: string) => Buffer.from(hkdfSync('sha256', s, 'streamgate', 'viewer session credentials', 32));
-  if (opts.secret !== '') return { key: derive(opts.secret), source: 'secret' };
-  if (opts.hookSecret !== '') return { key: derive(opts.hookSecret), source: 'hook-secret' };
-  const file = path.join(opts.dataDir, 'viewer-credential-key');
-  try {
-    const k = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url');
-    if (k.length === 32) return { key: k, source: 'data-dir' };
-  } catch {
-    // not there yet
-  }
-  const k = randomBytes(32);
-  try {
-    // created 0600 ('wx': never over another process's key); a umask can only narrow it
-    writeFileSync(file, `${k.toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
-    return { key: k, source: 'data-dir' };
-  } catch {
-    // another process wrote it first: read theirs; an unwritable dataDir keeps a key in memory
-    try {
-      const theirs = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url');
-      if (theirs.length === 32) return { key: theirs, source: 'data-dir' };
-    } catch {
-      // fall through
-    }
-    return { key: k, source: 'memory' };
-  }
 }
 
 /** The MAC as text: compared as text, so that no other spelling of the same bytes passes (base64url's spare bits). */
@@ -108,6 +87,8 @@ export function readCredential(key: Buffer, value: string): ViewerClaims | undef
       typeof c.n === 'string' &&
       (c.i === undefined || typeof c.i === 'string') &&
       Number.isSafeInteger(c.e) &&
+      Number.isSafeInteger(c.b) &&
+      (c.g === undefined || typeof c.g === 'string') &&
       (c.m === undefined || Number.isSafeInteger(c.m));
     return ok ? c : undefined;
   } catch {

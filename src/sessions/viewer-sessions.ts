@@ -8,25 +8,39 @@
 //   batch per period, which is also how a cut made on another instance reaches this one, and a
 //   session not presented for sessions.http.idleSeconds is over.
 // With the store away nothing here fails: the state stays as it was last read.
-import { randomBytes } from 'node:crypto';
+// A credential never admits a request the full decision would refuse on the same token: it is
+// bound to the viewer's address whenever an address or country rule applied to the grant, and
+// each check holds its stream and address to the token's current rules (docs/callers.md#http-viewer-sessions).
+import { createHash, randomBytes } from 'node:crypto';
 import { serialize } from 'cookie';
-import { decodeJwt } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { AccessRequest, Decision, Reason } from '../policy/types.js';
 import type { Session, Store } from '../store/store.js';
 import type { TokenRecord } from '../domain/tokens.js';
-import type { TokenLookup } from '../enforce/lookup.js';
+import type { AccountEntry, TokenLookup } from '../enforce/lookup.js';
 import { hashOf } from '../enforce/credential.js';
-import { credentialKey, mintCredential, readCredential, valueTagFromHash, type ViewerClaims } from './viewer-credential.js';
+import { mintCredential, readCredential, valueTagFromHash, type ViewerClaims } from './viewer-credential.js';
+import type { CredentialKeys } from './credential-keys.js';
+import { RenditionGuard } from './rendition-guard.js';
 import { copyWith } from '../domain/objects.js';
+import { hasCountryLists } from '../domain/viewer-rules.js';
+import { ipInRanges, type CidrRange } from '../policy/rules.js';
+import { peekSelfSigned } from '../policy/self-signed.js';
+import RE2 from 're2';
 
 /** Registry touches in flight at once during a revalidation round. */
 const TOUCH_BATCH = 64;
 
 /** Verified credentials kept (about 300 bytes each). */
 const VERIFIED_MAX = 100_000;
+
+/** Seconds a credential's issue time may lie ahead of this instance's clock (another instance's clock). */
+export const CLOCK_SLACK_S = 30;
+
+/** Answers a token state remembers per stream name and per address before starting over. */
+const MEMO_MAX = 1024;
 
 /** The caller whose viewer sessions these are (the registry's `caller`). */
 export const HTTP_VIEWER_CALLER = 'auth-request';
@@ -52,6 +66,8 @@ export interface CredentialRequest {
   streamName: string;
   accountId?: string;
   clientIp?: string;
+  /** The country a trusted proxy reports for the client (geo.trustedHeader), read only when a rule needs it. */
+  country?: () => string | undefined;
   /** The token (or JWT) the request also carries, if any. */
   presented?: string;
 }
@@ -66,6 +82,15 @@ interface TokenState {
   trackingId?: string;
   /** Last time a credential of this token was granted or presented here (ms): idle entries are dropped. */
   used: number;
+  /** Its stream rules (a credential's stream must still be one of them), its address ranges and own country lists. */
+  streams: (name: string) => boolean;
+  ips: CidrRange[];
+  countries?: { allowed: readonly string[]; denied: readonly string[] };
+  /** A subscribe token without country lists: its viewers are held to the publish side's or the account's. */
+  inherits: boolean;
+  /** Answers already computed for this state: stream name → covered, address → passes the address and country rules. */
+  named: Map<string, boolean>;
+  placed: Map<string, boolean>;
 }
 
 interface ViewerState {
@@ -79,25 +104,53 @@ interface ViewerState {
   ended?: 'session_terminated' | 'session_ended';
 }
 
-const stateOf = (t: TokenRecord, used: number): TokenState => ({
-  accountId: t.accountId,
-  deleted: false,
-  active: t.isActive,
-  tag: valueTagFromHash(hashOf(t.token)), // the SHA-256 the decision path remembers
-  rev: t.rev,
-  expiresOn: t.expiresOn !== undefined ? Date.parse(t.expiresOn) : undefined,
-  trackingId: t.tracking?.trackingId,
+const NOTHING = (): boolean => false;
+
+/** A token no longer there: nothing of it holds. */
+const goneState = (accountId: string, used: number): TokenState => ({
+  accountId,
+  deleted: true,
+  active: false,
+  tag: '',
+  rev: -1,
   used,
+  streams: NOTHING,
+  ips: [],
+  inherits: false,
+  named: new Map(),
+  placed: new Map(),
 });
 
-/** The `exp` of a JWT the decision has verified, else undefined. */
-function jwtExpiry(jwt: string): number | undefined {
-  try {
-    const exp = decodeJwt(jwt).exp;
-    return typeof exp === 'number' && Number.isFinite(exp) ? Math.floor(exp) : undefined;
-  } catch {
-    return undefined;
-  }
+/** The `exp` and address lists of a self-signed JWT the decision has verified. */
+function jwtRules(jwt: string): { exp?: number; ips: string[] } {
+  const p = peekSelfSigned(jwt);
+  if ('problem' in p) return { ips: [] };
+  const exp = p.claims.exp;
+  return { exp: typeof exp === 'number' && Number.isFinite(exp) ? Math.floor(exp) : undefined, ips: p.claims.allowedIpAddresses };
+}
+
+/**
+ * What of the account's country rules a credential depends on when its token inherits them (docs/api.md#country):
+ * the defaults and every publish token's lists with its streams, hashed. A credential granted
+ * under one fingerprint is refreshed only while the account keeps it.
+ */
+function geoFingerprint(e: AccountEntry | undefined): string {
+  if (e === undefined) return '?';
+  if (e.geo === undefined) return '';
+  const parts = [e.geo.defaults?.lists ?? [], e.geo.tokens.map((g) => [g.token.id, g.token.streams, g.alone.lists])];
+  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 12);
+}
+
+/** Whether a country passes lists as evaluate() applies them (src/policy/evaluate.ts, countryCheck). */
+function countryPasses(l: { allowed: readonly string[]; denied: readonly string[] }, c: string | undefined): boolean {
+  if (l.allowed.length > 0) return c !== undefined && l.allowed.includes(c);
+  return c === undefined || !l.denied.includes(c);
+}
+
+function remember<K>(m: Map<K, boolean>, k: K, v: boolean): boolean {
+  if (m.size >= MEMO_MAX) m.clear();
+  m.set(k, v);
+  return v;
 }
 
 /** The claims a token-changing write leaves a credential with: refused as a full decision would refuse it. */
@@ -109,7 +162,6 @@ function tokenProblem(t: TokenState, claims: ViewerClaims, now: number): Reason 
 }
 
 export class ViewerSessions {
-  private signing?: ReturnType<typeof credentialKey>;
   private readonly tokens = new Map<number, TokenState>();
   private readonly versions = new Map<string, number>();
   private readonly viewers = new Map<string, ViewerState>();
@@ -118,7 +170,15 @@ export class ViewerSessions {
    * request until it is refreshed, and a lookup costs a fraction of the HMAC (~4.5 µs). Only
    * signed values enter, so a flood of forged ones cannot fill it.
    */
-  private readonly verified = new LRUCache<string, ViewerClaims>({ max: VERIFIED_MAX });
+  private readonly verified = new LRUCache<string, { claims: ViewerClaims; key: string }>({ max: VERIFIED_MAX });
+  /** Each account's country-rule fingerprint as last read here (geoFingerprint). */
+  private readonly geo = new Map<string, string>();
+  private readonly renditions: RenditionGuard;
+  private readonly renditionPattern: RE2;
+  /** The longest life a check accepts (seconds): sessions.http.maxCredentialSeconds, else credentialSeconds plus clock slack. */
+  private readonly capS: number;
+  /** When the keys were last read because a credential matched none (ms): at most once a second. */
+  private keysReadAt = 0;
   /**
    * The viewer session of a token, address and stream, for clients that send the token on every
    * request and no cookie (a proxy without the Set-Cookie lines, a player without a cookie jar):
@@ -133,23 +193,49 @@ export class ViewerSessions {
 
   constructor(
     private readonly cfg: Config['sessions']['http'],
-    private readonly secrets: { hookSecret: string; dataDir: string },
+    private readonly keys: CredentialKeys,
     private readonly store: Store,
     private readonly lookup: TokenLookup,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
-  ) {}
-
-  /** The signing key, made (or read from dataDir) at first use. */
-  private get key(): Buffer {
-    this.signing ??= credentialKey({ secret: this.cfg.secret, hookSecret: this.secrets.hookSecret, dataDir: this.secrets.dataDir });
-    return this.signing.key;
+    /** The country of an address (the geo database), for the country rules a check re-applies. */
+    private readonly countryOf: (ip: string) => string | undefined = () => undefined,
+  ) {
+    this.capS = cfg.maxCredentialSeconds > 0 ? cfg.maxCredentialSeconds : cfg.credentialSeconds + CLOCK_SLACK_S;
+    this.renditionPattern = new RE2(cfg.renditionPattern, 'u');
+    this.renditions = new RenditionGuard(store, lookup);
   }
 
-  /** Where the signing key comes from (configWarnings names a key no other instance shares). */
-  get keySource(): ReturnType<typeof credentialKey>['source'] {
-    void this.key;
-    return this.signing!.source;
+  /** Where the signing key comes from: sessions.http.secret, or the keys kept in the store. */
+  get keySource(): CredentialKeys['source'] {
+    return this.keys.source;
+  }
+
+  /** How long the previous key is accepted after a rotation (ms): one credential life after every instance has picked it up. */
+  static previousKeyMs(cfg: Config['sessions']['http']): number {
+    const cap = cfg.maxCredentialSeconds > 0 ? cfg.maxCredentialSeconds : cfg.credentialSeconds + CLOCK_SLACK_S;
+    return (cap + cfg.revalidateSeconds) * 1000;
+  }
+
+  /** A token record's state as checks read it. */
+  private stateOf(t: TokenRecord, used: number): TokenState {
+    const rules = this.lookup.rulesOf(t);
+    return {
+      accountId: t.accountId,
+      deleted: false,
+      active: t.isActive,
+      tag: valueTagFromHash(hashOf(t.token)), // the SHA-256 the decision path remembers
+      rev: t.rev,
+      expiresOn: t.expiresOn !== undefined ? Date.parse(t.expiresOn) : undefined,
+      trackingId: t.tracking?.trackingId,
+      used,
+      streams: rules.streams,
+      ips: rules.ips,
+      countries: hasCountryLists(t) ? { allowed: t.allowedCountries, denied: t.deniedCountries } : undefined,
+      inherits: t.kind === 'subscribe' && !hasCountryLists(t),
+      named: new Map(),
+      placed: new Map(),
+    };
   }
 
   get cookieName(): string {
@@ -168,7 +254,9 @@ export class ViewerSessions {
 
   /** Mints a credential, remembering its expiry for the Set-Cookie that follows. */
   private mint(claims: ViewerClaims): string {
-    const value = mintCredential(this.key, claims);
+    const signing = this.keys.signing;
+    const value = mintCredential(signing.key, claims);
+    this.verified.set(value, { claims, key: signing.id });
     this.minted = { value, e: claims.e };
     return value;
   }
@@ -194,7 +282,7 @@ export class ViewerSessions {
   /** The Set-Cookie value carrying `credential`, living as long as it does. */
   setCookie(credential: string): string {
     // the credential this instance just minted (the usual case) needs no second reading
-    const e = this.minted?.value === credential ? this.minted.e : readCredential(this.key, credential)?.e;
+    const e = this.minted?.value === credential ? this.minted.e : this.verified.get(credential)?.claims.e;
     const maxAge = e !== undefined ? Math.max(1, e - Math.floor(this.now() / 1000)) : this.cfg.credentialSeconds;
     return serialize(this.cfg.cookieName, credential, {
       path: this.cfg.cookiePath,
@@ -215,7 +303,7 @@ export class ViewerSessions {
     const entry = d.selfSigned ? this.lookup.peekEntryById(d.tokenId) : this.lookup.peekEntryByHash(hashOf(presented));
     const record = entry?.token;
     if (!record || record.id !== d.tokenId) return undefined;
-    const state = stateOf(record, now);
+    const state = this.stateOf(record, now);
     this.tokens.set(record.id, state);
     if (!this.versions.has(record.accountId)) this.versions.set(record.accountId, entry.ver);
     const repeat = this.repeatKey(presented, access);
@@ -223,9 +311,20 @@ export class ViewerSessions {
     if (known !== undefined) known.seen = now;
     else this.viewers.set(sid, { tokenId: record.id, accountId: record.accountId, repeat, seen: now, touched: now });
     this.repeats.set(repeat, sid);
+    const jwt = d.selfSigned ? jwtRules(presented) : undefined;
+    // The country lists the viewer inherits (a publish token's, the account's defaults), as the
+    // decision read them: an account entry this instance does not hold counts as having some.
+    const account = state.inherits ? this.lookup.accountAt(record.accountId, entry.ver) : undefined;
+    const fingerprint = state.inherits ? geoFingerprint(account) : undefined;
+    if (account !== undefined) this.geo.set(record.accountId, fingerprint!);
+    // An address or country rule judged this grant: the credential holds only from that address,
+    // whatever bindAddress says (a credential never outvotes the token's rules).
+    const ruled = state.ips.length > 0 || (jwt?.ips.length ?? 0) > 0 || state.countries !== undefined || (fingerprint !== undefined && fingerprint !== '');
     const bind =
+      ruled ||
       this.cfg.bindAddress === 'always' ||
       (this.cfg.bindAddress === 'limited' && (d.limits !== undefined || (record.bindIpsOnUsage ?? 0) > 0));
+    const nowS = Math.floor(now / 1000);
     const claims: ViewerClaims = {
       s: sid,
       t: record.id,
@@ -236,16 +335,17 @@ export class ViewerSessions {
       c: access.action,
       n: d.streamName,
       e: this.expiry(now, state),
+      b: nowS,
     };
-    if (d.selfSigned) {
+    if (fingerprint !== undefined) claims.g = fingerprint;
+    if (jwt?.exp !== undefined) {
       // a self-signed JWT (verified by the decision) bounds its credential by its own exp too
-      const exp = jwtExpiry(presented);
-      if (exp !== undefined) {
-        claims.m = exp;
-        claims.e = Math.min(claims.e, exp);
-      }
+      claims.m = jwt.exp;
+      claims.e = Math.min(claims.e, jwt.exp);
     }
     if (bind && access.clientIp !== undefined) claims.i = access.clientIp;
+    // a rule-bound grant to a client without an address: nothing to bind to, no credential
+    else if (ruled) return undefined;
     return this.mint(claims);
   }
 
@@ -254,40 +354,106 @@ export class ViewerSessions {
     return t.expiresOn === undefined ? e : Math.min(e, Math.floor(t.expiresOn / 1000));
   }
 
-  /** Whether `stream` is the granted one or, with renditionSeparators, one of its renditions. */
-  private covers(granted: string, stream: string): boolean {
-    if (granted === stream) return true;
-    for (const sep of this.cfg.renditionSeparators) if (stream.length > granted.length + sep.length && stream.startsWith(granted + sep)) return true;
+  /**
+   * Whether a credential for `granted` may speak for `stream`: the same name, or with
+   * renditionSeparators a rendition `<granted><sep><suffix>` whose suffix matches renditionPattern
+   * (what the name alone tells; RenditionGuard then asks whether another token secures it).
+   */
+  private renditionOf(granted: string, stream: string): boolean {
+    for (const sep of this.cfg.renditionSeparators) {
+      if (stream.length > granted.length + sep.length && stream.startsWith(granted) && stream.startsWith(sep, granted.length)) {
+        if (this.renditionPattern.test(stream.slice(granted.length + sep.length))) return true;
+      }
+    }
     return false;
+  }
+
+  /** The claims of a credential whose signature holds with a key accepted now, else undefined. */
+  private verify(value: string, now: number): ViewerClaims | undefined {
+    const known = this.verified.get(value);
+    if (known !== undefined) {
+      if (this.keys.accepts(known.key, now)) return known.claims;
+      this.verified.delete(value); // signed with a key rotated out
+      return undefined;
+    }
+    for (const k of this.keys.verifying(now)) {
+      const claims = readCredential(k.key, value);
+      if (claims) {
+        this.verified.set(value, { claims, key: k.id });
+        return claims;
+      }
+    }
+    return undefined;
   }
 
   /** Checks a presented credential for a request, in memory (a token unknown here is read once). */
   check(value: string, req: CredentialRequest): CredentialCheck | Promise<CredentialCheck> {
-    let claims = this.verified.get(value);
-    if (claims === undefined) {
-      claims = readCredential(this.key, value);
-      if (!claims) return { ok: false, reason: 'credential_invalid' };
-      this.verified.set(value, claims);
-    }
     const now = this.now();
+    const claims = this.verify(value, now);
+    if (!claims) {
+      // Maybe signed with a key another instance rotated to: the keys are read again, at most once a second.
+      if (this.keys.source === 'store' && now - this.keysReadAt >= 1000) {
+        this.keysReadAt = now;
+        return this.keys.reload().then(
+          (changed) => (changed ? this.check(value, req) : { ok: false, reason: 'credential_invalid' }),
+          () => ({ ok: false, reason: 'credential_invalid' }),
+        );
+      }
+      return { ok: false, reason: 'credential_invalid' };
+    }
+    const nowS = Math.floor(now / 1000);
+    // Never longer-lived than this instance would grant, whatever the signature says.
+    if (claims.e - claims.b > this.capS || claims.b > nowS + CLOCK_SLACK_S || claims.e - nowS > this.capS || nowS - claims.b > this.capS) {
+      return { ok: false, reason: 'credential_invalid' };
+    }
     const previous = req.presented !== undefined && this.tagOf(req.presented) === claims.p ? claims.s : undefined;
     if (claims.e * 1000 <= now) return { ok: false, reason: 'credential_expired', previous };
     // Another stream, account, action or token: this credential says nothing about the request.
-    if (claims.c !== req.action || !this.covers(claims.n, req.streamName)) return { ok: false };
+    if (claims.c !== req.action) return { ok: false };
+    const rendition = claims.n !== req.streamName;
+    if (rendition && !this.renditionOf(claims.n, req.streamName)) return { ok: false };
     if (req.accountId !== undefined && req.accountId !== claims.a) return { ok: false };
     if (req.presented !== undefined && previous === undefined) return { ok: false };
     if (claims.i !== undefined && claims.i !== req.clientIp) return { ok: false, reason: 'credential_address', previous };
-    const t = this.tokens.get(claims.t);
-    if (t === undefined) return this.load(claims).then((loaded) => this.settle(claims, loaded, this.now(), previous));
-    return this.settle(claims, t, now, previous);
+    const go = (): CredentialCheck | Promise<CredentialCheck> => {
+      const t = this.tokens.get(claims.t);
+      if (t === undefined) return this.load(claims).then((loaded) => this.settle(claims, loaded, req, this.now(), previous));
+      return this.settle(claims, t, req, now, previous);
+    };
+    if (!rendition) return go();
+    // A rendition another token secures is not this credential's to open: decided in full.
+    const covered = this.renditions.covers(claims.a, claims.n, req.streamName);
+    if (covered === true) return go();
+    if (covered === false) return { ok: false };
+    return covered.then((yes) => (yes ? go() : { ok: false }));
   }
 
-  private settle(claims: ViewerClaims, t: TokenState | undefined, now: number, previous: string | undefined): CredentialCheck {
+  /** The token's current rules for the credential's stream and the request's address: the reason a full decision would refuse, if any. */
+  private ruleProblem(claims: ViewerClaims, t: TokenState, req: CredentialRequest): Reason | undefined {
+    const named = t.named.get(claims.n) ?? remember(t.named, claims.n, t.streams(claims.n));
+    if (!named) return 'stream_not_allowed';
+    if (t.ips.length > 0 && !ipInRanges(req.clientIp, t.ips)) return 'ip_not_allowed';
+    // The token's own country lists: bound at the grant, so read again only when they may have
+    // changed since (another revision) or the credential is bound to no address.
+    if (t.countries !== undefined && (t.rev !== claims.r || claims.i === undefined)) {
+      const trusted = req.country?.();
+      const key = `${req.clientIp ?? ''}\n${trusted ?? ''}`;
+      let ok = t.placed.get(key);
+      if (ok === undefined) {
+        const c = trusted ?? (req.clientIp !== undefined ? this.countryOf(req.clientIp) : undefined);
+        ok = remember(t.placed, key, countryPasses(t.countries, c));
+      }
+      if (!ok) return 'country_not_allowed';
+    }
+    return undefined;
+  }
+
+  private settle(claims: ViewerClaims, t: TokenState | undefined, req: CredentialRequest, now: number, previous: string | undefined): CredentialCheck {
     // Unknown here and the store not answering: the credential was granted at most
     // credentialSeconds ago by an instance that decided in full; its signature is what is left.
     if (t !== undefined) {
-      const problem = tokenProblem(t, claims, now);
-      if (problem) return { ok: false, reason: problem };
+      const problem = tokenProblem(t, claims, now) ?? this.ruleProblem(claims, t, req);
+      if (problem) return { ok: false, reason: problem, previous };
       t.used = now;
     }
     let v = this.viewers.get(claims.s);
@@ -301,10 +467,16 @@ export class ViewerSessions {
     if (v.ended) return { ok: false, reason: v.ended, previous };
     v.seen = now;
     const out: CredentialCheck = { ok: true, tokenId: claims.t, accountId: claims.a, trackingId: t?.trackingId };
-    // Refreshed past half its life, while the token record is the one it was granted on.
-    if (t !== undefined && t.rev === claims.r && (claims.e * 1000 - now) * 2 < this.cfg.credentialSeconds * 1000) {
+    // Refreshed past half its life, while the token record is the one it was granted on and the
+    // country lists it inherited are the ones it was granted under.
+    if (
+      t !== undefined &&
+      t.rev === claims.r &&
+      (claims.g === undefined || claims.g === this.geo.get(claims.a)) &&
+      (claims.e * 1000 - now) * 2 < this.cfg.credentialSeconds * 1000
+    ) {
       const e = Math.min(this.expiry(now, t), claims.m ?? Number.MAX_SAFE_INTEGER);
-      if (e > claims.e) out.refresh = this.mint(copyWith(claims, { e }));
+      if (e > claims.e) out.refresh = this.mint(copyWith(claims, { e, b: Math.floor(now / 1000) }));
     }
     return out;
   }
@@ -313,22 +485,22 @@ export class ViewerSessions {
     try {
       const r = await this.lookup.timed(this.store.findTokenById(claims.t));
       const now = this.now();
-      const t: TokenState =
-        r === null || r.accountId !== claims.a
-          ? { accountId: claims.a, deleted: true, active: false, tag: '', rev: -1, used: now }
-          : stateOf(r, now);
+      const t = r === null || r.accountId !== claims.a ? goneState(claims.a, now) : this.stateOf(r, now);
       this.tokens.set(claims.t, t);
+      if (t.inherits && !this.geo.has(claims.a)) this.geo.set(claims.a, geoFingerprint(await this.lookup.account(claims.a)));
       return t;
     } catch {
-      return undefined;
+      return this.tokens.get(claims.t);
     }
   }
 
   /** A token change made through this instance: its credentials follow at once. */
-  tokenChanged(id: number, after: TokenRecord | null): void {
+  tokenChanged(id: number, after: TokenRecord | null, accountId?: string): void {
+    // a publish token's change can secure a rendition: the account's answers are worked out again
+    if (accountId !== undefined) this.renditions.forget(accountId);
     const t = this.tokens.get(id);
     if (t === undefined) return;
-    this.tokens.set(id, after === null ? copyWith(t, { deleted: true, active: false }) : stateOf(after, t.used));
+    this.tokens.set(id, after === null ? goneState(t.accountId, t.used) : this.stateOf(after, t.used));
   }
 
   /** The viewer asked again with its token, replacing its session `sid`: that one is over here. */
@@ -366,6 +538,8 @@ export class ViewerSessions {
     try {
       await this.touchAll();
       await this.followVersions();
+      // a rotation made elsewhere (the CLI, another instance) is picked up within one period
+      if (this.keys.source === 'store' && (await this.keys.reload())) this.logger.info('viewer sessions: credential keys rotated');
       if (this.warned) this.logger.info('viewer sessions: the store answers again');
       this.warned = false;
     } catch (e) {
@@ -410,15 +584,21 @@ export class ViewerSessions {
   private async followVersions(): Promise<void> {
     const accounts = new Set<string>();
     for (const t of this.tokens.values()) accounts.add(t.accountId);
-    for (const a of [...this.versions.keys()]) if (!accounts.has(a)) this.versions.delete(a);
+    for (const a of [...this.versions.keys()]) {
+      if (accounts.has(a)) continue;
+      this.versions.delete(a);
+      this.geo.delete(a);
+    }
     for (const accountId of accounts) {
       const ver = await this.store.accountVersion(accountId);
       if (this.versions.get(accountId) === ver) continue;
       for (const [id, t] of this.tokens) {
         if (t.accountId !== accountId) continue;
         const r = await this.store.findTokenById(id);
-        this.tokens.set(id, r === null || r.accountId !== accountId ? copyWith(t, { deleted: true, active: false }) : stateOf(r, t.used));
+        this.tokens.set(id, r === null || r.accountId !== accountId ? goneState(accountId, t.used) : this.stateOf(r, t.used));
       }
+      if (this.geo.has(accountId)) this.geo.set(accountId, geoFingerprint(await this.lookup.account(accountId)));
+      this.renditions.forget(accountId);
       this.versions.set(accountId, ver);
     }
   }

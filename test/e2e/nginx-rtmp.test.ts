@@ -2,13 +2,13 @@
 // on_publish_done call Streamgate, and nginx admits or drops ffmpeg on its answer.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { startServer, type RunningServer } from '../helpers/process.js';
 import { freePort } from '../helpers/redis.js';
-import { rtmpBlock, startNginx, requireBinaries, publishTestPattern, exitOf, type Nginx } from './nginx.js';
+import { rtmpBlock, startNginx, stopAll, requireBinaries, publishTestPattern, exitOf, type Nginx } from './nginx.js';
 
 describe('nginx-rtmp + ffmpeg end to end', () => {
   let sg: RunningServer;
@@ -41,21 +41,18 @@ describe('nginx-rtmp + ffmpeg end to end', () => {
   before(async () => {
     requireBinaries();
     const dir = mkdtempSync(path.join(tmpdir(), 'sg-e2e-'));
-    sg = await startServer({ STREAMGATE_DATA_DIR: dir });
+    // A hook secret nginx-rtmp never sends: it is admitted by its address (hooks.allowFrom), so its
+    // notify URLs, which nginx logs, carry no secret (docs/callers.md#nginx-rtmp-debian-libnginx-mod-rtmp).
+    const config = path.join(dir, 'streamgate.yaml');
+    writeFileSync(config, `hooks:\n  secret: "${'e2e-hook-secret-never-in-a-url-'.padEnd(40, 'x')}"\n  allowFrom:\n    nginx-rtmp: ['127.0.0.1', '::1']\n`);
+    sg = await startServer({ STREAMGATE_DATA_DIR: dir, STREAMGATE_CONFIG: config });
     secret = readFileSync(path.join(dir, 'default-api-secret'), 'utf8').trim();
     rtmpPort = await freePort();
     const hook = `http://127.0.0.1:${sg.port}/hooks/nginx-rtmp`;
     nginx = await startNginx(rtmpBlock(rtmpPort, hook, '1s'), [rtmpPort], true);
   });
 
-  after(async () => {
-    for (const p of running) p.kill('SIGKILL');
-    await nginx?.stop();
-    if (sg) {
-      sg.proc.kill('SIGTERM');
-      await sg.exited;
-    }
-  });
+  after(() => stopAll(running, nginx, sg));
 
   it('publishes with a valid token, plays back with a subscribe token, and lists the publisher in active/all while it runs', async () => {
     const pub = (await api('POST', '/api/publish_token', { label: 'e2e', streams: [{ streamName: 'cam1' }] })).data;

@@ -11,11 +11,24 @@ import { testApp, type TestApp } from '../helpers/app.js';
 import { counting } from '../helpers/counting-store.js';
 import type { Store } from '../../src/store/store.js';
 import { signSubscribeJwt } from '../../src/policy/self-signed.js';
+import { fixedGeo } from '../../src/enforce/geo.js';
+import { mintCredential, type ViewerClaims } from '../../src/sessions/viewer-credential.js';
+import { CREDENTIAL_KEYS_META, CredentialKeys, keyFromSecret, parseCredentialKeys } from '../../src/sessions/credential-keys.js';
+import { ViewerSessions } from '../../src/sessions/viewer-sessions.js';
+import { ADMIN_KEY } from '../helpers/app.js';
+import { hkdfSync } from 'node:crypto';
 
 const IP_A = '203.0.113.7';
 const IP_B = '203.0.113.8';
 const COOKIE = 'streamgate_session';
 const SECRET = 'viewer-credential-secret-0123456789abcdef';
+/** An address in the United States (the geo table below); IP_A and IP_B are in France. */
+const US_IP = '8.8.8.8';
+const GEO = { [IP_A]: 'FR', [IP_B]: 'FR', [US_IP]: 'US' };
+const HOOK_SECRET = 'hook-secret-viewer-suite-0123456789abcdef';
+
+/** The claims of a credential, as anyone holding the cookie can read them (the body is not encrypted). */
+const claimsOf = (credential: string): ViewerClaims => JSON.parse(Buffer.from(credential.split('.')[0], 'base64url').toString('utf8')) as ViewerClaims;
 
 export function viewerSessionsSuite(factory: StoreFactory): void {
   describe(`HTTP viewer sessions: ${factory.name}`, () => {
@@ -46,7 +59,8 @@ export function viewerSessionsSuite(factory: StoreFactory): void {
       const c = counting(switchable);
       store = c.store;
       calls = c.calls;
-      t = await testApp(store, { hooks: { trustedProxies: ['127.0.0.1', '::ffff:127.0.0.1'] }, sessions: { http: { secret: SECRET, ...http } }, ...extra }, { now });
+      const hooks = { trustedProxies: ['127.0.0.1', '::ffff:127.0.0.1'], ...(extra.hooks as object | undefined) };
+      t = await testApp(store, { sessions: { http: { secret: SECRET, ...http } }, ...extra, hooks }, { now, geo: fixedGeo(GEO) });
       acct = await t.account();
     };
     const api = () => {
@@ -64,10 +78,10 @@ export function viewerSessionsSuite(factory: StoreFactory): void {
       return r.body.data as { id: number; token: string };
     };
     /** One auth_request as nginx sends it: the original URI, the client address, the browser's cookie. */
-    const ask = (uri: string, o: { cookie?: string; ip?: string; app?: TestApp } = {}) => {
+    const ask = (uri: string, o: { cookie?: string; ip?: string; app?: TestApp; headers?: Record<string, string> } = {}) => {
       const r = request((o.app ?? t).app)
         .get('/hooks/auth-request')
-        .set({ 'x-original-uri': uri, 'x-forwarded-for': o.ip ?? IP_A });
+        .set({ 'x-original-uri': uri, 'x-forwarded-for': o.ip ?? IP_A, ...o.headers });
       return o.cookie === undefined ? r : r.set('cookie', `other=1; ${COOKIE}=${o.cookie}`);
     };
     /** The credential a Set-Cookie carries. */
@@ -312,6 +326,250 @@ export function viewerSessionsSuite(factory: StoreFactory): void {
       const r = await ask(`/hls/cam1/index.m3u8?token=${limited.token}`);
       assert.deepEqual([r.status, r.body.reason, r.headers['set-cookie']], [403, 'session_limit', undefined]);
       assert.match(r.body.message, /HTTP streaming/);
+    });
+
+    // ---- a credential never admits what the full decision would refuse on the same token ----
+
+    it('a token with an address rule: its credential holds only from the address it was granted to, whatever bindAddress says', async () => {
+      for (const bindAddress of ['limited', 'never'] as const) {
+        await fresh({ bindAddress, queryParam: 'sgc' });
+        const v = await mk({ allowedIpAddresses: [`${IP_A}/32`] });
+        const full = await ask(`/hls/cam1/index.m3u8?token=${v.token}`, { ip: IP_B });
+        assert.deepEqual([full.status, full.body.reason], [403, 'ip_not_allowed'], 'the full decision refuses IP_B');
+        const cookie = await watch(v.token);
+        assert.equal((await ask('/hls/cam1/1.ts', { cookie })).status, 200);
+        const replayed = await ask('/hls/cam1/2.ts', { cookie, ip: IP_B });
+        assert.deepEqual([replayed.status, replayed.body.reason], [403, 'credential_address'], `cookie replayed, bindAddress ${bindAddress}`);
+        const query = await ask(`/hls/cam1/2.ts?sgc=${cookie}`, { ip: IP_B });
+        assert.deepEqual([query.status, query.body.reason], [403, 'credential_address'], `query credential replayed, bindAddress ${bindAddress}`);
+        // refreshed, it stays bound (presented within idleSeconds)
+        clock += 20_000;
+        assert.equal((await ask('/hls/cam1/2.ts', { cookie })).status, 200);
+        clock += 15_000;
+        const next = credentialOf(await ask('/hls/cam1/3.ts', { cookie }));
+        assert.ok(next);
+        assert.deepEqual((await ask('/hls/cam1/4.ts', { cookie: next, ip: IP_B })).body.reason, 'credential_address');
+      }
+    });
+
+    it('a token with country lists, its own or inherited (a publish token, the account default): a cookie from France is refused from the US', async () => {
+      await fresh({}, {});
+      const own = await mk({ allowedCountries: ['FR'] });
+      const full = await ask(`/hls/cam1/index.m3u8?token=${own.token}`, { ip: US_IP });
+      assert.deepEqual([full.status, full.body.reason], [403, 'country_not_allowed'], 'the full decision refuses the US');
+      const c1 = await watch(own.token);
+      assert.deepEqual([(await ask('/hls/cam1/1.ts', { cookie: c1, ip: US_IP })).status, (await ask('/hls/cam1/1.ts', { cookie: c1, ip: US_IP })).body.reason], [403, 'credential_address']);
+      assert.equal((await ask('/hls/cam1/1.ts', { cookie: c1 })).status, 200);
+
+      // the account default
+      await fresh();
+      assert.equal((await api().post('/api/geo/account', { updateAllowedCountries: ['FR'] })).status, 200);
+      const plain = await mk();
+      assert.deepEqual((await ask(`/hls/cam1/index.m3u8?token=${plain.token}`, { ip: US_IP })).body.reason, 'country_not_allowed');
+      const c2 = await watch(plain.token);
+      const r2 = await ask('/hls/cam1/1.ts', { cookie: c2, ip: US_IP });
+      assert.deepEqual([r2.status, r2.body.reason], [403, 'credential_address'], 'account default');
+
+      // a publish token's lists for the stream
+      await fresh();
+      const pub = await api().post('/api/publish_token', { label: 'p', streams: [{ streamName: 'cam1' }], allowedCountries: ['FR'] });
+      assert.equal(pub.status, 200, JSON.stringify(pub.body));
+      const viewer = await mk();
+      assert.deepEqual((await ask(`/hls/cam1/index.m3u8?token=${viewer.token}`, { ip: US_IP })).body.reason, 'country_not_allowed');
+      const c3 = await watch(viewer.token);
+      const r3 = await ask('/hls/cam1/1.ts', { cookie: c3, ip: US_IP });
+      assert.deepEqual([r3.status, r3.body.reason], [403, 'credential_address'], "the publish token's lists");
+    });
+
+    it("a self-signed JWT's own allowedIpAddresses bind its credential", async () => {
+      await fresh();
+      const parent = await mk();
+      const jwt = await signSubscribeJwt({ token: parent.token, tokenId: parent.id, streamName: 'cam1', expiresInSeconds: 600, allowedIpAddresses: [`${IP_A}/32`], now: Math.floor(clock / 1000) });
+      assert.deepEqual((await ask(`/hls/cam1/index.m3u8?token=${jwt}`, { ip: IP_B })).body.reason, 'ip_not_allowed');
+      const cookie = await watch(jwt);
+      const r = await ask('/hls/cam1/1.ts', { cookie, ip: IP_B });
+      assert.deepEqual([r.status, r.body.reason], [403, 'credential_address']);
+      assert.equal((await ask('/hls/cam1/1.ts', { cookie })).status, 200);
+    });
+
+    it("a token update that narrows its streams, addresses or countries refuses the credentials it granted at once here, within revalidateSeconds elsewhere", async () => {
+      await fresh();
+      const other = await testApp(store, { sessions: { http: { secret: SECRET } }, hooks: { trustedProxies: ['127.0.0.1', '::ffff:127.0.0.1'] } }, { now, geo: fixedGeo(GEO) });
+      const v = await mk({ streams: [{ streamName: 'cam1' }, { streamName: 'cam2' }] });
+      const cookie = await watch(v.token);
+      assert.equal((await ask('/hls/cam1/0.ts', { cookie, app: other })).status, 200);
+      assert.equal((await api().put(`/api/subscribe_token/${v.id}`, { removeTokenStreams: ['cam1'] })).status, 200);
+      const here = await ask('/hls/cam1/1.ts', { cookie });
+      assert.deepEqual([here.status, here.body.reason], [403, 'stream_not_allowed'], 'a stream the token no longer covers');
+      await other.services.viewers!.revalidate();
+      const there = await ask('/hls/cam1/2.ts', { cookie, app: other });
+      assert.deepEqual([there.status, there.body.reason], [403, 'stream_not_allowed'], 'on another instance after its round');
+      other.services.viewers?.stop();
+
+      const w = await mk({ allowedIpAddresses: [`${IP_A}/32`, `${IP_B}/32`] });
+      const c2 = await watch(w.token);
+      assert.equal((await api().put(`/api/subscribe_token/${w.id}`, { updateAllowedIpAddresses: [`${IP_B}/32`] })).status, 200);
+      const ip = await ask('/hls/cam1/3.ts', { cookie: c2 });
+      assert.deepEqual([ip.status, ip.body.reason], [403, 'ip_not_allowed']);
+
+      const x = await mk({ allowedCountries: ['FR'] });
+      const c3 = await watch(x.token);
+      assert.equal((await api().put(`/api/subscribe_token/${x.id}`, { updateAllowedCountries: ['DE'] })).status, 200);
+      const country = await ask('/hls/cam1/4.ts', { cookie: c3 });
+      assert.deepEqual([country.status, country.body.reason], [403, 'country_not_allowed']);
+      // with the token, the viewer is decided in full (and refused the same)
+      assert.deepEqual((await ask(`/hls/cam1/index.m3u8?token=${x.token}`, { cookie: c3 })).body.reason, 'country_not_allowed');
+    });
+
+    it('a change of the country lists a credential inherited stops its refresh: it ends within one credential life', async () => {
+      await fresh();
+      assert.equal((await api().post('/api/geo/account', { updateAllowedCountries: ['FR'] })).status, 200);
+      const v = await mk();
+      const bound = await watch(v.token);
+      const w = await mk({ streams: [{ streamName: 'cam1' }] });
+      const stays = await watch(w.token);
+      clock += 20_000;
+      for (const cookie of [bound, stays]) assert.equal((await ask('/hls/cam1/0.ts', { cookie })).status, 200);
+      // the same rules: refreshed as before
+      clock += 15_000;
+      const refreshed = await ask('/hls/cam1/1.ts', { cookie: stays });
+      assert.ok(credentialOf(refreshed), 'refreshed while the lists are unchanged');
+      assert.equal((await api().post('/api/geo/account', { updateAllowedCountries: ['DE'] })).status, 200);
+      await t.services.viewers!.revalidate();
+      const r = await ask('/hls/cam1/2.ts', { cookie: bound });
+      assert.deepEqual([r.status, credentialOf(r)], [200, undefined], 'served, but not refreshed');
+      clock += 20_000;
+      assert.equal((await ask('/hls/cam1/3.ts', { cookie: bound })).status, 200);
+      clock += 6_000;
+      const gone = await ask('/hls/cam1/3.ts', { cookie: bound });
+      assert.deepEqual([gone.status, gone.body.reason], [401, 'credential_expired']);
+      const full = await ask(`/hls/cam1/index.m3u8?token=${v.token}`);
+      assert.deepEqual([full.status, full.body.reason], [403, 'country_not_allowed'], 'the next full decision applies the new lists');
+
+      // an account without country rules at the grant, given some later: the unbound credential is not refreshed either
+      await fresh();
+      const open = await mk();
+      const c = await watch(open.token);
+      assert.equal((await ask('/hls/cam1/1.ts', { cookie: c, ip: US_IP })).status, 200, 'no rule: not bound');
+      assert.equal((await api().post('/api/geo/account', { updateAllowedCountries: ['FR'] })).status, 200);
+      await t.services.viewers!.revalidate();
+      clock += 20_000;
+      assert.equal((await ask('/hls/cam1/1.ts', { cookie: c, ip: US_IP })).status, 200);
+      clock += 15_000;
+      const late = await ask('/hls/cam1/2.ts', { cookie: c, ip: US_IP });
+      assert.deepEqual([late.status, credentialOf(late)], [200, undefined]);
+    });
+
+    // ---- renditions ----
+
+    it('renditionSeparators: a credential opens only renditions whose suffix is a rendition and that no other token secures', async () => {
+      await fresh({ renditionSeparators: ['_'], queryParam: 'sgc' });
+      const pub = async (streams: Array<{ streamName: string; isRegex?: boolean }>) => {
+        const r = await api().post('/api/publish_token', { label: 'p', streams, subscribeRequiresAuth: true });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        return r.body.data as { id: number };
+      };
+      await pub([{ streamName: 'cam1_secret' }, { streamName: 'cam1_720p' }]);
+      const v = await mk();
+      const cookie = await watch(v.token);
+      const status = async (stream: string, how: 'cookie' | 'query' = 'cookie') => {
+        const r = how === 'cookie' ? await ask(`/hls/${stream}/index.m3u8`, { cookie }) : await ask(`/hls/${stream}/index.m3u8?sgc=${cookie}`);
+        return `${r.status} ${r.body.reason ?? ''}`.trim();
+      };
+      const FULL = '401 token_required'; // decided in full, without a token
+      assert.deepEqual(
+        [await status('cam1_secret'), await status('cam1_secret', 'query'), await status('cam1_720p'), await status('cam1_720p', 'query')],
+        [FULL, FULL, FULL, FULL],
+        'names another publish token secures',
+      );
+      assert.deepEqual([await status('cam1_1080p'), await status('cam1_low'), await status('cam1_src', 'query')], ['200', '200', '200'], 'renditions nothing else secures');
+      assert.deepEqual([await status('cam1_mobile'), await status('cam1_720p_x'), await status('cam1_')], [FULL, FULL, FULL], 'a suffix that is no rendition');
+      // the token securing cam1 secures its renditions too: that one is no obstacle
+      await pub([{ streamName: 'cam1(_[0-9]{3,4}p)?', isRegex: true }]);
+      assert.deepEqual([await status('cam1_480p'), await status('cam1_720p')], ['200', FULL], 'cam1_720p is still secured by a token that does not secure cam1');
+      // a token created later takes the name at once (this instance)
+      await pub([{ streamName: 'cam1_low' }]);
+      assert.equal(await status('cam1_low'), FULL);
+      // a securing token deleted: its stream stays secured, and stays closed to the credential
+      const gone = await pub([{ streamName: 'cam1_high' }]);
+      assert.equal((await api().del(`/api/publish_token/${gone.id}`)).status, 200);
+      assert.equal(await status('cam1_high'), FULL);
+      // secureViewer secures every name, cam1 included: alone, it blocks no rendition
+      assert.equal((await request(t.app).put(`/admin/accounts/${acct.id}`).set('authorization', `Bearer ${ADMIN_KEY}`).send({ secureViewer: true })).status, 200);
+      assert.equal(await status('cam1_360p'), '200');
+    });
+
+    // ---- the credential key and lifetime ----
+
+    it('the key is never derived from hooks.secret: a cookie minted with it for any stream and any lifetime is refused', async () => {
+      await fresh({ secret: '' }, { hooks: { secret: HOOK_SECRET } });
+      const hook = { 'x-streamgate-hook-secret': HOOK_SECRET };
+      const v = await mk();
+      const first = await ask(`/hls/cam1/index.m3u8?token=${v.token}`, { headers: hook });
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      const claims = claimsOf(credentialOf(first)!);
+      const nowS = Math.floor(clock / 1000);
+      // what a holder of the hook secret could sign before: the key an HKDF of hooks.secret
+      const hookKey = Buffer.from(hkdfSync('sha256', HOOK_SECRET, 'streamgate', 'viewer session credentials', 32));
+      const forged = mintCredential(hookKey, { ...claims, n: 'premium', e: nowS + 10 * 365 * 86400, b: nowS });
+      const r = await ask('/hls/premium/index.m3u8', { cookie: forged, headers: hook });
+      assert.deepEqual([r.status, r.body.reason], [401, 'credential_invalid']);
+      // the key Streamgate signs with is the one it keeps in the store
+      const stored = parseCredentialKeys((await store.getMeta(CREDENTIAL_KEYS_META))!);
+      const mine = mintCredential(Buffer.from(stored.current.key, 'base64url'), { ...claims, b: nowS, e: nowS + 60 });
+      assert.equal((await ask('/hls/cam1/1.ts', { cookie: mine, headers: hook })).status, 200);
+    });
+
+    it("a check caps a credential's life and holds its stream to the token's: a signed credential claiming more is refused", async () => {
+      await fresh();
+      const key = keyFromSecret(SECRET);
+      const v = await mk();
+      const claims = claimsOf(await watch(v.token));
+      const nowS = Math.floor(clock / 1000);
+      const at = async (c: Partial<ViewerClaims>, stream = 'cam1') => {
+        const r = await ask(`/hls/${stream}/1.ts`, { cookie: mintCredential(key, { ...claims, ...c }) });
+        return `${r.status} ${r.body.reason ?? ''}`.trim();
+      };
+      assert.equal(await at({ b: nowS, e: nowS + 60 }), '200', 'within the cap (credentialSeconds 60 + 30)');
+      assert.equal(await at({ b: nowS, e: nowS + 86400 }), '401 credential_invalid', 'a day ahead');
+      assert.equal(await at({ b: nowS - 200, e: nowS + 30 }), '401 credential_invalid', 'issued longer ago than the cap');
+      assert.equal(await at({ b: nowS + 3600, e: nowS + 3650 }), '401 credential_invalid', 'issued in the future');
+      assert.equal(await at({ b: nowS, e: nowS + 60, n: 'premium' }, 'premium'), '403 stream_not_allowed', "a stream the token does not cover, even signed");
+      await fresh({ maxCredentialSeconds: 600 });
+      const w = await mk();
+      const c2 = claimsOf(await watch(w.token));
+      const r = await ask('/hls/cam1/1.ts', { cookie: mintCredential(key, { ...c2, b: nowS, e: nowS + 500 }) });
+      assert.equal(r.status, 200, 'sessions.http.maxCredentialSeconds sets the cap');
+    });
+
+    it('a key rotation: the previous key is accepted for one credential life after every instance has it; another instance picks the new key up at once', async () => {
+      // idleSeconds past the previous key's time: what ends below is the key, not the viewer
+      await fresh({ secret: '', idleSeconds: 600 });
+      const other = await testApp(store, { sessions: { http: { idleSeconds: 600 } }, hooks: { trustedProxies: ['127.0.0.1', '::ffff:127.0.0.1'] } }, { now, geo: fixedGeo(GEO) });
+      const v = await mk();
+      const cookie = await watch(v.token);
+      assert.equal((await ask('/hls/cam1/0.ts', { cookie, app: other })).status, 200, 'one key for every instance on the store');
+      const rotated = await CredentialKeys.rotate(store, now);
+      await t.services.viewers!.revalidate();
+      assert.equal((await ask('/hls/cam1/1.ts', { cookie })).status, 200, 'the previous key, just after the rotation');
+      clock += 20_000;
+      assert.equal((await ask('/hls/cam1/1.ts', { cookie })).status, 200);
+      assert.equal((await ask('/hls/cam1/1.ts', { cookie, app: other })).status, 200);
+      clock += 15_000;
+      const next = credentialOf(await ask('/hls/cam1/2.ts', { cookie }));
+      assert.ok(next, 'refreshed with the new key');
+      assert.equal((await ask('/hls/cam1/3.ts', { cookie: next, app: other })).status, 200, 'the other instance reads the new key when a credential matches none it has');
+      const stored = parseCredentialKeys((await store.getMeta(CREDENTIAL_KEYS_META))!);
+      assert.deepEqual([stored.current.id, stored.previous?.id], [rotated.id, rotated.previousId]);
+      const claims = claimsOf(next);
+      clock += ViewerSessions.previousKeyMs(t.services.config.sessions.http);
+      const nowS = Math.floor(clock / 1000);
+      const fresh2 = { ...claims, b: nowS, e: nowS + 60 };
+      const withOld = await ask('/hls/cam1/4.ts', { cookie: mintCredential(Buffer.from(stored.previous!.key, 'base64url'), fresh2) });
+      assert.deepEqual([withOld.status, withOld.body.reason], [401, 'credential_invalid'], 'the previous key past its time');
+      const withNew = await ask('/hls/cam1/5.ts', { cookie: mintCredential(Buffer.from(stored.current.key, 'base64url'), fresh2) });
+      assert.equal(withNew.status, 200);
+      other.services.viewers?.stop();
     });
   });
 }

@@ -1,12 +1,14 @@
 // With hooks.secret set, every /hooks/* endpoint (enumerated from the app's router, so a new hook
 // cannot be forgotten) refuses a call without the secret, or with a wrong one, with the exact 401;
 // nothing is decided, bound, recorded or counted. The same calls with the secret do their work.
+// hooks.allowFrom: a caller's own routes from its listed socket addresses need none.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sqliteFactory } from '../helpers/stores.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { listen, type Listening } from '../helpers/listen.js';
 import type { DecisionRoutes } from '../../src/http/decision-routes.js';
+import { loadConfig } from '../../src/config/load.js';
 
 const SECRET = 'hook-secret-5f2c9a-0123456789abcdefgh';
 const REFUSED = { allowed: false, reason: 'hook_secret_required', message: 'Unauthorized: hook secret required' };
@@ -131,5 +133,76 @@ describe('security: hook endpoints need the hook secret', () => {
     assert.notEqual(JSON.stringify(after), before);
     assert.ok(after.bound[1].length >= 4, `the subscribe calls bound ${after.bound[1].length} addresses`);
     assert.deepEqual(after.live, [pub.id]);
+  });
+});
+
+// hooks.allowFrom: nginx-rtmp can only send the secret in its notify URL, which nginx logs; listed
+// by its socket address instead, its own routes need no secret. Any other caller's route, any
+// other address (a forwarded header never counts) still needs it.
+describe('security: hooks.allowFrom admits a caller by its socket address, nothing more', () => {
+  const factory = sqliteFactory();
+  before(() => factory.setup());
+  after(() => factory.teardown());
+
+  const rtmpPlay = (token: string, addr = '198.51.100.9') => `call=play&app=live&name=cam1&addr=${addr}&clientid=7&token=${token}`;
+  const app = async (allowFrom: Record<string, string[]>) => {
+    // 127.0.0.1 is also a trusted proxy: its X-Forwarded-For is believed for client addresses, never for the guard
+    const t = await testApp(await factory.make(), { hooks: { secret: SECRET, allowFrom, trustedProxies: ['127.0.0.1', '::1'] } });
+    const http = await listen(t.app);
+    const acct = await t.account();
+    const r = await fetch(`${http.base}/api/subscribe_token`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${acct.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ label: 'h', streams: [{ streamName: 'cam1' }] }),
+    });
+    const sub = ((await r.json()) as { data: { token: string } }).data;
+    const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+      fetch(http.base + path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+    return { t, http, sub, post };
+  };
+
+  it('from a listed address: the caller named needs no secret; every other caller still does', async () => {
+    const a = await app({ 'nginx-rtmp': ['127.0.0.1', '::1'] });
+    try {
+      const r = await a.post('/hooks/nginx-rtmp', rtmpPlay(a.sub.token));
+      assert.equal(r.status, 200, await r.text());
+      const refused = await a.post('/hooks/nginx-rtmp', rtmpPlay('not-a-token'));
+      assert.equal(refused.status, 403, 'decided: an unknown token is refused by the decision, not by the guard');
+      for (const [path, headers, body] of [
+        ['/hooks/authorize', { 'content-type': 'application/json' }, JSON.stringify({ action: 'subscribe', token: a.sub.token, streamName: 'cam1' })],
+        ['/hooks/auth-request', { 'x-original-uri': `/hls/cam1/index.m3u8?token=${a.sub.token}` }, ''],
+        ['/hooks/srs', { 'content-type': 'application/json' }, JSON.stringify({ action: 'on_play', client_id: 's1', ip: '198.51.100.5', vhost: '__defaultVhost__', app: 'live', stream: 'cam1', param: `?token=${a.sub.token}` })],
+        ['/hooks/nginx-rtmp-not-a-route', {}, ''],
+      ] as const) {
+        const x = await a.post(path, body, headers as Record<string, string>);
+        assert.equal(x.status, 401, path);
+        assert.deepEqual(await x.json(), REFUSED, path);
+      }
+    } finally {
+      await a.http.close();
+    }
+  });
+
+  it('from an address not listed: the secret is needed, whatever X-Forwarded-For says', async () => {
+    const a = await app({ 'nginx-rtmp': ['10.0.0.0/8'] });
+    try {
+      const forwarded: Array<Record<string, string>> = [{}, { 'x-forwarded-for': '10.1.2.3' }, { 'x-real-ip': '10.1.2.3' }];
+      for (const headers of forwarded) {
+        const r = await a.post('/hooks/nginx-rtmp', rtmpPlay(a.sub.token), headers);
+        assert.equal(r.status, 401, JSON.stringify(headers));
+        assert.deepEqual(await r.json(), REFUSED);
+      }
+      const ok = await a.post(`/hooks/nginx-rtmp?secret=${SECRET}`, rtmpPlay(a.sub.token), { 'x-forwarded-for': '10.1.2.3' });
+      assert.equal(ok.status, 200);
+    } finally {
+      await a.http.close();
+    }
+  });
+
+  it('is checked at start: a name that is no caller, or a list without hooks.secret, stops the start naming the setting', () => {
+    assert.throws(() => loadConfig({ env: {}, overrides: { hooks: { secret: SECRET, allowFrom: { nginx: ['10.0.0.0/8'] } } } }), /hooks\.allowFrom\.nginx: not a caller: expected one of .*nginx-rtmp/);
+    assert.throws(() => loadConfig({ env: {}, overrides: { hooks: { allowFrom: { 'nginx-rtmp': ['10.0.0.0/8'] } } } }), /hooks\.allowFrom: needs hooks\.secret/);
+    assert.throws(() => loadConfig({ env: {}, overrides: { hooks: { secret: SECRET, allowFrom: { 'nginx-rtmp': ['10.0.0.300/8'] } } } }), /hooks\.allowFrom\.nginx-rtmp\.0/);
+    assert.deepEqual(loadConfig({ env: {}, overrides: { hooks: { secret: SECRET, allowFrom: { 'nginx-rtmp': ['10.0.0.0/8', '::1'] } } } }).hooks.allowFrom, { 'nginx-rtmp': ['10.0.0.0/8', '::1'] });
   });
 });
