@@ -5,7 +5,8 @@ import type { Services } from '../services.js';
 import type { TrustedProxies } from '../http/client.js';
 import { tokenHash } from '../domain/tokens.js';
 import type { Admission, CallerContext, ViewerCredentials } from './caller.js';
-import type { DecisionResult } from '../enforce/enforcer.js';
+import type { AdmissionStep, DecisionResult } from '../enforce/enforcer.js';
+import { decision, type Reason } from '../policy/types.js';
 import type { CredentialCheck, ViewerSessions } from '../sessions/viewer-sessions.js';
 import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
 import { andThen } from './shared.js';
@@ -47,6 +48,24 @@ async function admitViewer(
   return credential === undefined ? d : withCredential(s, viewers, d, credential);
 }
 
+/**
+ * A request whose viewer credential did not hold and that carried no token: decided without one
+ * (an open stream is still served), and a refusal tells the credential's problem, so the decision
+ * is counted and logged as that (docs/callers.md#http-viewer-sessions).
+ */
+function credentialRefusal(problem: Reason): AdmissionStep {
+  return {
+    answer: (d, failed) =>
+      d.allowed
+        ? undefined
+        : {
+            decision: decision(problem, { streamName: d.streamName, accountId: d.accountId, tokenId: d.tokenId, trackingId: d.trackingId }),
+            rule: 'viewer session credential',
+            detail: `the viewer session credential did not hold (${problem}), and without a token the request is refused: ${failed?.detail !== undefined ? `${failed.detail} (${d.reason})` : d.reason}`,
+          },
+  };
+}
+
 function withCredential(s: Services, viewers: ViewerSessions, d: DecisionResult, credential: string): DecisionResult {
   return copyWith(d, { viewer: { setCookie: viewers.setCookie(credential), credential: s.config.sessions.http.queryParam !== '' ? credential : undefined } });
 }
@@ -75,14 +94,17 @@ export function callerContext(s: Services, trusted: TrustedProxies): CallerConte
     trusted,
     admit: (caller, a, serverAddress) => {
       if (a.viewer !== undefined && s.viewers !== undefined) return admitViewer(s, s.viewers, caller, a, a.viewer, serverAddress);
-      if (a.reask) return s.sessions.reask(caller, a, (admit) => s.enforcer.decide(a.access, caller, admit && { admit }), serverAddress);
+      if (a.reask) return s.sessions.reask(caller, a, (step) => s.enforcer.decide(a.access, caller, step), serverAddress);
       // What an allow starts: a session the registry keeps, or (HTTP callers, no connection named) nothing it can count.
       // The access request is this request's own (read() made it): marked in place, not copied.
       const access = a.access;
       access.admission = a.starts && access.sessionId !== undefined ? 'session' : 'none';
       // nothing starts (an HTTP caller's request, a check): no admission step, nothing to settle;
       // either way a cached token is decided from memory when it can be (decideSoon)
-      if (!a.starts) return andThen(s.enforcer.decideSoon(access, caller), (d) => s.sessions.withLifetime(d));
+      if (!a.starts) {
+        const told = a.credentialProblem !== undefined ? credentialRefusal(a.credentialProblem) : undefined;
+        return andThen(s.enforcer.decideSoon(access, caller, told), (d) => s.sessions.withLifetime(d));
+      }
       const run = s.sessions.begin(caller, copyWith(a, { access }), serverAddress);
       return andThen(s.enforcer.decideSoon(access, caller, run), (d) => {
         run.settle(d);

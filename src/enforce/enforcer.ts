@@ -24,11 +24,23 @@ export interface DecisionResult extends Decision {
 }
 
 /**
- * A step after an allow that may refuse it (src/sessions/control.ts); store calls through `timed`.
- * 'token_changed': the token is no longer at the revision decided on (Decision.tokenRev): nothing
- * was registered, and the decision is made again on the current record.
+ * What a caller is told when a step after the policy decided it (an admission refused, a running
+ * session kept, a viewer credential's problem), and why: the decision log's `rule` and `detail`
+ * (docs/api.md#decision-metrics-and-logs). Never a token value or secret.
  */
-export type Admitter = (d: Decision, timed: <T>(p: Promise<T>) => Promise<T>) => Promise<Decision | 'token_changed'>;
+export interface Answer {
+  decision: Decision;
+  rule: string;
+  detail: string;
+}
+
+/**
+ * A step after an allow that may refuse it (src/sessions/control.ts); store calls through `timed`.
+ * A refusal comes as an Answer naming why. 'token_changed': the token is no longer at the revision
+ * decided on (Decision.tokenRev): nothing was registered, and the decision is made again on the
+ * current record.
+ */
+export type Admitter = (d: Decision, timed: <T>(p: Promise<T>) => Promise<T>) => Promise<Decision | Answer | 'token_changed'>;
 
 /** The admission step decide() runs after an allow (SessionControl.begin's AdmissionRun is one). */
 export interface AdmissionStep {
@@ -39,6 +51,13 @@ export interface AdmissionStep {
    * made on a cached record the account version did not check. Absent: never assumed.
    */
   passes?(d: Decision): boolean;
+  /**
+   * What the caller is told of the final decision, when that is not the decision itself (a re-ask
+   * that keeps a running session; a viewer credential's problem): given the decision and, for a
+   * refusal, the rule that failed. Undefined: the decision as it is. Runs before the decision is
+   * counted and logged, so the metrics and the log line say what the caller was told.
+   */
+  answer?(d: Decision, failed: RuleOutcome | undefined): Answer | undefined | Promise<Answer | undefined>;
 }
 
 export interface Explanation {
@@ -57,6 +76,18 @@ export interface EnforcerOptions {
 }
 
 const MAX_STALE_RETRIES = 3;
+
+/** The refusals of a store that does not answer (docs/api.md#store-trouble), as the decision log names them. */
+const STORE_RULE = 'store answered';
+const STORE_DOWN = 'the store did not answer within enforcement.storeTimeoutMs (enforcement.onStoreError: deny)';
+const CACHE_CANNOT_VOUCH = "the store did not answer, and this instance's caches cannot vouch for the request (enforcement.onStoreError: allow-cached)";
+const LIMITS_NEED_STORE = "the store did not answer, and a token's session limits are counted in the store";
+
+/** The check that refused a decision (the last failed rule: an admission's refusal comes after the policy's). */
+function failedRule(rules: readonly RuleOutcome[]): RuleOutcome | undefined {
+  for (let i = rules.length - 1; i >= 0; i--) if (rules[i].result === 'fail') return rules[i];
+  return undefined;
+}
 
 /** The token whose rules apply to a resolved credential (a JWT's parent), if any. */
 const tokenOf = (c: Credential): TokenRecord | undefined => (c.type === 'token' ? c.token : c.type === 'jwt' ? c.parent : undefined);
@@ -105,11 +136,12 @@ export class Enforcer {
     } catch (e) {
       if (!(e instanceof StoreUnavailable)) throw e;
       this.metrics.storeErrors.inc();
-      ev = this.cfg.onStoreError === 'allow-cached' ? await this.decideFromCache(req) : this.unavailable(req);
+      ev = this.cfg.onStoreError === 'allow-cached' ? await this.decideFromCache(req) : this.unavailable(req, STORE_DOWN);
       // limits are counted in the store: without it, a limited token's session cannot be admitted
-      if (ev.decision.allowed && ev.decision.limits !== undefined && req.admission === 'session') ev = this.unavailable(req);
+      if (ev.decision.allowed && ev.decision.limits !== undefined && req.admission === 'session') ev = this.unavailable(req, LIMITS_NEED_STORE);
     }
-    return this.finish(req, adapter, ev, started);
+    const told = step?.answer === undefined ? undefined : await step.answer(ev.decision, failedRule(ev.rules));
+    return this.finish(req, adapter, told === undefined ? ev : told, started);
   }
 
   /**
@@ -154,33 +186,43 @@ export class Enforcer {
    * would leave a decision as it is (then memory may answer).
    */
   decideSoon(req: AccessRequest, adapter: string, run?: AdmissionStep): DecisionResult | Promise<DecisionResult> {
+    // an answer step may need the store (a re-ask's token change): decide() runs it
+    if (run?.answer !== undefined) return this.decide(req, adapter, run);
     return this.decideNow(req, adapter, run?.passes) ?? this.decide(req, adapter, run);
   }
 
-  /** A decision made: its id, counted and logged. */
-  private finish(req: AccessRequest, adapter: string, ev: Evaluation, started: number): DecisionResult {
+  /**
+   * A decision made: its id, counted and logged as the caller is told it — the policy's decision,
+   * or the Answer a step after it gave (docs/api.md#decision-metrics-and-logs).
+   */
+  private finish(req: AccessRequest, adapter: string, ev: Evaluation | Answer, started: number): DecisionResult {
     const seconds = (performance.now() - started) / 1000;
     const d: DecisionResult = copyWith(ev.decision, { decisionId: randomUUID() });
     const result = d.allowed ? 'allow' : 'deny';
     this.metrics.decided(req.action, adapter, result, d.reason, seconds);
-    if (this.logger.isLevelEnabled('info')) this.logger.info(
-      {
-        decisionId: d.decisionId,
-        adapter,
-        action: req.action,
-        allowed: d.allowed,
-        reason: d.reason,
-        // Why, for the operator: the failed check's detail (never a token value or secret).
-        detail: d.allowed ? undefined : ev.rules.find((r) => r.result === 'fail')?.detail,
-        tokenId: d.tokenId,
-        accountId: d.accountId,
-        streamName: req.streamName,
-        protocol: req.protocol,
-        clientIp: req.clientIp,
-        ms: seconds * 1000,
-      },
-      'decision',
-    );
+    if (this.logger.isLevelEnabled('info')) {
+      // Why, for the operator: the step's answer, else a refusal's failed check (never a token value or secret).
+      const why = 'rules' in ev ? (d.allowed ? undefined : failedRule(ev.rules)) : ev;
+      this.logger.info(
+        {
+          decisionId: d.decisionId,
+          adapter,
+          action: req.action,
+          allowed: d.allowed,
+          status: d.status,
+          reason: d.reason,
+          rule: why?.rule,
+          detail: why?.detail,
+          tokenId: d.tokenId,
+          accountId: d.accountId,
+          streamName: req.streamName,
+          protocol: req.protocol,
+          clientIp: req.clientIp,
+          ms: seconds * 1000,
+        },
+        'decision',
+      );
+    }
     return d;
   }
 
@@ -300,7 +342,10 @@ export class Enforcer {
         reading = 'fresh';
         continue;
       }
-      return copyWith(ev, { decision: admitted });
+      if (!('rule' in admitted)) return copyWith(ev, { decision: admitted });
+      // the admission's own refusal, with its rule and why (session limits, publish conflict, a cut session)
+      const rule: RuleOutcome = { rule: admitted.rule, reason: admitted.decision.reason, result: admitted.decision.allowed ? 'pass' : 'fail', detail: admitted.detail };
+      return { decision: admitted.decision, rules: ev.rules.concat(rule) };
     }
     throw new StoreUnavailable(new Error('token kept changing while binding or admitting'));
   }
@@ -308,7 +353,7 @@ export class Enforcer {
   /** allow-cached: decide from what this instance holds; anything it cannot vouch for is denied. */
   private async decideFromCache(req: AccessRequest): Promise<Evaluation> {
     const r = await resolveCredential(req.token, 'cache', this.lookup);
-    if (r === undefined) return this.unavailable(req);
+    if (r === undefined) return this.unavailable(req, CACHE_CANNOT_VOUCH);
     const cred = r.cred;
     const secured =
       cred.type === 'none' && req.action === 'subscribe' ? req.accountId === undefined || this.lookup.securedCached(req.accountId, req.streamName) : false;
@@ -320,18 +365,19 @@ export class Enforcer {
       if (accountId !== undefined) {
         const account = this.lookup.cachedAccount(accountId);
         const v = account === undefined ? null : this.lookup.viewerCountriesCached(account, req.streamName, this.now());
-        if (v === null) return this.unavailable(req);
+        if (v === null) return this.unavailable(req, CACHE_CANNOT_VOUCH);
         viewer = v;
       }
     }
     const ev = evaluate(req, cred, this.context(req, secured, viewer));
     if (!ev.bind) return ev;
     // Only an address this instance saw bound is vouched for; the store alone knows the others.
-    return this.boundHere(ev.bind.token, ev.bind.address) ? applyBind(ev, 'already', 'bound (cached)') : this.unavailable(req);
+    return this.boundHere(ev.bind.token, ev.bind.address) ? applyBind(ev, 'already', 'bound (cached)') : this.unavailable(req, CACHE_CANNOT_VOUCH);
   }
 
-  private unavailable(req: AccessRequest): Evaluation {
-    return { decision: decision('store_unavailable', { streamName: req.streamName, accountId: req.accountId }), rules: [] };
+  private unavailable(req: AccessRequest, detail: string): Evaluation {
+    const rule: RuleOutcome = { rule: STORE_RULE, reason: 'store_unavailable', result: 'fail', detail };
+    return { decision: decision('store_unavailable', { streamName: req.streamName, accountId: req.accountId }), rules: [rule] };
   }
 
   private remember(token: TokenRecord, address: string): void {

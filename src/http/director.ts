@@ -160,20 +160,19 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
       record: action === 'publish' ? (d.record ?? false) : false,
       customData: action === 'subscribe' ? customViewerData(token, d) : null,
     };
-    const grant = JSON.stringify([s.keys.kid, streaming, millicast]);
+    // MediaMTX (authMethod: jwt) admits a connection carrying the permission without asking anyone.
+    // Without director.admits, a token whose admission does more than this call checked (counts a
+    // session or a use, binds the connecting address, refuses a held one) gets none: its connection
+    // must come through a media server that asks (docs/api.md#director-api-browser-sdks).
+    const permissions = cfg.admits || d.admissionRules !== true ? [{ action: action === 'publish' ? 'publish' : 'read', path: permissionPath }] : undefined;
+    const grant = JSON.stringify([s.keys.kid, streaming, millicast, permissions]);
     const now = Date.now();
     const cached = jwts.get(grant);
     let jwt = cached && cached.until > now ? cached.jwt : undefined;
     if (!jwt) {
-      jwt = await s.keys.sign(
-        {
-          sub: `${accountId}/${d.streamName}`,
-          streaming,
-          millicast,
-          mediamtx_permissions: [{ action: action === 'publish' ? 'publish' : 'read', path: permissionPath }],
-        },
-        cfg.jwtTtlSeconds,
-      );
+      const claims: Record<string, unknown> = { sub: `${accountId}/${d.streamName}`, streaming, millicast };
+      if (permissions !== undefined) claims.mediamtx_permissions = permissions;
+      jwt = await s.keys.sign(claims, cfg.jwtTtlSeconds);
       jwts.set(grant, { jwt, until: now + reuseMs });
     }
     const signed = jwt;

@@ -179,6 +179,9 @@ function countryCheck(x: Input): Outcome {
   return { result: 'pass', detail: `${c === undefined ? 'country unknown' : `country ${c}`}: passes ${names.join(' and ')}`, source: v.source };
 }
 
+/** Whether a cut session's hold on the token (from any address) is still in force. */
+const heldNow = (t: TokenRecord, now: number): boolean => t.holds?.some((h) => Date.parse(h.until) > now) === true;
+
 function notHeld(x: Input): Outcome {
   const held = x.token!.holds?.find((h) => Date.parse(h.until) > x.ctx.now && (h.clientIp === undefined || h.clientIp === x.req.clientIp));
   if (held === undefined) return pass();
@@ -262,6 +265,7 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
     if (x.jwt) fields.selfSigned = true;
     if (token.expiresOn !== undefined) fields.expiresOn = token.expiresOn;
     if (hasLimits(token)) fields.limits = { maxConcurrent: token.maxConcurrentSessions, maxUses: token.maxUses };
+    if (fields.limits !== undefined || (token.bindIpsOnUsage ?? 0) > 0 || heldNow(token, ctx.now)) fields.admissionRules = true;
     if (token.kind === 'publish') {
       fields.record = token.record ?? false;
       fields.subscribeRequiresAuth = token.subscribeRequiresAuth ?? false;

@@ -7,11 +7,12 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Admission } from '../callers/caller.js';
-import type { Admitter, DecisionResult } from '../enforce/enforcer.js';
+import type { AdmissionStep, Admitter, Answer, DecisionResult } from '../enforce/enforcer.js';
 import type { Lifecycle } from '../lifecycle/lifecycle.js';
 import type { TokenChecked } from '../lifecycle/events.js';
 import type { Metrics } from '../observability/metrics.js';
-import { decision, type Decision } from '../policy/types.js';
+import { decision, type Decision, type Reason } from '../policy/types.js';
+import type { RuleOutcome } from '../policy/evaluate.js';
 import type { Session, SessionEndReason, Store } from '../store/store.js';
 import type { TokenKind, TokenRecord } from '../domain/tokens.js';
 import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
@@ -39,6 +40,25 @@ const PAGE = 500;
 const SWEEP_MS = 250;
 
 const fieldsOf = (d: Decision) => ({ streamName: d.streamName, accountId: d.accountId, tokenId: d.tokenId, trackingId: d.trackingId });
+
+/** The decision log's rule of an admission's own refusal, and of a re-ask that keeps its session. */
+const ADMISSION_RULE = 'session admission';
+const KEPT_RULE = 'running session kept';
+
+/** Why the registry refused an admission, for the decision log (docs/api.md#session-limits). */
+function admissionDetail(reason: 'session_limit' | 'uses_exhausted' | 'stream_taken', limits: Decision['limits']): string {
+  switch (reason) {
+    case 'session_limit':
+      return `the token allows ${limits?.maxConcurrent} session(s) at once (maxConcurrentSessions), and that many are live`;
+    case 'uses_exhausted':
+      return `the token's ${limits?.maxUses} use(s) (maxUses) are spent`;
+    case 'stream_taken':
+      return 'the stream already has a publisher (enforcement.publishConflict: reject)';
+  }
+}
+
+/** A refusal's own explanation: the failed check's detail and its reason code. */
+const refusalWhy = (reason: Reason, failed: RuleOutcome | undefined) => (failed?.detail !== undefined ? `${failed.detail} (${reason})` : reason);
 
 export class SessionControl {
   private sweeper?: NodeJS.Timeout;
@@ -109,7 +129,11 @@ export class SessionControl {
             const r = await timed(
               this.store.admitSession(record, ttlSeconds, { maxConcurrent: d.limits?.maxConcurrent, maxUses: d.limits?.maxUses, publishConflict: conflict, tokenRev: d.tokenRev }),
             );
-            if (!r.admitted) return r.reason === 'token_changed' ? r.reason : decision(r.reason, copyWith(fieldsOf(d), { limits: d.limits }));
+            if (!r.admitted) {
+              if (r.reason === 'token_changed') return r.reason;
+              const refused = decision(r.reason, copyWith(fieldsOf(d), { limits: d.limits }));
+              return { decision: refused, rule: ADMISSION_RULE, detail: admissionDetail(r.reason, d.limits) };
+            }
             registered = record;
             for (const s of r.replaced) this.ended(s, 'replace');
             return d;
@@ -143,29 +167,59 @@ export class SessionControl {
    * lastSeenOn moves (a publisher's live entry too). A session Streamgate ended is refused
    * (session_terminated); otherwise the decision is taken again, and a refusal ends the session
    * only when its token change is listed in enforcement.terminateOn — the store not answering, or
-   * a rule edited since the admission, keeps it.
+   * a rule edited since the admission, keeps it, and the caller is told an allow. The decision is
+   * counted and logged as told, with why (docs/api.md#running-sessions).
    */
-  async reask(caller: string, a: Admission, decide: (admit?: Admitter) => Promise<DecisionResult>, serverAddress?: string): Promise<DecisionResult> {
+  async reask(caller: string, a: Admission, decide: (step: AdmissionStep) => Promise<DecisionResult>, serverAddress?: string): Promise<DecisionResult> {
     const access = a.access;
     const at = this.iso();
     const session = access.sessionId ? await this.store.touchSession(caller, access.sessionId, this.ttl, at).catch(() => null) : null;
     if (session?.endedReason !== undefined && session.endedReason !== 'done') {
-      return decide(async (d) => decision('session_terminated', fieldsOf(d)));
+      const ended = session.endedReason;
+      return decide({
+        admit: async (d): Promise<Answer> => ({
+          decision: decision('session_terminated', fieldsOf(d)),
+          rule: ADMISSION_RULE,
+          detail: `Streamgate ended this session (${ended}): its re-asks are refused`,
+        }),
+      });
     }
     if (session && session.action === 'publish' && session.feedId) {
       const live = { accountId: session.accountId, streamName: session.streamName, tokenId: session.tokenId ?? 0, feedId: session.feedId, startedOn: session.startedOn, caller };
       this.store.startLiveStream(live, this.ttl).catch((e: Error) => this.logger.warn({ err: e.message }, 'live stream refresh failed'));
     }
-    const d = await decide();
+    /** The listed token change behind a refusal: the session ends. */
+    let ends: TerminationTrigger | undefined;
+    let kept = false;
+    const d = await decide({
+      answer: async (decided, failed) => {
+        if (decided.allowed) return undefined;
+        const why = refusalWhy(decided.reason, failed);
+        const trigger =
+          decided.reason === 'store_unavailable'
+            ? undefined
+            : await terminationTrigger(decided.reason, async () =>
+                session?.tokenId !== undefined ? (await this.store.findTokenById(session.tokenId).catch(() => null)) !== null : false,
+              );
+        if (trigger !== undefined && this.terminateOn.includes(trigger)) {
+          ends = trigger;
+          return { decision: decided, rule: failed?.rule ?? decided.reason, detail: `${why}; enforcement.terminateOn lists ${trigger}: the running session is ended` };
+        }
+        kept = true;
+        const because =
+          trigger !== undefined
+            ? `enforcement.terminateOn does not list ${trigger}`
+            : decided.reason === 'store_unavailable'
+              ? 'a store that does not answer ends no session'
+              : 'not a token change that ends running sessions';
+        // every field of the decision stays (the token's, its limits), answered as an allow
+        return { decision: copyWith(decided, decision('allowed', fieldsOf(decided))), rule: KEPT_RULE, detail: `${why}; ${because}: the running session is kept` };
+      },
+    });
     // a running connection the registry does not know (its entry lapsed, or the store was replaced): registered again
-    if (d.allowed && session === null && access.sessionId !== undefined) this.begin(caller, copyWith(a, { starts: true }), serverAddress).settle(d);
-    if (d.allowed || d.reason === 'store_unavailable') return this.kept(d);
-    const trigger = await terminationTrigger(d.reason, async () =>
-      session?.tokenId !== undefined ? (await this.store.findTokenById(session.tokenId).catch(() => null)) !== null : false,
-    );
-    if (trigger === undefined || !this.terminateOn.includes(trigger)) return this.kept(d);
-    if (session && session.endedReason === undefined) {
-      await this.end([session], trigger === 'expire' ? 'token_expired' : 'token_revoked', trigger, false);
+    if (d.allowed && !kept && session === null && access.sessionId !== undefined) this.begin(caller, copyWith(a, { starts: true }), serverAddress).settle(d);
+    if (ends !== undefined && session && session.endedReason === undefined) {
+      await this.end([session], ends === 'expire' ? 'token_expired' : 'token_revoked', ends, false);
     }
     return d;
   }
@@ -174,11 +228,6 @@ export class SessionControl {
   withLifetime(d: DecisionResult): DecisionResult {
     if (!d.allowed || d.expiresOn === undefined || !this.terminateOn.includes('expire')) return d;
     return copyWith(d, { lifetimeMs: Math.max(1, Date.parse(d.expiresOn) - this.now()) });
-  }
-
-  /** A refusal that does not end a running session: answered as an allow. */
-  private kept(d: DecisionResult): DecisionResult {
-    return d.allowed ? d : Object.assign({}, d, decision('allowed', fieldsOf(d)));
   }
 
   /**

@@ -209,6 +209,8 @@ describe('applyBind', () => {
       accountId: 'ACC001',
       tokenId: 7,
       tokenRev: 1,
+      // bind on usage is a rule of the connection's own admission (no director permission without director.admits)
+      admissionRules: true,
     });
     assert.equal(out.bind, undefined);
     assert.deepEqual(last(out), { rule: 'bind on usage', reason: 'ip_not_allowed', result: 'fail', detail: 'every slot is bound to another address' });
