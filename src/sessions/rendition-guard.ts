@@ -87,7 +87,8 @@ export class RenditionGuard {
           this.lookup.timed(this.store.securedStreams(accountId)),
         ]);
         const securing = ruled.filter(securesViewing).map((t) => this.lookup.rulesOf(t).streams);
-        for (const s of kept) securing.push(compileStreams([s]));
+        // a kept entry secures only when its token did (one that kept country lists alone does not)
+        for (const s of kept) if (s.subscribeRequiresAuth) securing.push(compileStreams([s]));
         const e: Entry = { ver, securing, answers: new Map() };
         if (this.accounts.size >= ACCOUNTS_MAX) this.accounts.clear();
         this.accounts.set(accountId, e);

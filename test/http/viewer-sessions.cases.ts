@@ -494,6 +494,10 @@ export function viewerSessionsSuite(factory: StoreFactory): void {
       const gone = await pub([{ streamName: 'cam1_high' }]);
       assert.equal((await api().del(`/api/publish_token/${gone.id}`)).status, 200);
       assert.equal(await status('cam1_high'), FULL);
+      // one deleted that kept country lists alone (no subscribe token required) secures nothing
+      const geo = (await api().post('/api/publish_token', { label: 'geo', streams: [{ streamName: 'cam1_mid' }], deniedCountries: ['FR'] })).body.data as { id: number };
+      assert.equal((await api().del(`/api/publish_token/${geo.id}`)).status, 200);
+      assert.equal(await status('cam1_mid'), '200');
       // secureViewer secures every name, cam1 included: alone, it blocks no rendition
       assert.equal((await request(t.app).put(`/admin/accounts/${acct.id}`).set('authorization', `Bearer ${ADMIN_KEY}`).send({ secureViewer: true })).status, 200);
       assert.equal(await status('cam1_360p'), '200');
