@@ -168,7 +168,7 @@ const read: CallerRoute['read'] = (req, ctx) => {
   };
   // the country a trusted proxy reports, read only when the token's country rules are checked again
   const country = () => trustedCountry(req, ctx.trusted, ctx.config.geo.trustedHeader);
-  const checked = viewers.check(credential, { action, streamName, accountId, clientIp, country, presented: token });
+  const checked = viewers.check(credential, { action, streamName, accountId, clientIp, country, origin: () => requestOrigin(req), presented: token });
   return andThen(checked, answer);
 };
 

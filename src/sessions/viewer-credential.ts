@@ -38,6 +38,11 @@ export interface ViewerClaims {
    * fingerprint of the account's country rules at the grant; refreshed only while they are unchanged.
    */
   g?: string;
+  /**
+   * The origin (host of Origin, else Referer) the grant was judged from, when an origin rule judged
+   * it (the token's allowedOrigins or a self-signed JWT's): the credential holds only from it.
+   */
+  o?: string;
   /** The latest a refresh may reach, epoch seconds: a self-signed JWT's own `exp`. */
   m?: number;
 }
@@ -89,6 +94,7 @@ export function readCredential(key: Buffer, value: string): ViewerClaims | undef
       Number.isSafeInteger(c.e) &&
       Number.isSafeInteger(c.b) &&
       (c.g === undefined || typeof c.g === 'string') &&
+      (c.o === undefined || typeof c.o === 'string') &&
       (c.m === undefined || Number.isSafeInteger(c.m));
     return ok ? c : undefined;
   } catch {

@@ -26,7 +26,7 @@ import type { CredentialKeys } from './credential-keys.js';
 import { RenditionGuard } from './rendition-guard.js';
 import { copyWith } from '../domain/objects.js';
 import { hasCountryLists } from '../domain/viewer-rules.js';
-import { ipInRanges, type CidrRange } from '../policy/rules.js';
+import { ipInRanges, originAllowed, type CidrRange } from '../policy/rules.js';
 import { peekSelfSigned } from '../policy/self-signed.js';
 import RE2 from 're2';
 
@@ -68,6 +68,8 @@ export interface CredentialRequest {
   clientIp?: string;
   /** The country a trusted proxy reports for the client (geo.trustedHeader), read only when a rule needs it. */
   country?: () => string | undefined;
+  /** The request's origin (host of Origin, else Referer), read only when an origin rule applies. */
+  origin?: () => string | undefined;
   /** The token (or JWT) the request also carries, if any. */
   presented?: string;
 }
@@ -85,6 +87,8 @@ interface TokenState {
   /** Its stream rules (a credential's stream must still be one of them), its address ranges and own country lists. */
   streams: (name: string) => boolean;
   ips: CidrRange[];
+  /** Its allowedOrigins. */
+  origins: string[];
   countries?: { allowed: readonly string[]; denied: readonly string[] };
   /** A subscribe token without country lists: its viewers are held to the publish side's or the account's. */
   inherits: boolean;
@@ -116,17 +120,18 @@ const goneState = (accountId: string, used: number): TokenState => ({
   used,
   streams: NOTHING,
   ips: [],
+  origins: [],
   inherits: false,
   named: new Map(),
   placed: new Map(),
 });
 
-/** The `exp` and address lists of a self-signed JWT the decision has verified. */
-function jwtRules(jwt: string): { exp?: number; ips: string[] } {
+/** The `exp`, address and origin lists of a self-signed JWT the decision has verified. */
+function jwtRules(jwt: string): { exp?: number; ips: string[]; origins: string[] } {
   const p = peekSelfSigned(jwt);
-  if ('problem' in p) return { ips: [] };
+  if ('problem' in p) return { ips: [], origins: [] };
   const exp = p.claims.exp;
-  return { exp: typeof exp === 'number' && Number.isFinite(exp) ? Math.floor(exp) : undefined, ips: p.claims.allowedIpAddresses };
+  return { exp: typeof exp === 'number' && Number.isFinite(exp) ? Math.floor(exp) : undefined, ips: p.claims.allowedIpAddresses, origins: p.claims.allowedOrigins };
 }
 
 /**
@@ -231,6 +236,7 @@ export class ViewerSessions {
       used,
       streams: rules.streams,
       ips: rules.ips,
+      origins: rules.origins,
       countries: hasCountryLists(t) ? { allowed: t.allowedCountries, denied: t.deniedCountries } : undefined,
       inherits: t.kind === 'subscribe' && !hasCountryLists(t),
       named: new Map(),
@@ -338,6 +344,12 @@ export class ViewerSessions {
       b: nowS,
     };
     if (fingerprint !== undefined) claims.g = fingerprint;
+    // An origin rule judged this grant: the credential holds only from that origin (the decision
+    // passed, so the request named one).
+    if (state.origins.length > 0 || (jwt?.origins.length ?? 0) > 0) {
+      if (access.origin === undefined) return undefined;
+      claims.o = access.origin;
+    }
     if (jwt?.exp !== undefined) {
       // a self-signed JWT (verified by the decision) bounds its credential by its own exp too
       claims.m = jwt.exp;
@@ -433,6 +445,16 @@ export class ViewerSessions {
     const named = t.named.get(claims.n) ?? remember(t.named, claims.n, t.streams(claims.n));
     if (!named) return 'stream_not_allowed';
     if (t.ips.length > 0 && !ipInRanges(req.clientIp, t.ips)) return 'ip_not_allowed';
+    // Origins: the credential holds only from the origin its grant was judged from, and the token's
+    // current list is applied again once it may have changed (another revision, or none bound).
+    if (claims.o !== undefined || t.origins.length > 0) {
+      const origin = req.origin?.();
+      if (claims.o !== undefined && origin !== claims.o) return 'origin_not_allowed';
+      if (t.origins.length > 0 && (claims.o === undefined || t.rev !== claims.r)) {
+        const key = `o\n${origin ?? ''}`;
+        if (!(t.placed.get(key) ?? remember(t.placed, key, originAllowed(origin, t.origins)))) return 'origin_not_allowed';
+      }
+    }
     // The token's own country lists: bound at the grant, so read again only when they may have
     // changed since (another revision) or the credential is bound to no address.
     if (t.countries !== undefined && (t.rev !== claims.r || claims.i === undefined)) {

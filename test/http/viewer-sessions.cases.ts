@@ -352,6 +352,26 @@ export function viewerSessionsSuite(factory: StoreFactory): void {
       }
     });
 
+    it('a token with an origin rule: its credential holds only from the origin it was granted to, and follows the token\'s current list', async () => {
+      await fresh({ queryParam: 'sgc' });
+      const v = await mk({ allowedOrigins: ['*.example.com'] });
+      const from = (origin?: string) => (origin === undefined ? {} : { origin: `https://${origin}` });
+      const evil = await ask(`/hls/cam1/index.m3u8?token=${v.token}`, { headers: from('evil.test') });
+      assert.deepEqual([evil.status, evil.body.reason], [403, 'origin_not_allowed'], 'the full decision refuses evil.test');
+      const first = await ask(`/hls/cam1/index.m3u8?token=${v.token}`, { headers: from('www.example.com') });
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      const cookie = credentialOf(first)!;
+      assert.equal((await ask('/hls/cam1/1.ts', { cookie, headers: from('www.example.com') })).status, 200);
+      for (const [origin, how] of [['evil.test', 'cookie'], [undefined, 'cookie'], ['tv.example.com', 'cookie'], ['evil.test', 'query']] as const) {
+        const r = how === 'cookie' ? await ask('/hls/cam1/2.ts', { cookie, headers: from(origin) }) : await ask(`/hls/cam1/2.ts?sgc=${cookie}`, { headers: from(origin) });
+        assert.deepEqual([r.status, r.body.reason], [403, 'origin_not_allowed'], `${how} from ${origin ?? 'no origin'}`);
+      }
+      // the token's list narrowed: the credential of an origin it no longer allows is refused at once
+      assert.equal((await api().put(`/api/subscribe_token/${v.id}`, { updateAllowedOrigins: ['tv.example.com'] })).status, 200);
+      const narrowed = await ask('/hls/cam1/3.ts', { cookie, headers: from('www.example.com') });
+      assert.deepEqual([narrowed.status, narrowed.body.reason], [403, 'origin_not_allowed']);
+    });
+
     it('a token with country lists, its own or inherited (a publish token, the account default): a cookie from France is refused from the US', async () => {
       await fresh({}, {});
       const own = await mk({ allowedCountries: ['FR'] });
