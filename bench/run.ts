@@ -4,17 +4,18 @@
 //   BENCH_DURATION (s, default 5)  BENCH_CONNECTIONS (default 32)  BENCH_SIZES (default 1000,100000,1000000)
 //   BENCH_SKIP_SCALE=1 (only the endpoint comparison)  BENCH_ONLY_SCALE=1  BENCH_BACKENDS=sqlite,redis (scale run)  BENCH_REDIS_CPU (default 0, the load generator's)
 //   BENCH_CASES=<comma list of case names or parts of names> (only those cases, e.g. BENCH_CASES=authorize,credential)
-// The pieces: lib/config (settings), lib/targets (processes), lib/load (load generation),
-// lib/stats (medians, server-side p99), lib/report (tables, result file), lib/goals (the targets),
-// lib/stalls (the machine's own pauses, measured before and after), cases, scale.
-import { type ChildProcess, spawnSync } from 'node:child_process';
-import { cpus, totalmem } from 'node:os';
+// The pieces: lib/config (settings), lib/setup (pinning, build, machine, Redis), lib/targets
+// (processes), lib/load (load generation), lib/stats (medians, server-side p99), lib/report
+// (tables, result file), lib/goals (the targets), lib/stalls (the machine's own pauses, measured
+// before and after), cases, scale. npm run bench:compare (compare.ts) compares two builds.
+import type { ChildProcess } from 'node:child_process';
 import { CASE_NAMES, cases } from './cases.js';
-import { CONNECTIONS, DURATION, LOAD_CPU, ROOT, SERVER_CPU, SIZES, selectCases } from './lib/config.js';
+import { CONNECTIONS, DURATION, SIZES, selectCases } from './lib/config.js';
 import { judge, printTargets, THROUGHPUT } from './lib/goals.js';
 import { load, pacedMedian, type Result, WRK } from './lib/load.js';
 import { printCpuTable, printEndpointTable, writeResults } from './lib/report.js';
-import { rssMb, startProcess, startRedis, streamgate } from './lib/targets.js';
+import { buildCurrent, describeMachine, pinToLoadCore, startPinnedRedis } from './lib/setup.js';
+import { rssMb, startProcess, streamgate } from './lib/targets.js';
 import { type ScaleRow, scaleRun } from './scale.js';
 import { describeStalls, measureStalls, type Stalls } from './lib/stalls.js';
 
@@ -28,21 +29,12 @@ function medianRound(rs: Result[]): Result {
   return { ...sorted[Math.floor(sorted.length / 2)], rounds: rs.map((x) => x.rps) };
 }
 
-/** How long the idle probe runs before and after the measurements (lib/stalls.ts). */
-const STALL_PROBE_SECONDS = 5;
-
 async function main(): Promise<void> {
-  // The load generator (this process) and Redis stay off the servers' core.
-  const pin = (pid: number) => spawnSync('taskset', ['-cp', LOAD_CPU, String(pid)], { stdio: 'ignore' });
-  pin(process.pid);
+  pinToLoadCore();
   const selected = selectCases(CASE_NAMES); // before the build: a BENCH_CASES typo stops the run at once
-  if (!process.env.BENCH_NO_BUILD) spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
-  const machine = { cpus: cpus().length, cpu: cpus()[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
-  console.log(`machine: ${JSON.stringify(machine)}; duration ${DURATION}s, ${CONNECTIONS} connections, servers pinned to CPU ${SERVER_CPU}, load and Redis to CPU ${LOAD_CPU}`);
-  const redis = await startRedis();
-  const redisPid = redis.pid;
-  // BENCH_REDIS_CPU: where Redis runs (default: with the load generator, off the servers' core).
-  if (redisPid) spawnSync('taskset', ['-cp', process.env.BENCH_REDIS_CPU ?? LOAD_CPU, String(redisPid)], { stdio: 'ignore' });
+  buildCurrent();
+  const machine = describeMachine();
+  const redis = await startPinnedRedis();
   const procs: ChildProcess[] = [];
   const results: Result[] = [];
   const half: Array<Awaited<ReturnType<typeof pacedMedian>>> = [];
@@ -50,7 +42,7 @@ async function main(): Promise<void> {
   let scale: ScaleRow[] | undefined;
   const out: Record<string, unknown> = { machine, duration: DURATION, connections: CONNECTIONS, at: new Date().toISOString() };
   // The machine's own pauses, before and after the measurements, reported beside the targets.
-  const stalls: Stalls[] = [await measureStalls(STALL_PROBE_SECONDS)];
+  const stalls: Stalls[] = [await measureStalls()];
   out.stalls = stalls;
   try {
     if (!process.env.BENCH_ONLY_SCALE) {
@@ -104,7 +96,7 @@ async function main(): Promise<void> {
     for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
     await redis.stop();
   }
-  stalls.push(await measureStalls(STALL_PROBE_SECONDS));
+  stalls.push(await measureStalls());
   const targets = judge(caseNames, results, half, scale, SIZES);
   out.targets = targets;
   printTargets(targets);

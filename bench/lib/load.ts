@@ -31,6 +31,8 @@ export interface Result {
   unexpected: number;
   /** Server CPU time (user + system) per request, µs: steadier than req/s on a shared machine. */
   cpuUs?: number;
+  /** cpuUs before rounding: comparing two builds (bench/compare.ts) tells apart less than 1 µs. */
+  cpuUsExact?: number;
   /** p99 as Streamgate's own request histogram saw it (upper bound of the bucket, ms). */
   serverP99?: number;
   /** req/s of each round, when the figure is the median of several (throughput targets). */
@@ -98,12 +100,19 @@ function fromWrk(t: Target, c: Case, w: WrkRun): Result {
   return { target: t.name, case: c.name, rps: Math.round(w.rps), p50: ms(w.p50), p99: ms(w.p99), errors: w.errors, unexpected: w.total - ok };
 }
 
+/** The server's CPU time per request since `cpu0` (cpuUsOf), rounded and not. */
+function cpuPerRequest(t: Target, cpu0: number, requests: number): Pick<Result, 'cpuUs' | 'cpuUsExact'> {
+  if (requests <= 0) return { cpuUs: undefined, cpuUsExact: undefined };
+  const exact = (cpuUsOf(t.proc.pid) - cpu0) / requests;
+  return { cpuUs: Math.round(exact), cpuUsExact: exact };
+}
+
 export async function load(t: Target, c: Case, opts: { duration?: number; warmup?: number } = {}): Promise<Result> {
   if (WRK) {
     await runWrk(t.base + c.path, c, opts.warmup ?? 1); // JIT warm-up, not measured
     const cpu0 = cpuUsOf(t.proc.pid);
     const w = await runWrk(t.base + c.path, c, opts.duration ?? DURATION);
-    return { ...fromWrk(t, c, w), cpuUs: w.total > 0 ? Math.round((cpuUsOf(t.proc.pid) - cpu0) / w.total) : undefined };
+    return { ...fromWrk(t, c, w), ...cpuPerRequest(t, cpu0, w.total) };
   }
   // JIT warm-up, not measured
   await autocannon({ url: t.base + c.path, method: c.method, headers: c.headers, body: c.body, connections: CONNECTIONS, duration: opts.warmup ?? 1 });
@@ -126,7 +135,7 @@ export async function load(t: Target, c: Case, opts: { duration?: number; warmup
     p99: r.latency.p99,
     errors: r.errors + r.timeouts,
     unexpected: r.requests.total > 0 ? r.requests.total - statusOk - r.errors : 0,
-    cpuUs: r.requests.total > 0 ? Math.round((cpuUsOf(t.proc.pid) - cpu0) / r.requests.total) : undefined,
+    ...cpuPerRequest(t, cpu0, r.requests.total),
   };
 }
 

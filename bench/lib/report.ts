@@ -63,10 +63,10 @@ export function printCpuTable(caseNames: string[], results: Result[]): unknown[]
   return rows;
 }
 
-/** Writes bench/results/<ISO time>.json and says where. */
-export function writeResults(out: Record<string, unknown>): void {
+/** Writes bench/results/<prefix><ISO time>.json and says where. */
+export function writeResults(out: Record<string, unknown>, prefix = ''): void {
   mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
-  const file = path.join(ROOT, `bench/results/${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  const file = path.join(ROOT, `bench/results/${prefix}${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, JSON.stringify(out, null, 2));
   console.log(`\nwritten: ${path.relative(ROOT, file)}`);
 }

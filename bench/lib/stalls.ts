@@ -34,8 +34,11 @@ const tick = () => {
 setTimeout(tick, 1);
 `;
 
+/** How long the idle probe runs before and after a run's measurements. */
+export const STALL_PROBE_SECONDS = 5;
+
 /** The idle probe on the servers' core for `seconds` (nothing else of the bench runs meanwhile). */
-export async function measureStalls(seconds: number): Promise<Stalls> {
+export async function measureStalls(seconds = STALL_PROBE_SECONDS): Promise<Stalls> {
   const [cmd, ...args] = taskset([process.execPath, '-e', PROBE, String(seconds)]);
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';

@@ -27,10 +27,11 @@ export interface Target {
   proc: ChildProcess;
 }
 
-export async function startProcess(name: string, args: string[], env: Record<string, string>): Promise<Target> {
+/** `args` on the servers' core, run in `cwd` (this checkout by default), ready once /healthz answers. */
+export async function startProcess(name: string, args: string[], env: Record<string, string>, cwd = ROOT): Promise<Target> {
   const port = await freePort();
   const [cmd, ...rest] = taskset(args.map((a) => a.replace('$PORT', String(port))));
-  const proc = spawn(cmd, rest, { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(cmd, rest, { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   // Ready when /healthz answers (the floors answer every path): independent of log levels.
   const deadline = Date.now() + 30000;
   let exited = false;
@@ -62,10 +63,13 @@ export function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-/** Streamgate (dist/main.js) with the bench's settings (STREAMGATE_ENV) and `env`, on a data directory of its own unless `env` names one. */
-export async function streamgate(name: string, env: Record<string, string>): Promise<{ t: Target; secret: string; dir: string }> {
+/**
+ * Streamgate (dist/main.js of the checkout at `root`, this one by default) with the bench's settings
+ * (STREAMGATE_ENV) and `env`, on a data directory of its own unless `env` names one.
+ */
+export async function streamgate(name: string, env: Record<string, string>, root = ROOT): Promise<{ t: Target; secret: string; dir: string }> {
   const dir = env.STREAMGATE_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'sg-bench-'));
-  const t = await startProcess(name, [process.execPath, ...STREAMGATE_NODE_FLAGS, 'dist/main.js'], { ...STREAMGATE_ENV, ...env, STREAMGATE_DATA_DIR: dir });
+  const t = await startProcess(name, [process.execPath, ...STREAMGATE_NODE_FLAGS, 'dist/main.js'], { ...STREAMGATE_ENV, ...env, STREAMGATE_DATA_DIR: dir }, root);
   const secret = readFileSync(path.join(dir, 'default-api-secret'), 'utf8').trim();
   return { t, secret, dir };
 }
@@ -122,4 +126,12 @@ export async function flushAll(url: string): Promise<void> {
   const c = new Redis(url);
   await c.flushall();
   c.disconnect();
+}
+
+/** SIGTERM, then the process's exit (at once if it has already exited). */
+export async function stopTarget(t: Target): Promise<void> {
+  if (t.proc.exitCode !== null || t.proc.signalCode !== null) return;
+  const exited = new Promise((r) => t.proc.once('exit', r));
+  t.proc.kill('SIGTERM');
+  await exited;
 }
