@@ -355,7 +355,7 @@ export function viewerSessionsSuite(factory: StoreFactory): void {
     it('a token with an origin rule: its credential holds only from the origin it was granted to, and follows the token\'s current list', async () => {
       await fresh({ queryParam: 'sgc' });
       const v = await mk({ allowedOrigins: ['*.example.com'] });
-      const from = (origin?: string) => (origin === undefined ? {} : { origin: `https://${origin}` });
+      const from = (origin?: string): Record<string, string> => (origin === undefined ? {} : { origin: `https://${origin}` });
       const evil = await ask(`/hls/cam1/index.m3u8?token=${v.token}`, { headers: from('evil.test') });
       assert.deepEqual([evil.status, evil.body.reason], [403, 'origin_not_allowed'], 'the full decision refuses evil.test');
       const first = await ask(`/hls/cam1/index.m3u8?token=${v.token}`, { headers: from('www.example.com') });
