@@ -152,6 +152,10 @@ export function geoSuite(factory: StoreFactory): void {
         assert.equal(await view(US, undefined, 'news'), REFUSED);
         const del = await request(t.app).delete(`/api/publish_token/${p.id}`).set('authorization', `Bearer ${acct.secret}`);
         assert.equal(del.status, 200);
+        // deleted, its lists stay on the account's secured streams until the account removes them
+        assert.deepEqual([await view(US, undefined, 'news'), await view(FR, undefined, 'news')], [REFUSED, ALLOWED]);
+        const lift = await request(t.app).delete('/api/secured_streams/news').set('authorization', `Bearer ${acct.secret}`);
+        assert.equal(lift.status, 200);
         assert.equal(await view(US, undefined, 'news'), ALLOWED);
       });
 
