@@ -9,6 +9,7 @@ import path from 'node:path';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { startServer, type RunningServer } from '../helpers/process.js';
 import { freePort } from '../helpers/redis.js';
+import { until } from './rtmp-stand.js';
 import { HTTP_TEMP_PATHS, authRequestLocation, exitOf, publishTestPattern, requireBinaries, rtmpBlock, startNginx, stopAll, type Nginx } from './nginx.js';
 
 const ADMIN_KEY = 'e2e-admin-key-0123456789abcdefghijklmnop';
@@ -118,15 +119,9 @@ describe('nginx-rtmp + ffmpeg: disabling or deleting a secured stream\'s publish
     const r = await fetch(`${sg.base}/hooks/authorize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'subscribe', streamName }) });
     return r.status;
   };
-  const live = async (tokenId: number) => {
-    const deadline = Date.now() + 15000;
-    while (Date.now() < deadline) {
-      const ids = ((await api('GET', '/api/publish_token/active/all')).body.data as unknown as { tokenIds: number[] }).tokenIds;
-      if (ids.includes(tokenId)) return true;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return false;
-  };
+  /** Whether the publish token shows up as publishing within 15 s (polled, as the other RTMP suites do). */
+  const live = (tokenId: number) =>
+    until(async () => ((await api('GET', '/api/publish_token/active/all')).body.data as unknown as { tokenIds: number[] }).tokenIds.includes(tokenId), 15000);
 
   before(async () => {
     requireBinaries();
