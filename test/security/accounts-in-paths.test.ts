@@ -88,6 +88,20 @@ describe('accounts in paths: auth_request reads the account, and no caller falls
     const ok = await request(f.t.app).post('/hooks/mediamtx/auth').send({ ip: '203.0.113.7', user: '', password: '', token: own, action: 'publish', path: `${f.acct.id}/cam1`, protocol: 'srt', id: 'i2', query: '' });
     assert.equal(ok.status, 200);
   });
+
+  it('records no MediaMTX event for a path without an account (no feed starts on the default account)', async () => {
+    const pub = await f.token('publish', { streams: [{ streamName: 'evt' }] });
+    const event = (path: string, sourceId: string) => request(f.t.app).post('/hooks/mediamtx/event').send({ event: 'runOnReady', path, sourceId, query: `token=${pub.token}` });
+    const active = async () => (await f.api('get', `/api/publish_token/active?streamId=${f.acct.id}/evt`)).body.data;
+    const bare = await event('evt', 'src-bare');
+    assert.equal(bare.status, 200);
+    await f.settle();
+    assert.deepEqual(await active(), { tokenIds: [] });
+    // the same event with the account segment starts the feed
+    await event(`${f.acct.id}/evt`, 'src-acct');
+    await f.settle();
+    assert.deepEqual(await active(), { tokenIds: [pub.id] });
+  });
 });
 
 describe('accounts in paths: start-up', () => {
