@@ -45,9 +45,13 @@ const ENV_ALIASES: Record<string, string[]> = {
   STREAMGATE_LOG_LEVEL: ['log', 'level'],
 };
 
+/**
+ * The settings an environment variable can set: every leaf, and every map whose default is empty
+ * (such as hooks.allowFrom), which the variable gives whole as a JSON object.
+ */
 function leaves(tree: Tree, prefix: string[] = []): Array<{ path: string[]; value: unknown }> {
   return Object.entries(tree).flatMap(([k, v]) =>
-    isTree(v) ? leaves(v, [...prefix, k]) : [{ path: [...prefix, k], value: v }],
+    isTree(v) && Object.keys(v).length > 0 ? leaves(v, [...prefix, k]) : [{ path: [...prefix, k], value: v }],
   );
 }
 
@@ -63,6 +67,15 @@ function coerce(raw: string, like: unknown, name: string): unknown {
       }
     }
     return trimmed === '' ? [] : trimmed.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  }
+  if (isTree(like)) {
+    try {
+      const v: unknown = JSON.parse(raw);
+      if (isTree(v)) return v;
+    } catch {
+      // named below
+    }
+    throw new ConfigError(`${name}: not a valid JSON object`);
   }
   if (typeof like === 'number') {
     const n = Number(raw);

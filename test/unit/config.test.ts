@@ -94,6 +94,20 @@ describe('configuration', () => {
     assert.deepEqual([open.server.host, open.hooks.secret, open.hooks.allowUnauthenticated], ['0.0.0.0', '', true]);
   });
 
+  it('takes a map setting (hooks.allowFrom) whole from the environment as a JSON object, naming the variable when it is not one', () => {
+    const c = loadConfig({ env: { STREAMGATE_HOOK_SECRET: HOOKS, STREAMGATE_HOOKS_ALLOWFROM: '{"nginx-rtmp":["10.0.0.0/8","127.0.0.1"]}' } });
+    assert.deepEqual(c.hooks.allowFrom, { 'nginx-rtmp': ['10.0.0.0/8', '127.0.0.1'] });
+    for (const bad of ['10.0.0.0/8', '["10.0.0.0/8"]', '{"nginx-rtmp":']) {
+      assert.throws(
+        () => loadConfig({ env: { STREAMGATE_HOOK_SECRET: HOOKS, STREAMGATE_HOOKS_ALLOWFROM: bad } }),
+        (e: unknown) => e instanceof ConfigError && e.message === 'STREAMGATE_HOOKS_ALLOWFROM: not a valid JSON object',
+        bad,
+      );
+    }
+    // the schema still judges what the object holds
+    assert.throws(() => loadConfig({ env: { STREAMGATE_HOOK_SECRET: HOOKS, STREAMGATE_HOOKS_ALLOWFROM: '{"nginx-rtmp":["not-an-address"]}' } }), ConfigError);
+  });
+
   it('never echoes a refused secret in the error', () => {
     const secret = 'sup3r-s3cret-but-short';
     assert.throws(() => loadConfig({ env: { STREAMGATE_HOOK_SECRET: secret, STREAMGATE_ADMIN_KEY: secret } }), (e: unknown) => {
