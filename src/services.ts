@@ -224,6 +224,7 @@ export async function createServices(
       // The HTTP server has stopped: no write is left to validate.
       await patterns.close();
       await poller?.stop();
+      lifecycle.close();
       await lifecycle.idle();
       // Queued webhooks get until the shutdown deadline; the HTTP client closes only once nothing
       // can start another delivery on it.

@@ -211,6 +211,8 @@ export const configSchema = z.strictObject({
     headerNames: z.array(z.enum(['service', 'millicast'])).min(1, 'name at least one of service, millicast'),
     testSendsPerMinute: z.number().int().min(1),
     disableAfterFailures: z.number().int().min(0),
+    // Recording events: Streamgate's `recording` shape, or the hosted recording hooks' `recordings` (docs/api.md#recording-events).
+    recordingShape: z.enum(['streamgate', 'hosted-legacy']),
   }),
   analytics: z.strictObject({
     mediamtx: z.strictObject({ apiUrl: z.string(), intervalMs: z.number().int().min(100) }),

@@ -59,6 +59,8 @@ export type LifecycleSignal =
       /** For 'deleted': the recording removed (already removed when it came from the API). */
       recordingId?: number;
       alreadyDeleted?: boolean;
+      /** For 'deleted' when already removed: when the recording was made (ISO 8601). */
+      recordedOn?: string;
     }
   | {
       kind: 'usage';
@@ -66,6 +68,14 @@ export type LifecycleSignal =
       sessionId: string;
       bytesOut: number;
       bytesIn: number;
+    }
+  | {
+      /** Sixty seconds have passed since a stream's last viewer left (queued by the lifecycle itself). */
+      kind: 'no_viewers';
+      accountId: string;
+      streamName: string;
+      /** The departure's mark: NoActiveViewers goes out only while the stream's viewers mark still holds it. */
+      departure: string;
     }
   | {
       kind: 'thumbnail';
@@ -144,7 +154,11 @@ export interface SessionEvent {
   trackingId?: string;
 }
 
-/** The hosted viewerConnection webhook events, from subscribe sessions (docs/api.md#webhooks). */
+/**
+ * The hosted viewerConnection webhook events, from viewer sessions: ViewerAttempt for a stream not
+ * live, FirstViewerConnection when a watch of a live stream begins, NoActiveViewers 60 s after its
+ * last viewer left (docs/api.md#viewer-connection-events).
+ */
 export interface ViewerConnectionEvent {
   type: 'viewerConnection';
   event: 'ViewerAttempt' | 'FirstViewerConnection' | 'NoActiveViewers';

@@ -8,11 +8,32 @@ import type { Recording, Session, SessionEndReason, Store } from '../store/store
 import type { TokenRecord } from '../domain/tokens.js';
 import type { UsageService } from '../analytics/usage.js';
 import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
-import type { FeedEvent, LifecycleSignal, PublicEvent, RecordingEvent, TokenChecked } from './events.js';
+import type { FeedEvent, LifecycleSignal, PublicEvent, RecordingEvent, TokenChecked, ViewerConnectionEvent } from './events.js';
 import type { Metrics } from '../observability/metrics.js';
 import { copyWith } from '../domain/objects.js';
 
 export type Subscriber = (e: PublicEvent) => void | Promise<void>;
+
+/** The hosted viewerConnection timing (docs/api.md#viewer-connection-events): NoActiveViewers this long after the last viewer left. */
+export const NO_VIEWERS_AFTER_MS = 60_000;
+/** At most one ViewerAttempt per stream this often. */
+export const VIEWER_ATTEMPT_EVERY_MS = 10_000;
+/** A departure's mark outlives its timer by a minute: a departure whose instance stopped is forgotten then. */
+const DEPARTURE_MARK_MS = 2 * NO_VIEWERS_AFTER_MS;
+/** NoActiveViewers waiting on this instance, at most (one per stream); beyond it the oldest is given up. */
+const DEPARTURES_MAX = 100_000;
+/** The stream's viewers mark while it is watched (else the id of the departure that may end the watch). */
+const WATCHED = 'watched';
+const viewersMark = (streamName: string) => `viewers:${streamName}`;
+const attemptMark = (streamName: string) => `attempt:${streamName}`;
+
+interface Departure {
+  accountId: string;
+  streamName: string;
+  id: string;
+  /** When its NoActiveViewers is due (ms, the lifecycle's clock). */
+  due: number;
+}
 
 export interface LifecycleOptions {
   queueSize: number;
@@ -28,6 +49,12 @@ export class Lifecycle {
   /** Checks of sessions an admission already registered, running beside the queue (see apply). */
   private readonly beside = new Set<Promise<void>>();
   private readonly viewerHooks = new LRUCache<string, boolean>({ max: 10_000, ttl: 5000 });
+  /** Streams whose ViewerAttempt this instance sent: until when the next waits (a store call saved per viewer meanwhile). */
+  private readonly attempts = new LRUCache<string, number>({ max: 10_000 });
+  /** Streams whose last viewer left here, in the order their NoActiveViewers falls due; one timer for the first. */
+  private readonly departures = new Map<string, Departure>();
+  private departureTimer?: NodeJS.Timeout;
+  private closed = false;
 
   constructor(
     private readonly store: Store,
@@ -44,22 +71,117 @@ export class Lifecycle {
   ) {}
 
   /**
-   * The hosted viewerConnection events of a viewer's start or end: ViewerAttempt for every admitted
-   * viewer; FirstViewerConnection when it is the stream's only live viewer session, NoActiveViewers
-   * when the last one ended (counted from the session registry: callers that name their connections).
+   * The hosted viewerConnection events (docs/api.md#viewer-connection-events), only for accounts with
+   * a viewerConnection webhook (an event per viewer would cost every admission a webhook lookup).
+   * Shared by every instance through the store: a viewer's admission of a stream not live claims the
+   * stream's attempt mark for 10 s (ViewerAttempt to whichever instance claims it); a watch begins
+   * when the stream's viewers mark is set where none was (FirstViewerConnection to that instance
+   * alone); the instance whose viewer end left the stream without viewers puts its departure in the
+   * mark and, 60 s later, takes it back if no viewer came meanwhile (NoActiveViewers). A viewer
+   * joining on any instance replaces the departure, so that instance's timer finds nothing to take.
    */
-  private async viewerEvents(what: 'started' | 'ended', accountId: string, streamName: string, at: number, registered: boolean): Promise<PublicEvent[]> {
-    const data = { name: streamName, accountId, streamId: `${accountId}/${streamName}` };
-    const event = (e: 'ViewerAttempt' | 'FirstViewerConnection' | 'NoActiveViewers'): PublicEvent => ({ type: 'viewerConnection', event: e, timestamp: at, accountId, filterName: streamName, data });
-    // only for accounts with a viewerConnection webhook: an event per viewer would cost every
-    // admission a webhook lookup, and counting viewers costs store reads
+  private async viewerStarted(accountId: string, streamName: string, at: number, registered: boolean): Promise<PublicEvent[]> {
     if (!(await this.hasViewerHooks(accountId))) return [];
-    const out: PublicEvent[] = what === 'started' ? [event('ViewerAttempt')] : [];
-    if (!registered) return out;
-    const { total } = await this.store.listSessions(accountId, { streamName, action: 'subscribe' }, { offset: 0, limit: 0 });
-    if (what === 'started' && total === 1) out.push(event('FirstViewerConnection'));
-    if (what === 'ended' && total === 0) out.push(event('NoActiveViewers'));
+    const out: PublicEvent[] = [];
+    if ((await this.store.getLiveStream(accountId, streamName)) === null) {
+      if (await this.claimAttempt(accountId, streamName, at)) out.push(viewerEvent('ViewerAttempt', accountId, streamName, at));
+      // A viewer waiting for the stream keeps a watch going (a departure's NoActiveViewers is off)
+      // but begins none: the watch begins when the stream is live.
+      if (registered) await this.store.swapMark(accountId, viewersMark(streamName), WATCHED, this.watchMs, 'present');
+      return out;
+    }
+    if (registered && (await this.store.swapMark(accountId, viewersMark(streamName), WATCHED, this.watchMs)) === null) {
+      out.push(viewerEvent('FirstViewerConnection', accountId, streamName, at));
+    }
     return out;
+  }
+
+  /** A feed started: viewers already waiting for it begin a watch (FirstViewerConnection), unless one is going on. */
+  private async feedViewers(accountId: string, streamName: string, at: number): Promise<PublicEvent[]> {
+    if (!(await this.hasViewerHooks(accountId))) return [];
+    if ((await this.viewerCount(accountId, streamName)) === 0) return [];
+    const held = await this.store.swapMark(accountId, viewersMark(streamName), WATCHED, this.watchMs);
+    return held === null ? [viewerEvent('FirstViewerConnection', accountId, streamName, at)] : [];
+  }
+
+  /** A registered viewer ended: when it was the stream's last and a watch is going on, its NoActiveViewers is due in 60 s. */
+  private async viewerEnded(accountId: string, streamName: string): Promise<void> {
+    if (!(await this.hasViewerHooks(accountId))) return;
+    if ((await this.viewerCount(accountId, streamName)) > 0) return;
+    const id = randomUUID();
+    if ((await this.store.swapMark(accountId, viewersMark(streamName), id, DEPARTURE_MARK_MS, 'present')) === null) return; // never watched
+    this.departed({ accountId, streamName, id, due: this.now() + NO_VIEWERS_AFTER_MS });
+  }
+
+  /** The 60 s passed: NoActiveViewers, if the stream still has no viewer and the mark still holds this departure. */
+  private async noViewers(accountId: string, streamName: string, departure: string, at: number): Promise<PublicEvent[]> {
+    if ((await this.viewerCount(accountId, streamName)) > 0) return [];
+    if (!(await this.store.takeMark(accountId, viewersMark(streamName), departure))) return [];
+    return [viewerEvent('NoActiveViewers', accountId, streamName, at)];
+  }
+
+  /** The stream's live viewer sessions in the registry (every instance's). */
+  private async viewerCount(accountId: string, streamName: string): Promise<number> {
+    return (await this.store.listSessions(accountId, { streamName, action: 'subscribe' }, { offset: 0, limit: 0 })).total;
+  }
+
+  /** Whether this admission's ViewerAttempt goes out: the first in 10 s for the stream, on any instance. */
+  private async claimAttempt(accountId: string, streamName: string, at: number): Promise<boolean> {
+    const key = `${accountId}\u0000${streamName}`;
+    const waitUntil = this.attempts.get(key);
+    if (waitUntil !== undefined && at < waitUntil) return false;
+    const claimed = (await this.store.swapMark(accountId, attemptMark(streamName), String(at), VIEWER_ATTEMPT_EVERY_MS, 'absent')) === null;
+    if (claimed) this.attempts.set(key, at + VIEWER_ATTEMPT_EVERY_MS);
+    return claimed;
+  }
+
+  /** How long a watch lasts without a viewer joining: as long as a session does without a touch. */
+  private get watchMs(): number {
+    return this.opts.liveTtlSeconds * 1000;
+  }
+
+  /** Queues a departure's NoActiveViewers (replacing the stream's earlier one), bounded. */
+  private departed(d: Departure): void {
+    if (this.closed) return;
+    const key = `${d.accountId}\u0000${d.streamName}`;
+    this.departures.delete(key);
+    if (this.departures.size >= DEPARTURES_MAX) {
+      const [oldest, given] = this.departures.entries().next().value!;
+      this.departures.delete(oldest);
+      this.metrics.lifecycleDropped.inc({ kind: 'no_viewers' });
+      this.logger.warn({ accountId: given.accountId, pending: DEPARTURES_MAX }, 'viewerConnection: too many NoActiveViewers pending; the oldest is not sent');
+    }
+    this.departures.set(key, d);
+    this.armDepartures();
+  }
+
+  /** One unref'd timer, for the first departure (they fall due in the order they were queued). */
+  private armDepartures(): void {
+    if (this.departureTimer !== undefined || this.closed) return;
+    const first = this.departures.values().next().value;
+    if (first === undefined) return;
+    this.departureTimer = setTimeout(() => {
+      this.departureTimer = undefined;
+      const now = this.now();
+      for (const [key, d] of this.departures) {
+        if (d.due > now) break;
+        this.departures.delete(key);
+        this.signal({ kind: 'no_viewers', accountId: d.accountId, streamName: d.streamName, departure: d.id });
+      }
+      this.armDepartures();
+    }, Math.max(0, first.due - this.now()));
+    this.departureTimer.unref();
+  }
+
+  /**
+   * Shutdown: NoActiveViewers not yet due are not sent (their marks expire within two minutes, so a
+   * later viewer begins a new watch), and no timer holds the process.
+   */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.departureTimer);
+    this.departureTimer = undefined;
+    this.departures.clear();
   }
 
   /** Whether the account has a webhook for viewerConnection events (read at most every 5 s per account). */
@@ -157,6 +279,7 @@ export class Lifecycle {
             ttl,
           );
           out.push(feedEvent('started', at, { feedId, accountId: s.accountId, name: s.streamName, started: at, tokenId: s.tokenId }));
+          out.push(...(await this.feedViewers(s.accountId, s.streamName, at)));
         }
         out.push({
           type: 'session',
@@ -172,7 +295,7 @@ export class Lifecycle {
           tokenId: s.tokenId,
           trackingId: s.trackingId,
         });
-        if (s.action === 'subscribe') out.push(...(await this.viewerEvents('started', s.accountId, s.streamName, at, record !== undefined)));
+        if (s.action === 'subscribe') out.push(...(await this.viewerStarted(s.accountId, s.streamName, at, record !== undefined)));
         // The registry check of a session (a cut already due, expiry cuts): for a record the
         // admission registered in its own store step it runs beside the queue, since it needs no
         // order with later signals (a cut of a session already ended is a no-op). Awaited here, its
@@ -220,7 +343,7 @@ export class Lifecycle {
           tokenId: session?.tokenId,
           trackingId: session?.trackingId,
         });
-        if (action === 'subscribe' && accountId) out.push(...(await this.viewerEvents('ended', accountId, streamName, at, session !== null)));
+        if (action === 'subscribe' && accountId && session !== null) await this.viewerEnded(accountId, streamName);
         return out;
       }
       case 'recording': {
@@ -240,7 +363,8 @@ export class Lifecycle {
         if (s.event === 'started') rec = await this.store.startRecording(base);
         else if (s.event === 'completed') rec = await this.store.completeRecording(copyWith(base, { completedOn: new Date(at).toISOString() }));
         else if (s.recordingId === undefined) rec = null;
-        else rec = s.alreadyDeleted ? copyWith(base, { id: s.recordingId, status: 'completed' }) : await this.store.deleteRecording(accountId, s.recordingId);
+        else if (s.alreadyDeleted) rec = copyWith(base, { id: s.recordingId, status: 'completed', recordedOn: s.recordedOn ?? base.recordedOn });
+        else rec = await this.store.deleteRecording(accountId, s.recordingId);
         const data: RecordingEvent['data'] = {
           recordingId: rec?.id ?? 0,
           tokenId: rec?.tokenId ?? base.tokenId,
@@ -255,6 +379,8 @@ export class Lifecycle {
         if (metadata !== undefined) data.metadata = metadata;
         return [{ type: 'recording', event: s.event, timestamp: at, accountId, data }];
       }
+      case 'no_viewers':
+        return this.noViewers(s.accountId, s.streamName, s.departure, at);
       case 'usage':
         await this.usage.ingestSession(s.caller, s.sessionId, s.bytesOut, s.bytesIn, at);
         return [];
@@ -277,6 +403,10 @@ export class Lifecycle {
       }
     }
   }
+}
+
+function viewerEvent(event: ViewerConnectionEvent['event'], accountId: string, streamName: string, at: number): ViewerConnectionEvent {
+  return { type: 'viewerConnection', event, timestamp: at, accountId, filterName: streamName, data: { name: streamName, accountId, streamId: `${accountId}/${streamName}` } };
 }
 
 function feedEvent(

@@ -9,6 +9,7 @@ import { newWebhookSecret } from '../webhooks/signing.js';
 import { urlProblem, resolveProblem } from '../webhooks/guard.js';
 import { SAMPLE_STREAM_NAME, SAMPLE_TRANSCODER_NAME, sampleEvent, type DeliverableEvent, type WebhookType } from '../webhooks/samples.js';
 import { copyWith } from '../domain/objects.js';
+import { compileStreams } from '../policy/rules.js';
 
 /** The event flags of a webhook, as the hosted API names them. */
 export const HOOK_FLAGS = ['isFeedHooks', 'isRecordingHooks', 'isThumbnailHooks', 'isTranscoderHooks', 'isMediaHooks', 'isViewerConnectionHooks'] as const;
@@ -42,6 +43,8 @@ export function webhookView(w: Webhook): Record<string, unknown> {
 export type WebhookLimits = Pick<Config['webhooks'], 'allowPrivateTargets' | 'maxPerAccount' | 'testSendsPerMinute'>;
 
 const TEST_SEND_WINDOW_MS = 60_000;
+/** Publish tokens a media or recording sample looks through for one that matches its stream. */
+const SAMPLE_TOKENS_READ = 100;
 
 export class WebhookService {
   /**
@@ -183,12 +186,23 @@ export class WebhookService {
    * to the account's enabled webhooks with the type's flag whose filter matches. Without names the
    * samples use `sample_stream` and `sample_transcoder`.
    */
-  test(accountId: string, type: WebhookType, names: { streamName?: string | null; transcoderName?: string | null } = {}): true {
+  async test(accountId: string, type: WebhookType, names: { streamName?: string | null; transcoderName?: string | null } = {}): Promise<true> {
     const at = this.now();
     this.countTestSend(accountId, at);
-    this.emit(
-      sampleEvent(type, accountId, { streamName: names.streamName ?? SAMPLE_STREAM_NAME, transcoderName: names.transcoderName ?? SAMPLE_TRANSCODER_NAME }, at),
-    );
+    const streamName = names.streamName ?? SAMPLE_STREAM_NAME;
+    const tokenId = type === 'Media' || type === 'Recordings' ? await this.samplePublishToken(accountId, streamName) : undefined;
+    this.emit(sampleEvent(type, accountId, { streamName, transcoderName: names.transcoderName ?? SAMPLE_TRANSCODER_NAME, tokenId }, at));
     return true;
+  }
+
+  /**
+   * The publish token a media or recording sample of `streamName` names: the one publishing it now,
+   * else the oldest active one (of the first 100) whose stream rules match the name.
+   */
+  private async samplePublishToken(accountId: string, streamName: string): Promise<number | undefined> {
+    const live = await this.store.activePublishTokenIds(accountId, streamName);
+    if (live.length > 0) return live[0];
+    const tokens = await this.store.listTokens(accountId, 'publish', { sortBy: 'AddedOn', page: 1, itemsOnPage: SAMPLE_TOKENS_READ, descending: false });
+    return tokens.find((t) => t.isActive && compileStreams(t.streams)(streamName))?.id;
   }
 }

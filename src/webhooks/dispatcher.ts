@@ -10,6 +10,7 @@ import type { Store, Webhook } from '../store/store.js';
 import type { Config } from '../config/schema.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DeliverableEvent } from './samples.js';
+import type { RecordingEvent } from '../lifecycle/events.js';
 import { compileStreamPattern } from '../domain/matchers.js';
 import { signedHeaders, withHeaderNames } from './signing.js';
 import type { DeliveryResult } from './client.js';
@@ -193,6 +194,10 @@ export class WebhookDispatcher {
     if (e.type !== 'feeds' && e.type !== 'recording') {
       const { type, event, timestamp, data } = e;
       return { body: Buffer.from(JSON.stringify({ type, event, timestamp, data })), headers: { 'content-type': 'application/json' }, event: `${type}.${event}` };
+    }
+    if (e.type === 'recording' && this.cfg.recordingShape === 'hosted-legacy') {
+      const legacy = hostedLegacyRecording(e);
+      return { body: Buffer.from(JSON.stringify(legacy)), headers: { 'content-type': 'application/json' }, event: `${legacy.type}.${legacy.event}` };
     }
     const { accountId: _a, ...wire } = e as Deliverable & { accountId?: string };
     const payload = e.type === 'feeds' ? e : wire;
@@ -413,3 +418,18 @@ export class WebhookDispatcher {
 }
 
 const webhookKey = (w: Webhook) => `${w.accountId}:${w.id}`;
+
+/**
+ * A recording event as the hosted platform's recording hooks deliver it (webhooks.recordingShape:
+ * hosted-legacy, docs/api.md#recording-events): `type: "recordings"`, the id as `recordFileId`, and
+ * only the fields those hooks have (no streamId, no path).
+ */
+export function hostedLegacyRecording(e: RecordingEvent): { type: 'recordings'; event: RecordingEvent['event']; timestamp: number; data: Record<string, unknown> } {
+  const data: Record<string, unknown> = { recordFileId: e.data.recordingId };
+  if (e.data.tokenId !== undefined) data.tokenId = e.data.tokenId;
+  data.streamName = e.data.streamName;
+  data.recordedOn = e.data.recordedOn;
+  if (e.data.removedOn !== undefined) data.removedOn = e.data.removedOn;
+  if (e.data.metadata !== undefined) data.metadata = e.data.metadata;
+  return { type: 'recordings', event: e.event, timestamp: e.timestamp, data };
+}

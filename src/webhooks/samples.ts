@@ -36,31 +36,39 @@ export const SAMPLE_JPEG = Buffer.from(
   'base64',
 );
 
-/** The sample event of `type` for the account (ids are fresh for each send). */
+/** A sample media asset's `expiration`: 100 days after its `startTime`, as in the hosted media hook examples. */
+export const SAMPLE_MEDIA_EXPIRY_MS = 100 * 24 * 3600 * 1000;
+
+/**
+ * The sample event of `type` for the account (ids are fresh for each send). `tokenId` is the
+ * publish token the media and recording samples name (absent: the account has none for the stream).
+ */
 export function sampleEvent(
   type: WebhookType,
   accountId: string,
-  names: { streamName: string; transcoderName: string },
+  names: { streamName: string; transcoderName: string; tokenId?: number },
   at: number,
 ): DeliverableEvent {
-  const { streamName, transcoderName } = names;
+  const { streamName, transcoderName, tokenId } = names;
   const streamId = `${accountId}/${streamName}`;
   switch (type) {
     case 'Feeds':
       return { type: 'feeds', event: 'started', timestamp: at, data: { feedId: randomUUID(), accountId, name: streamName, streamId, started: at, active: true } };
-    case 'Recordings':
-      return { type: 'recording', event: 'completed', timestamp: at, accountId, data: { recordingId: 0, streamName, streamId, recordedOn: at, path: `/sample/${streamName}.mp4` } };
+    case 'Recordings': {
+      const data: Extract<DeliverableEvent, { type: 'recording' }>['data'] = { recordingId: 0, streamName, streamId, recordedOn: at, path: `/sample/${streamName}.mp4` };
+      if (tokenId !== undefined) data.tokenId = tokenId;
+      return { type: 'recording', event: 'completed', timestamp: at, accountId, data };
+    }
     case 'Thumbnail':
       return { type: 'thumbnail', timestamp: at, accountId, streamName, streamId, feedId: randomUUID(), contentType: 'image/jpeg', image: SAMPLE_JPEG, test: true };
-    case 'Media':
-      return {
-        type: 'media',
-        event: 'completed',
-        timestamp: at,
-        accountId,
-        filterName: streamName,
-        data: { mediaAssetId: randomBytes(16).toString('hex'), type: 'recording', tokenId: 0, streamName, streamId, startTime: at, metadata: {} },
-      };
+    case 'Media': {
+      // The hosted media hook's data, tokenId only when a publish token is named (as there: "present
+      // when the media asset originates from a publish token").
+      const data: Record<string, unknown> = { mediaAssetId: randomBytes(16).toString('hex'), type: 'recording' };
+      if (tokenId !== undefined) data.tokenId = tokenId;
+      Object.assign(data, { streamName, streamId, startTime: at, expiration: at + SAMPLE_MEDIA_EXPIRY_MS, metadata: {} });
+      return { type: 'media', event: 'completed', timestamp: at, accountId, filterName: streamName, data };
+    }
     case 'ViewerConnection':
       return { type: 'viewerConnection', event: 'ViewerAttempt', timestamp: at, accountId, filterName: streamName, data: { name: streamName, accountId, streamId } };
     case 'Transcoder':

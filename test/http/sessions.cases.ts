@@ -40,8 +40,9 @@ export function sessionsSuite(factory: StoreFactory): void {
     });
 
     /** A new app on a new store, with one account. */
-    const fresh = async (overrides: Record<string, unknown> = {}) => {
-      t = await testApp(await factory.make(), overrides);
+    /** `now`: the clock of the store and the app (default the real one). */
+    const fresh = async (overrides: Record<string, unknown> = {}, now?: () => number) => {
+      t = await testApp(await factory.make({ now }), overrides, { now });
       acct = await t.account();
     };
     const api = (secret = acct.secret) => {
@@ -565,8 +566,8 @@ export function sessionsSuite(factory: StoreFactory): void {
         await new Promise((r) => setImmediate(r));
         await t.services.dispatcher.idle();
       };
-      const freshHooks = async (enforcement: Record<string, unknown> = {}) => {
-        await fresh({ enforcement, webhooks: { allowPrivateTargets: true, caFile: rx.caFile, timeoutMs: 2000, retries: 0 } });
+      const freshHooks = async (enforcement: Record<string, unknown> = {}, now?: () => number) => {
+        await fresh({ enforcement, webhooks: { allowPrivateTargets: true, caFile: rx.caFile, timeoutMs: 2000, retries: 0 } }, now);
         rx.received.length = 0;
       };
       const bodies = () => rx.received.map((r) => JSON.parse(r.body.toString()) as { type: string; event: string; data: Record<string, unknown> });
@@ -606,33 +607,55 @@ export function sessionsSuite(factory: StoreFactory): void {
         );
       });
 
-      it('viewerConnection: ViewerAttempt for every viewer, FirstViewerConnection for the first, NoActiveViewers when the last leaves', async () => {
-        await freshHooks();
+      it('viewerConnection: ViewerAttempt for a viewer of a stream not live (one per 10 s), FirstViewerConnection when the watch begins, NoActiveViewers 60 s after the last viewer left', async (ctx) => {
+        // The app and store read Date.now() late, so the mocked clock (from just before the last
+        // viewer leaves) moves the 60 s; until then the clock is the real one.
+        await freshHooks({}, () => Date.now());
         const w = await api().post('/api/webhooks', { url: `${rx.url}/viewers`, isFeedHooks: false, isViewerConnectionHooks: true });
         assert.equal(w.status, 200);
         const v = await mk('subscribe');
+        const p = await mk('publish');
         const seen = async () => {
           await hookSettle();
           const out = bodies().map((b) => `${b.type} ${b.event}`);
           rx.received.length = 0;
           return out;
         };
+        const data = { name: 'cam1', accountId: acct.id, streamId: `${acct.id}/cam1` };
         assert.equal(await play('v1', v.token), OK);
-        assert.deepEqual(await seen(), ['viewerConnection ViewerAttempt', 'viewerConnection FirstViewerConnection']);
-        assert.equal(await play('v2', v.token), OK);
-        assert.deepEqual(await seen(), ['viewerConnection ViewerAttempt']);
-        assert.equal(await srs('on_stop', { client: 'v1', token: v.token }), OK);
-        assert.deepEqual(await seen(), []);
-        const last = await byClient('v2');
-        assert.equal((await api().del(`/api/sessions/${last.id}`)).status, 200);
-        assert.deepEqual(await seen(), ['viewerConnection NoActiveViewers']);
-        assert.equal(await play('v3', v.token, { ip: IP_B }), OK);
-        const again = await seen();
-        assert.deepEqual(again, ['viewerConnection ViewerAttempt', 'viewerConnection FirstViewerConnection']);
-        assert.equal(await srs('on_stop', { client: 'v3', token: v.token }), OK);
         await hookSettle();
-        const [end] = bodies();
-        assert.deepEqual(end, { type: 'viewerConnection', event: 'NoActiveViewers', timestamp: (end as unknown as { timestamp: number }).timestamp, data: { name: 'cam1', accountId: acct.id, streamId: `${acct.id}/cam1` } });
+        const [attempt] = bodies();
+        assert.deepEqual(attempt, { type: 'viewerConnection', event: 'ViewerAttempt', timestamp: (attempt as unknown as { timestamp: number }).timestamp, data });
+        rx.received.length = 0;
+        assert.equal(await play('v2', v.token, { ip: IP_B }), OK);
+        assert.deepEqual(await seen(), [], 'within 10 s of the last ViewerAttempt');
+        assert.equal(await publish('p1', p.token), OK);
+        assert.deepEqual(await seen(), ['viewerConnection FirstViewerConnection'], 'the viewers waiting begin the watch when the stream goes live');
+        assert.equal(await play('v3', v.token), OK);
+        assert.equal(await srs('on_stop', { client: 'v1', token: v.token }), OK);
+        assert.equal((await api().del(`/api/sessions/${(await byClient('v2')).id}`)).status, 200);
+        assert.deepEqual(await seen(), [], 'live: no ViewerAttempt; viewers left');
+
+        ctx.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.now() });
+        assert.equal(await srs('on_stop', { client: 'v3', token: v.token }), OK);
+        const left = Date.now();
+        assert.deepEqual(await seen(), [], 'not when the last viewer leaves');
+        ctx.mock.timers.tick(30_000);
+        assert.equal(await play('v4', v.token), OK);
+        assert.deepEqual(await seen(), [], 'a viewer within the 60 s: the watch goes on');
+        ctx.mock.timers.tick(30_000);
+        assert.deepEqual(await seen(), [], 'no NoActiveViewers: v4 watches');
+        assert.equal(await srs('on_stop', { client: 'v4', token: v.token }), OK);
+        await hookSettle();
+        ctx.mock.timers.tick(59_999);
+        assert.deepEqual(await seen(), []);
+        ctx.mock.timers.tick(1);
+        await hookSettle();
+        assert.deepEqual(bodies(), [{ type: 'viewerConnection', event: 'NoActiveViewers', timestamp: left + 120_000, data }]);
+        rx.received.length = 0;
+        assert.equal(await play('v5', v.token), OK);
+        assert.deepEqual(await seen(), ['viewerConnection FirstViewerConnection'], 'a new watch');
+        ctx.mock.timers.reset();
       });
     });
 

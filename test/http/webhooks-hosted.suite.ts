@@ -289,7 +289,16 @@ export function webhooksHostedSuite(factory: StoreFactory): void {
           type: 'media',
           event: 'completed',
           timestamp: 0,
-          data: { mediaAssetId: 0, type: 'recording', tokenId: 0, streamName: 'sample_stream', streamId: `${a}/sample_stream`, startTime: media.timestamp, metadata: {} },
+          // no publish token of the account matches sample_stream: no tokenId (the hosted hook has one only then)
+          data: {
+            mediaAssetId: 0,
+            type: 'recording',
+            streamName: 'sample_stream',
+            streamId: `${a}/sample_stream`,
+            startTime: media.timestamp,
+            expiration: media.timestamp + 100 * 24 * 3600 * 1000,
+            metadata: {},
+          },
         });
 
         const viewer = (await sent('ViewerConnection'))[0].json;
@@ -308,6 +317,29 @@ export function webhooksHostedSuite(factory: StoreFactory): void {
           timestamp: 0,
           data: { transcoderId: 0, transcoderName: 'sample_transcoder', cluster: 'sample', createdOn: new Date(tr.timestamp).toISOString(), status: 'Active' },
         });
+      });
+
+      it("Media and Recordings samples name the publish token of their stream: the one publishing it, else the oldest active one whose streams match", async () => {
+        const token = async (label: string, streams: object[]) => {
+          const r = await api().post('/api/publish_token', { label, streams });
+          assert.equal(r.status, 200, JSON.stringify(r.body));
+          return r.body.data.id as number;
+        };
+        const off = await token('off', [{ streamName: 'studio-.*', isRegex: true }]);
+        assert.equal((await api().put(`/api/publish_token/${off}`, { isActive: false })).status, 200);
+        const byPattern = await token('pattern', [{ streamName: 'studio-.*', isRegex: true }]);
+        const exact = await token('exact', [{ streamName: 'studio-1' }]);
+        const media = async (streamName: string) => (await sent('Media', { streamName }))[0].json.data;
+        const m = await media('studio-1');
+        assert.deepEqual([m.tokenId, m.streamName, m.expiration - m.startTime], [byPattern, 'studio-1', 100 * 24 * 3600 * 1000], `not ${off} (inactive) nor ${exact} (newer)`);
+        assert.equal((await sent('Recordings', { streamName: 'studio-1' }))[0].json.data.tokenId, byPattern);
+        assert.equal('tokenId' in (await media('cam1')), false, 'no token matches cam1');
+        const live = await request(t.app).post('/hooks/events').send({ type: 'feeds', event: 'started', streamId: `${acct.id}/studio-1`, tokenId: exact });
+        assert.equal(live.status, 202);
+        await settle();
+        assert.equal((await media('studio-1')).tokenId, exact, 'the token publishing the stream');
+        await request(t.app).post('/hooks/events').send({ type: 'feeds', event: 'ended', streamId: `${acct.id}/studio-1` });
+        await settle();
       });
 
       it('takes {streamName, transcoderName} (nulls = not given), and {} as the Node client sends it', async () => {
@@ -337,6 +369,60 @@ export function webhooksHostedSuite(factory: StoreFactory): void {
         assert.equal((await api().post('/api/webhooks/test/ViewerConnection')).status, 200);
         const r = await api().post('/api/webhooks/test/Transcoder');
         assert.deepEqual([r.status, r.body.data.limit, typeof r.headers['retry-after']], [429, 2, 'string']);
+      });
+    });
+
+    describe('webhooks.recordingShape', () => {
+      const md = { format: 'MPEG-4', sizes: { concat: 92791, dash: 97934, thumbnails: 0 }, duration: 1 };
+      /** A recording started, completed (with metadata) and deleted: the bodies delivered, and the deliveries log's event names. */
+      const recordingLife = async (shape?: string) => {
+        await fresh(shape === undefined ? {} : { recordingShape: shape });
+        const w = await create({ isRecordingHooks: true });
+        const pub = (await api().post('/api/publish_token', { label: 'rec', streams: [{ streamName: 'cam1' }] })).body.data.id as number;
+        const send = async (event: string, data: object) => {
+          const r = await request(t.app).post('/hooks/events').send({ type: 'recording', event, streamId: `${acct.id}/cam1`, tokenId: pub, data });
+          assert.equal(r.status, 202);
+          await settle();
+        };
+        await send('started', { path: '/rec/1.mp4' });
+        await send('completed', { path: '/rec/1.mp4', metadata: md });
+        const [rec] = (await api().get('/api/recordings?streamName=cam1')).body.data;
+        assert.equal((await api().del(`/api/recordings/${rec.id}`)).status, 200);
+        await settle();
+        const bodies = rx.received.map((r) => JSON.parse(r.body.toString()));
+        const logged = ((await api().get(`/api/webhooks/${w.id}/deliveries`)).body.data as Array<{ event: string }>).map((d) => d.event).sort();
+        return { pub, id: rec.id as number, bodies, logged, at: bodies.map((b) => b.timestamp as number) };
+      };
+
+      it('streamgate (the default): type "recording", recordingId, streamId and path', async () => {
+        const { pub, id, bodies, logged, at } = await recordingLife();
+        const data = { recordingId: id, tokenId: pub, streamName: 'cam1', streamId: `${acct.id}/cam1`, recordedOn: at[0], path: '/rec/1.mp4' };
+        assert.deepEqual(bodies, [
+          { type: 'recording', event: 'started', timestamp: at[0], data },
+          { type: 'recording', event: 'completed', timestamp: at[1], data: { ...data, metadata: md } },
+          { type: 'recording', event: 'deleted', timestamp: at[2], data: { ...data, removedOn: at[2], metadata: md } },
+        ]);
+        assert.deepEqual(logged, ['recording.completed', 'recording.deleted', 'recording.started']);
+      });
+
+      it('hosted-legacy: the hosted recording hooks\' type "recordings", recordFileId, and their fields alone', async () => {
+        const { pub, id, bodies, logged, at } = await recordingLife('hosted-legacy');
+        const data = { recordFileId: id, tokenId: pub, streamName: 'cam1', recordedOn: at[0] };
+        assert.deepEqual(bodies, [
+          { type: 'recordings', event: 'started', timestamp: at[0], data },
+          { type: 'recordings', event: 'completed', timestamp: at[1], data: { ...data, metadata: md } },
+          { type: 'recordings', event: 'deleted', timestamp: at[2], data: { ...data, removedOn: at[2], metadata: md } },
+        ]);
+        assert.deepEqual(logged, ['recordings.completed', 'recordings.deleted', 'recordings.started']);
+        rx.received.length = 0;
+        assert.deepEqual((await api().post('/api/webhooks/test/Recordings')).body, { status: 'success', data: true });
+        await settle();
+        const sample = JSON.parse(rx.received[0].body.toString());
+        assert.deepEqual(sample, { type: 'recordings', event: 'completed', timestamp: sample.timestamp, data: { recordFileId: 0, streamName: 'sample_stream', recordedOn: sample.timestamp } });
+      });
+
+      it('refuses another value at load, naming the setting', async () => {
+        await assert.rejects(testApp(store, cfg({ recordingShape: 'hosted' })), /webhooks\.recordingShape/);
       });
     });
 

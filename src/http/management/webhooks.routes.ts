@@ -20,7 +20,7 @@ const flags = {
   isThumbnailHooks: flag('thumbnail images of streams whose publish token has enableThumbnails (default false)'),
   isTranscoderHooks: flag('transcoder events: stored; only test sends produce them (default false)'),
   isMediaHooks: flag('media asset events: stored; only test sends produce them (default false)'),
-  isViewerConnectionHooks: flag('viewerConnection events: stored; only test sends produce them (default false)'),
+  isViewerConnectionHooks: flag('viewerConnection events of viewer sessions: ViewerAttempt, FirstViewerConnection, NoActiveViewers (default false)'),
 };
 
 /** The webhook schemas whose filter patterns `check` validates. */
@@ -145,7 +145,7 @@ export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle:
       response: z.literal(true),
       handler: async ({ account, params, body, res }) => {
         try {
-          return webhooks.test(account.id, params.kind, body);
+          return await webhooks.test(account.id, params.kind, body);
         } catch (e) {
           if (e instanceof ApiError && e.status === 429) res.set('retry-after', String(e.details.retryAfterSeconds));
           throw e;
@@ -222,6 +222,8 @@ export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle:
           streamName: r.streamName,
           tokenId: r.tokenId,
           path: r.path,
+          metadata: r.metadata,
+          recordedOn: r.recordedOn,
           recordingId: r.id,
           alreadyDeleted: true,
         });

@@ -78,6 +78,8 @@ export const keys = {
   usageReport: (accountId: string, reportId: string) => `${tag(accountId)}:ur:${reportId}`,
   /** open recordings: "<stream>\0<path>" → id */
   openRecordings: (accountId: string) => `${tag(accountId)}:recopen`,
+  /** A mark (store.ts swapMark): "<expires ms>:<value>", expiring by PX too. */
+  mark: (accountId: string, name: string) => `${tag(accountId)}:mk:${name}`,
 };
 
 /** Members of the list indexes sort as strings: ids are zero-padded to keep numeric order. */

@@ -64,6 +64,8 @@ const SCRIPTS = {
   sessionAdmitLocal: { file: 'session-admit.lua', keys: 10 },
   sessionTouch: { file: 'session-touch.lua', keys: 6 },
   sessionEnd: { file: 'session-end.lua', keys: 6 },
+  markSwap: { file: 'mark-swap.lua', keys: 1 },
+  markTake: { file: 'mark-take.lua', keys: 1 },
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
 
@@ -1077,5 +1079,16 @@ export class RedisStore implements Store {
     // Only entries still as read: a stream started again between the read and here keeps its entry.
     if (expired.length > 0) await this.run('livePrune', keys.live(accountId), ...expired);
     return [...ids].sort((a, b) => a - b);
+  }
+
+  // ---- marks ----
+
+  async swapMark(accountId: string, name: string, value: string, ttlMs: number, when: 'always' | 'absent' | 'present' = 'always'): Promise<string | null> {
+    const held = await this.run('markSwap', keys.mark(accountId, name), value, Math.max(1, Math.ceil(ttlMs)), this.now(), when);
+    return typeof held === 'string' ? held : null;
+  }
+
+  async takeMark(accountId: string, name: string, value: string): Promise<boolean> {
+    return Number(await this.run('markTake', keys.mark(accountId, name), value, this.now())) === Reply.DONE;
   }
 }

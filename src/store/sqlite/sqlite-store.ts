@@ -161,7 +161,18 @@ CREATE TABLE IF NOT EXISTS live_streams (
   data TEXT NOT NULL,
   PRIMARY KEY (account_id, stream_name)
 );
+CREATE TABLE IF NOT EXISTS marks (
+  account_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  value TEXT NOT NULL,
+  expires_ms INTEGER NOT NULL,
+  PRIMARY KEY (account_id, name)
+);
+CREATE INDEX IF NOT EXISTS marks_expiry ON marks (expires_ms);
 `;
+
+/** Expired marks removed by each mark write, at most (they are never read once expired). */
+const MARKS_PRUNED_PER_WRITE = 100;
 
 interface SecuredRow {
   stream_name: string;
@@ -947,5 +958,28 @@ export class SqliteStore implements Store {
             .all(accountId, streamName, now)
     ) as Array<{ token_id: number }>;
     return rows.map((r) => r.token_id);
+  }
+
+  // ---- marks ----
+
+  async swapMark(accountId: string, name: string, value: string, ttlMs: number, when: 'always' | 'absent' | 'present' = 'always'): Promise<string | null> {
+    const now = this.now();
+    return this.tx(() => {
+      this.stmt('DELETE FROM marks WHERE rowid IN (SELECT rowid FROM marks WHERE expires_ms <= ? LIMIT ?)').run(now, MARKS_PRUNED_PER_WRITE);
+      const held = (this.stmt('SELECT value FROM marks WHERE account_id = ? AND name = ? AND expires_ms > ?').pluck().get(accountId, name, now) as string | undefined) ?? null;
+      if ((when === 'absent' && held !== null) || (when === 'present' && held === null)) return held;
+      this.stmt('INSERT INTO marks (account_id, name, value, expires_ms) VALUES (?, ?, ?, ?) ON CONFLICT(account_id, name) DO UPDATE SET value = excluded.value, expires_ms = excluded.expires_ms').run(
+        accountId,
+        name,
+        value,
+        now + ttlMs,
+      );
+      return held;
+    });
+  }
+
+  async takeMark(accountId: string, name: string, value: string): Promise<boolean> {
+    const now = this.now();
+    return this.tx(() => this.stmt('DELETE FROM marks WHERE account_id = ? AND name = ? AND value = ? AND expires_ms > ?').run(accountId, name, value, now).changes === 1);
   }
 }
