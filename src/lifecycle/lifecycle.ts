@@ -113,11 +113,18 @@ export class Lifecycle {
     this.departed({ accountId, streamName, id, due: this.now() + NO_VIEWERS_AFTER_MS });
   }
 
-  /** The 60 s passed: NoActiveViewers, if the stream still has no viewer and the mark still holds this departure. */
+  /**
+   * The 60 s passed: NoActiveViewers, if the stream still has no viewer and the mark still holds this
+   * departure. A viewer there with the mark still holding it joined while this departure was being
+   * written (on another instance): the watch goes on, so the mark is made a watch again rather than
+   * left to expire under a viewer.
+   */
   private async noViewers(accountId: string, streamName: string, departure: string, at: number): Promise<PublicEvent[]> {
-    if ((await this.viewerCount(accountId, streamName)) > 0) return [];
+    const viewers = await this.viewerCount(accountId, streamName);
     if (!(await this.store.takeMark(accountId, viewersMark(streamName), departure))) return [];
-    return [viewerEvent('NoActiveViewers', accountId, streamName, at)];
+    if (viewers === 0) return [viewerEvent('NoActiveViewers', accountId, streamName, at)];
+    await this.store.swapMark(accountId, viewersMark(streamName), WATCHED, this.watchMs, 'absent');
+    return [];
   }
 
   /** The stream's live viewer sessions in the registry (every instance's). */

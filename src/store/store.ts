@@ -131,7 +131,7 @@ export interface Webhook {
   isFeedHooks: boolean;
   isRecordingHooks: boolean;
   isThumbnailHooks: boolean;
-  /** Stored and returned (absent = false); only test sends produce these kinds. */
+  /** Stored and returned (absent = false); only test sends produce transcoder and media events. */
   isTranscoderHooks?: boolean;
   isMediaHooks?: boolean;
   isViewerConnectionHooks?: boolean;

@@ -14,6 +14,7 @@ import type { UsageService } from '../../src/analytics/usage.js';
 import type { PublicEvent, ViewerConnectionEvent } from '../../src/lifecycle/events.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import type { Store } from '../../src/store/store.js';
+import { sessionRecord } from '../helpers/sessions.js';
 
 const T0 = Date.parse('2026-03-01T12:00:00.000Z');
 const ACCT = 'VWRACC';
@@ -29,6 +30,7 @@ export interface SharedStores {
 
 interface Instance {
   lifecycle: Lifecycle;
+  store: Store;
   /** The viewerConnection events published since the last call, once every queued signal is applied. */
   take(): Promise<ViewerConnectionEvent[]>;
   play(id: string, stream?: string, account?: string): void;
@@ -54,6 +56,7 @@ function instance(store: Store): Instance {
   });
   return {
     lifecycle,
+    store,
     take: async () => {
       await lifecycle.idle();
       return events.splice(0);
@@ -209,6 +212,21 @@ export function viewerConnectionSuite(backend: SharedStores, opts: { instances: 
       assert.deepEqual(await a.take(), []);
       tick(t, NO_VIEWERS_AFTER_MS);
       assert.deepEqual(await a.take(), [ev('NoActiveViewers', T0 + 10_000 + 2 * NO_VIEWERS_AFTER_MS)]);
+    });
+
+    it('a viewer registered while the last one\'s departure was written keeps the watch past the departure mark\'s life', async (t) => {
+      const [a] = await start(t);
+      a.publish('p1');
+      a.play('v1');
+      a.stop('v1');
+      assert.deepEqual(await a.take(), [ev('FirstViewerConnection', T0)]);
+      // a viewer another instance admitted, whose own mark step came before this departure's
+      await a.store.startSession(sessionRecord({ caller: 'srs', sessionId: 'v2', accountId: ACCT }, T0), 86_400);
+      tick(t, NO_VIEWERS_AFTER_MS);
+      assert.deepEqual(await a.take(), [], 'v2 watches');
+      tick(t, 3 * NO_VIEWERS_AFTER_MS);
+      a.play('v3');
+      assert.deepEqual(await a.take(), [], 'the watch goes on: no second FirstViewerConnection');
     });
 
     it('viewers that never saw the stream live end no watch: no NoActiveViewers', async (t) => {
