@@ -23,6 +23,24 @@ export interface Account {
    */
   allowedCountries?: string[];
   deniedCountries?: string[];
+  /**
+   * The cluster whose director URLs serve the account's tokens that name none (`PUT /api/cluster`,
+   * docs/api.md#clusters); absent when never set.
+   */
+  defaultCluster?: string;
+  /** The account-wide geo cascade setting (`/api/account/geo_cascade`); absent when never set. */
+  geoCascade?: AccountGeoCascade;
+  /**
+   * false: RTMP, RTSP and SRT skip the tokens' address rules (allowedIpAddresses, bindIpsOnUsage),
+   * as the hosted platform does (docs/api.md#rtmp). Absent when on (the default).
+   */
+  ipRulesOnRtmp?: false;
+}
+
+/** An account's geo cascade setting, as the hosted API shapes it. */
+export interface AccountGeoCascade {
+  isEnabled: boolean;
+  clusters: string[];
 }
 
 /** What updateAccount may change; a country list given replaces the stored one ([] clears it). */
@@ -31,6 +49,9 @@ export interface AccountPatch {
   name?: string;
   allowedCountries?: string[];
   deniedCountries?: string[];
+  defaultCluster?: string;
+  geoCascade?: AccountGeoCascade;
+  ipRulesOnRtmp?: boolean;
 }
 
 export type SortBy = 'Name' | 'AddedOn';

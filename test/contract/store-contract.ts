@@ -86,6 +86,57 @@ export function storeContract(factory: StoreFactory): void {
         assert.deepEqual(await s.getAccount('BBBBBB'), account('BBBBBB', { deniedCountries: ['DE'] }), 'other accounts untouched');
       });
 
+      it('keeps the default cluster, the geo cascade and ipRulesOnRtmp: absent until set, each change moving the version, other settings kept', async () => {
+        const s = await fresh();
+        await s.createAccount(account('AAAAAA', { secretHash: 'h1', deniedCountries: ['DE'] }));
+        await s.createAccount(account('BBBBBB', { defaultCluster: 'eu-1', geoCascade: { isEnabled: true, clusters: ['all'] }, ipRulesOnRtmp: false }));
+        assert.deepEqual(await s.getAccount('AAAAAA'), account('AAAAAA', { secretHash: 'h1', deniedCountries: ['DE'] }), 'none set: none answered (address rules on RTMP are on)');
+        assert.deepEqual(
+          await s.getAccount('BBBBBB'),
+          account('BBBBBB', { defaultCluster: 'eu-1', geoCascade: { isEnabled: true, clusters: ['all'] }, ipRulesOnRtmp: false }),
+          'a create stores them',
+        );
+        let v = await s.accountVersion('AAAAAA');
+        const moved = async (what: string) => {
+          const now = await s.accountVersion('AAAAAA');
+          assert.ok(now > v, `${what}: the version moves (${now} > ${v}), so every instance's cached entry is replaced`);
+          v = now;
+        };
+        const withCluster = await s.updateAccount('AAAAAA', { defaultCluster: 'us-2' });
+        assert.deepEqual(withCluster, account('AAAAAA', { secretHash: 'h1', deniedCountries: ['DE'], defaultCluster: 'us-2' }));
+        await moved('defaultCluster');
+        const cascading = await s.updateAccount('AAAAAA', { geoCascade: { isEnabled: true, clusters: ['us-2', 'eu-1'] } });
+        assert.deepEqual(cascading, { ...withCluster, geoCascade: { isEnabled: true, clusters: ['us-2', 'eu-1'] } });
+        await moved('geoCascade');
+        const off = await s.updateAccount('AAAAAA', { ipRulesOnRtmp: false });
+        assert.deepEqual(off, { ...cascading, ipRulesOnRtmp: false });
+        await moved('ipRulesOnRtmp off');
+        assert.deepEqual(await s.getAccount('AAAAAA'), off);
+        assert.deepEqual(await s.findAccountBySecretHash('h1'), off);
+        assert.deepEqual((await s.listAccounts()).find((a) => a.id === 'AAAAAA'), off);
+        // a patch that names other settings keeps these
+        assert.deepEqual(await s.updateAccount('AAAAAA', { name: 'renamed', deniedCountries: [] }), {
+          ...account('AAAAAA', { secretHash: 'h1', name: 'renamed' }),
+          defaultCluster: 'us-2',
+          geoCascade: { isEnabled: true, clusters: ['us-2', 'eu-1'] },
+          ipRulesOnRtmp: false,
+        });
+        // replaced, and on again (answered absent)
+        const back = await s.updateAccount('AAAAAA', { ipRulesOnRtmp: true, geoCascade: { isEnabled: false, clusters: [] }, defaultCluster: 'eu-1' });
+        assert.deepEqual(back, {
+          ...account('AAAAAA', { secretHash: 'h1', name: 'renamed' }),
+          defaultCluster: 'eu-1',
+          geoCascade: { isEnabled: false, clusters: [] },
+        });
+        await moved('all three at once');
+        assert.deepEqual(await s.getAccount('AAAAAA'), back);
+        assert.deepEqual(
+          await s.getAccount('BBBBBB'),
+          account('BBBBBB', { defaultCluster: 'eu-1', geoCascade: { isEnabled: true, clusters: ['all'] }, ipRulesOnRtmp: false }),
+          'other accounts untouched',
+        );
+      });
+
       it('finds an account by its current secret hash only, and not after the secret is deleted', async () => {
         const s = await fresh();
         await s.createAccount(account('AAAAAA', { secretHash: 'old' }));

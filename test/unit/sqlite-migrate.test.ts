@@ -26,6 +26,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     // back to the previous layout: no country columns, a 0/1 securing flag, user_version 0
     const raw = new Database(file);
     raw.exec('ALTER TABLE accounts DROP COLUMN allowed_countries; ALTER TABLE accounts DROP COLUMN denied_countries');
+    raw.exec('ALTER TABLE accounts DROP COLUMN default_cluster; ALTER TABLE accounts DROP COLUMN geo_cascade; ALTER TABLE accounts DROP COLUMN ip_rules_on_rtmp');
     raw.exec('UPDATE tokens SET securing = securing & 1');
     raw.pragma('user_version = 0');
     raw.close();
@@ -38,7 +39,39 @@ describe('SQLite: opening a file of the previous layout', () => {
     assert.deepEqual((await s.updateAccount('ACC001', { deniedCountries: ['DE'] }))?.deniedCountries, ['DE']);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 2);
+    assert.equal(again.pragma('user_version', { simple: true }), 3);
+    again.close();
+  });
+
+  it('a file of user_version 2 gets the account distribution columns: none set, address rules on RTMP on, every other column kept', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'sg-migrate-')), 'db');
+    const createdOn = new Date().toISOString();
+    const first = new SqliteStore({ file, synchronous: 'NORMAL' });
+    await first.createAccount({ id: 'ACC002', name: 'b', createdOn, secureViewer: true, secretHash: 'h2', allowedCountries: ['FR'] });
+    await first.close();
+
+    // back to version 2: the accounts table without the three columns
+    const raw = new Database(file);
+    raw.exec('ALTER TABLE accounts DROP COLUMN default_cluster; ALTER TABLE accounts DROP COLUMN geo_cascade; ALTER TABLE accounts DROP COLUMN ip_rules_on_rtmp');
+    raw.pragma('user_version = 2');
+    raw.close();
+
+    const s = new SqliteStore({ file, synchronous: 'NORMAL' });
+    const before = { id: 'ACC002', name: 'b', createdOn, secureViewer: true, secretHash: 'h2', allowedCountries: ['FR'] };
+    assert.deepEqual(await s.getAccount('ACC002'), before);
+    assert.deepEqual(await s.updateAccount('ACC002', { defaultCluster: 'eu-1', geoCascade: { isEnabled: true, clusters: ['all'] }, ipRulesOnRtmp: false }), {
+      ...before,
+      defaultCluster: 'eu-1',
+      geoCascade: { isEnabled: true, clusters: ['all'] },
+      ipRulesOnRtmp: false,
+    });
+    await s.close();
+    const again = new Database(file);
+    assert.equal(again.pragma('user_version', { simple: true }), 3);
+    assert.deepEqual(
+      (again.prepare('PRAGMA table_info(accounts)').all() as Array<{ name: string }>).map((c) => c.name).filter((n) => ['default_cluster', 'geo_cascade', 'ip_rules_on_rtmp'].includes(n)),
+      ['default_cluster', 'geo_cascade', 'ip_rules_on_rtmp'],
+    );
     again.close();
   });
 });

@@ -9,6 +9,7 @@ import { setsViewerRules } from '../../domain/viewer-rules.js';
 import { bySecuredName, keptRules, securedAfterDelete, type SecuredStream } from '../../domain/secured-streams.js';
 import type {
   Account,
+  AccountGeoCascade,
   AccountPatch,
   BindResult,
   Delivery,
@@ -186,6 +187,11 @@ function accountFrom(h: Record<string, string>): Account | null {
   // viewer country defaults: comma-separated codes, absent or '' when none
   if (h.allowedCountries) a.allowedCountries = h.allowedCountries.split(',');
   if (h.deniedCountries) a.deniedCountries = h.deniedCountries.split(',');
+  // the distribution settings (docs/api.md#clusters): absent or '' when never set
+  if (h.defaultCluster) a.defaultCluster = h.defaultCluster;
+  if (h.geoCascade) a.geoCascade = JSON.parse(h.geoCascade) as AccountGeoCascade;
+  // absent (accounts written before the setting existed) or '1': on
+  if (h.ipRulesOnRtmp === '0') a.ipRulesOnRtmp = false;
   return a;
 }
 
@@ -297,6 +303,9 @@ export class RedisStore implements Store {
       ['secureViewer', a.secureViewer ? '1' : '0'],
       ['allowedCountries', (a.allowedCountries ?? []).join(',')],
       ['deniedCountries', (a.deniedCountries ?? []).join(',')],
+      ...(a.defaultCluster ? [['defaultCluster', a.defaultCluster]] : []),
+      ...(a.geoCascade ? [['geoCascade', JSON.stringify(a.geoCascade)]] : []),
+      ...(a.ipRulesOnRtmp === false ? [['ipRulesOnRtmp', '0']] : []),
       ...(a.secretHash ? [['secretHash', a.secretHash]] : []),
     ].flat();
     const r = Number(await this.run('accountCreate', keys.account(a.id), keys.version(a.id), ...fields));
@@ -332,6 +341,9 @@ export class RedisStore implements Store {
     if (patch.name !== undefined) fields.push('name', patch.name);
     if (patch.allowedCountries !== undefined) fields.push('allowedCountries', patch.allowedCountries.join(','));
     if (patch.deniedCountries !== undefined) fields.push('deniedCountries', patch.deniedCountries.join(','));
+    if (patch.defaultCluster !== undefined) fields.push('defaultCluster', patch.defaultCluster);
+    if (patch.geoCascade !== undefined) fields.push('geoCascade', JSON.stringify(patch.geoCascade));
+    if (patch.ipRulesOnRtmp !== undefined) fields.push('ipRulesOnRtmp', patch.ipRulesOnRtmp ? '1' : '0');
     // one script: the change, the version and the record read back (no other writer in between)
     const flat = (await this.run('accountUpdate', keys.account(id), keys.version(id), ...fields)) as string[] | null;
     if (!flat) return null;

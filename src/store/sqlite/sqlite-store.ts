@@ -8,6 +8,7 @@ import { viewerRuleFlags } from '../../domain/viewer-rules.js';
 import { bySecuredName, keptRules, securedAfterDelete, type KeptRules, type SecuredStream } from '../../domain/secured-streams.js';
 import type {
   Account,
+  AccountGeoCascade,
   AccountPatch,
   BindResult,
   Delivery,
@@ -207,12 +208,21 @@ interface AccountRow {
   /** Comma-separated country codes ('' = none); columns added by migrate(). */
   allowed_countries: string;
   denied_countries: string;
+  /** '' = never set; columns added by migrate() (user_version 3). */
+  default_cluster: string;
+  /** JSON {isEnabled, clusters}, '' = never set. */
+  geo_cascade: string;
+  /** 1 (the default) or 0. */
+  ip_rules_on_rtmp: number;
 }
 const accountFromRow = (r: AccountRow): Account => {
   const a: Account = { id: r.id, name: r.name, createdOn: r.created_on, secureViewer: r.secure_viewer === 1 };
   if (r.secret_hash) a.secretHash = r.secret_hash;
   if (r.allowed_countries) a.allowedCountries = r.allowed_countries.split(',');
   if (r.denied_countries) a.deniedCountries = r.denied_countries.split(',');
+  if (r.default_cluster) a.defaultCluster = r.default_cluster;
+  if (r.geo_cascade) a.geoCascade = JSON.parse(r.geo_cascade) as AccountGeoCascade;
+  if (r.ip_rules_on_rtmp === 0) a.ipRulesOnRtmp = false;
   return a;
 };
 
@@ -324,21 +334,31 @@ export class SqliteStore implements Store {
    */
   private migrate(): void {
     const version = this.db.pragma('user_version', { simple: true }) as number;
-    if (version >= 2) return;
+    if (version >= 3) return;
     this.db.transaction(() => {
+      const columns = new Set((this.db.prepare('PRAGMA table_info(accounts)').all() as Array<{ name: string }>).map((c) => c.name));
+      const add = (column: string, type: string) => {
+        if (!columns.has(column)) this.db.exec(`ALTER TABLE accounts ADD COLUMN ${column} ${type}`);
+      };
       if (version < 1) {
-        const columns = new Set((this.db.prepare('PRAGMA table_info(accounts)').all() as Array<{ name: string }>).map((c) => c.name));
-        for (const c of ['allowed_countries', 'denied_countries']) {
-          if (!columns.has(c)) this.db.exec(`ALTER TABLE accounts ADD COLUMN ${c} TEXT NOT NULL DEFAULT ''`);
-        }
+        add('allowed_countries', "TEXT NOT NULL DEFAULT ''");
+        add('denied_countries', "TEXT NOT NULL DEFAULT ''");
       }
-      // `user_version` 2: the flags no longer depend on isActive (a disabled publish token keeps
-      // securing its streams and restricting their viewers' countries; domain/viewer-rules.ts).
-      this.db.exec(`UPDATE tokens SET securing =
-          (CASE WHEN json_extract(data, '$.subscribeRequiresAuth') THEN 1 ELSE 0 END)
-        | (CASE WHEN json_array_length(data, '$.allowedCountries') > 0 OR json_array_length(data, '$.deniedCountries') > 0 THEN 2 ELSE 0 END)
-        WHERE kind = 'publish'`);
-      this.db.pragma('user_version = 2');
+      if (version < 2) {
+        // `user_version` 2: the flags no longer depend on isActive (a disabled publish token keeps
+        // securing its streams and restricting their viewers' countries; domain/viewer-rules.ts).
+        this.db.exec(`UPDATE tokens SET securing =
+            (CASE WHEN json_extract(data, '$.subscribeRequiresAuth') THEN 1 ELSE 0 END)
+          | (CASE WHEN json_array_length(data, '$.allowedCountries') > 0 OR json_array_length(data, '$.deniedCountries') > 0 THEN 2 ELSE 0 END)
+          WHERE kind = 'publish'`);
+      }
+      // `user_version` 3: accounts carry their default cluster, geo cascade setting and whether
+      // address rules apply on RTMP (docs/api.md#clusters, docs/api.md#rtmp); existing accounts
+      // get none set and address rules on, as before.
+      add('default_cluster', "TEXT NOT NULL DEFAULT ''");
+      add('geo_cascade', "TEXT NOT NULL DEFAULT ''");
+      add('ip_rules_on_rtmp', 'INTEGER NOT NULL DEFAULT 1');
+      this.db.pragma('user_version = 3');
     })();
   }
 
@@ -405,10 +425,21 @@ export class SqliteStore implements Store {
 
   private insertAccount(a: Account): void {
     this.stmt(
-      `INSERT INTO accounts (id, name, created_on, secure_viewer, secret_hash, allowed_countries, denied_countries, seq)
-       VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM accounts))`,
+      `INSERT INTO accounts (id, name, created_on, secure_viewer, secret_hash, allowed_countries, denied_countries, default_cluster, geo_cascade, ip_rules_on_rtmp, seq)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM accounts))`,
     )
-      .run(a.id, a.name, a.createdOn, a.secureViewer ? 1 : 0, a.secretHash ?? null, (a.allowedCountries ?? []).join(','), (a.deniedCountries ?? []).join(','));
+      .run(
+        a.id,
+        a.name,
+        a.createdOn,
+        a.secureViewer ? 1 : 0,
+        a.secretHash ?? null,
+        (a.allowedCountries ?? []).join(','),
+        (a.deniedCountries ?? []).join(','),
+        a.defaultCluster ?? '',
+        a.geoCascade ? JSON.stringify(a.geoCascade) : '',
+        a.ipRulesOnRtmp === false ? 0 : 1,
+      );
     this.bumpVersion(a.id); // a cached "no such account" must not outlive its creation
   }
 
@@ -439,12 +470,20 @@ export class SqliteStore implements Store {
         name: patch.name ?? r.name,
         allowed_countries: patch.allowedCountries?.join(',') ?? r.allowed_countries,
         denied_countries: patch.deniedCountries?.join(',') ?? r.denied_countries,
+        default_cluster: patch.defaultCluster ?? r.default_cluster,
+        geo_cascade: patch.geoCascade ? JSON.stringify(patch.geoCascade) : r.geo_cascade,
+        ip_rules_on_rtmp: patch.ipRulesOnRtmp === undefined ? r.ip_rules_on_rtmp : patch.ipRulesOnRtmp ? 1 : 0,
       });
-      this.stmt('UPDATE accounts SET secure_viewer = ?, name = ?, allowed_countries = ?, denied_countries = ? WHERE id = ?').run(
+      this.stmt(
+        'UPDATE accounts SET secure_viewer = ?, name = ?, allowed_countries = ?, denied_countries = ?, default_cluster = ?, geo_cascade = ?, ip_rules_on_rtmp = ? WHERE id = ?',
+      ).run(
         next.secure_viewer,
         next.name,
         next.allowed_countries,
         next.denied_countries,
+        next.default_cluster,
+        next.geo_cascade,
+        next.ip_rules_on_rtmp,
         id,
       );
       this.bumpVersion(id);
