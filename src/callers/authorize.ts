@@ -128,7 +128,7 @@ export const authorize: Caller = {
   answer(d) {
     if (d.allowed) {
       // the session-control fields stay inside (docs/api.md#asking-for-a-decision shows the answer)
-      const { limits: _l, expiresOn: _e, lifetimeMs: _t, tokenRev: _v, admissionRules: _a, ...answer } = d;
+      const { limits: _l, expiresOn: _e, lifetimeMs: _t, tokenRev: _v, admissionRules: _a, originCluster: _c, ...answer } = d;
       return { status: 200, json: copyWith(answer, { allowed: true }) };
     }
     return { status: refusalStatus(d, 'by-reason'), json: { allowed: false, reason: d.reason, message: d.message, decisionId: d.decisionId } };

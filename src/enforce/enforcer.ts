@@ -8,7 +8,7 @@ import type { Store } from '../store/store.js';
 import type { Config } from '../config/schema.js';
 import type { Metrics } from '../observability/metrics.js';
 import { decision, type AccessRequest, type Decision, type ViewerCountries } from '../policy/types.js';
-import { evaluate, type Credential, type Evaluation, type RuleOutcome } from '../policy/evaluate.js';
+import { evaluate, readsIpRulesOnRtmp, type Credential, type Evaluation, type RuleOutcome } from '../policy/evaluate.js';
 import { applyBind } from '../policy/bind.js';
 import { bindDecision } from '../domain/store-rules.js';
 import { hasCountryLists } from '../domain/viewer-rules.js';
@@ -161,13 +161,20 @@ export class Enforcer {
     const r = resolveNow(req.token, this.lookup);
     if (r === undefined) return undefined;
     const token = tokenOf(r.cred);
+    let ipRulesOnRtmp: boolean | undefined;
+    if (token !== undefined && readsIpRulesOnRtmp(req, r.cred)) {
+      // the account's setting at the version just confirmed, from the cache only
+      const account = this.lookup.accountAt(token.accountId, r.ver);
+      if (account === undefined) return undefined;
+      ipRulesOnRtmp = account.ipRulesOnRtmp;
+    }
     if (req.action === 'subscribe' && token !== undefined && inheritsCountries(token)) {
       // as decideWithStore, with the account entry only from the cache at the version just confirmed
       const account = this.lookup.accountAt(token.accountId, r.ver);
       // an account with country rules may need its live registry read: decide() does that
       if (account === undefined || account.geo !== undefined) return undefined;
     }
-    let ev = evaluate(req, r.cred, this.context(req, false, undefined));
+    let ev = evaluate(req, r.cred, this.context(req, false, undefined, false, ipRulesOnRtmp));
     if (ev.bind) {
       // the record is current, so its revision is: an address bound at that revision is bound still
       const { token, address } = ev.bind;
@@ -229,10 +236,12 @@ export class Enforcer {
   /** Every rule's outcome for a probe of one token, binding nothing (the check endpoint). */
   async explain(token: TokenRecord, req: AccessRequest): Promise<Explanation> {
     let viewer: ViewerCountries | undefined;
+    const cred: Credential = { type: 'token', token };
     if (req.action === 'subscribe' && inheritsCountries(token)) {
       viewer = await this.lookup.viewerCountries(await this.lookup.account(token.accountId), req.streamName, this.now());
     }
-    const ev = evaluate(req, { type: 'token', token }, this.context(req, false, viewer, true));
+    const ipRulesOnRtmp = readsIpRulesOnRtmp(req, cred) ? (await this.lookup.account(token.accountId)).ipRulesOnRtmp : undefined;
+    const ev = evaluate(req, cred, this.context(req, false, viewer, true, ipRulesOnRtmp));
     if (ev.bind === undefined) return { decision: ev.decision, rules: ev.rules };
     const { address } = ev.bind;
     const bound = await this.store.boundAddresses(token.accountId, token.id);
@@ -250,7 +259,7 @@ export class Enforcer {
     return { decision: settled.decision, rules: settled.rules };
   }
 
-  private context(req: AccessRequest, secured: boolean, viewerCountries: ViewerCountries | undefined, explain = false) {
+  private context(req: AccessRequest, secured: boolean, viewerCountries: ViewerCountries | undefined, explain = false, ipRulesOnRtmp?: boolean) {
     let country: string | undefined | null = null;
     return {
       explain,
@@ -258,6 +267,7 @@ export class Enforcer {
       secured,
       viewerCountries,
       rtmpIpFilters: this.cfg.rtmpIpFilters,
+      ipRulesOnRtmp,
       rulesOf: this.lookup.rulesOf,
       countryOf: () => {
         if (country === null) country = req.country ?? (req.clientIp ? this.geo.countryOf(req.clientIp) : undefined);
@@ -284,6 +294,18 @@ export class Enforcer {
     const passes = admit !== undefined && req.admission === 'session' ? step?.passes : undefined;
     for (let attempt = 0; attempt <= MAX_STALE_RETRIES; attempt++) {
       const r = await resolveCredential(req.token, reading, this.lookup, this.metrics, passes !== undefined);
+      let ipRulesOnRtmp: boolean | undefined;
+      const owner = tokenOf(r.cred);
+      if (owner !== undefined && readsIpRulesOnRtmp(req, r.cred)) {
+        // The account's setting at the version read with the token. An unchecked cached copy (bind
+        // on usage) may only apply the rules on it: lifting them on a stale entry could widen access.
+        const cached = this.lookup.accountAt(owner.accountId, r.ver);
+        if (!r.verified && cached?.ipRulesOnRtmp !== true) {
+          reading = 'fresh';
+          continue;
+        }
+        ipRulesOnRtmp = (cached ?? (await this.lookup.loadAccountAt(owner.accountId, r.ver))).ipRulesOnRtmp;
+      }
       let secured = false;
       let viewer: ViewerCountries | undefined;
       if (req.action === 'subscribe') {
@@ -313,7 +335,7 @@ export class Enforcer {
           viewer = v instanceof Promise ? await v : v;
         }
       }
-      let ev = evaluate(req, r.cred, this.context(req, secured, viewer));
+      let ev = evaluate(req, r.cred, this.context(req, secured, viewer, false, ipRulesOnRtmp));
       const admits = ev.decision.allowed && admit !== undefined;
       const confirms = ev.bind !== undefined || (admits && passes !== undefined && !passes(ev.decision));
       if (!r.verified && (!ev.decision.allowed || !confirms)) {
@@ -369,7 +391,10 @@ export class Enforcer {
         viewer = v;
       }
     }
-    const ev = evaluate(req, cred, this.context(req, secured, viewer));
+    // The account's setting as this instance holds it; unknown, the address rules apply (the narrower answer).
+    const owner = tokenOf(cred);
+    const ipRulesOnRtmp = owner !== undefined && readsIpRulesOnRtmp(req, cred) ? this.lookup.cachedAccount(owner.accountId)?.ipRulesOnRtmp : undefined;
+    const ev = evaluate(req, cred, this.context(req, secured, viewer, false, ipRulesOnRtmp));
     if (!ev.bind) return ev;
     // Only an address this instance saw bound is vouched for; the store alone knows the others.
     return this.boundHere(ev.bind.token, ev.bind.address) ? applyBind(ev, 'already', 'bound (cached)') : this.unavailable(req, CACHE_CANNOT_VOUCH);

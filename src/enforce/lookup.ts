@@ -63,6 +63,10 @@ export interface AccountEntry {
   answers: Map<string, boolean>;
   /** Its viewer country rules; undefined when it has none (no defaults, no publish token with lists). */
   geo: AccountGeo | undefined;
+  /** The account's ipRulesOnRtmp (docs/api.md#rtmp): false lifts address rules on RTMP, RTSP and SRT. */
+  ipRulesOnRtmp: boolean;
+  /** The account's default cluster as stored (docs/api.md#clusters), when set. */
+  defaultCluster: string | undefined;
 }
 
 /** lru-cache get options, made once: the decision path passes them on every call. */
@@ -342,6 +346,8 @@ export class TokenLookup {
         defaults === undefined && geoTokens.length === 0
           ? undefined
           : { defaults, tokens: geoTokens, byId: new Map(geoTokens.map((g) => [g.token.id, g])), byStream: new Map() },
+      ipRulesOnRtmp: account?.ipRulesOnRtmp !== false,
+      defaultCluster: account?.defaultCluster,
     };
     this.accounts.set(accountId, e);
     return e;

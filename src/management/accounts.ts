@@ -15,6 +15,8 @@ export interface AccountView {
   name: string;
   createdOn: string;
   secureViewer: boolean;
+  /** Whether tokens' address rules apply on RTMP, RTSP and SRT (docs/api.md#rtmp); default true. */
+  ipRulesOnRtmp: boolean;
   hasApiSecret: boolean;
 }
 
@@ -23,6 +25,7 @@ export const accountView = (a: Account): AccountView => ({
   name: a.name,
   createdOn: a.createdOn,
   secureViewer: a.secureViewer,
+  ipRulesOnRtmp: a.ipRulesOnRtmp !== false,
   hasApiSecret: a.secretHash !== undefined,
 });
 
@@ -78,7 +81,7 @@ export class AccountService {
     return this.store.getAccount(id);
   }
 
-  update(id: string, patch: { secureViewer?: boolean; name?: string }): Promise<Account | null> {
+  update(id: string, patch: { secureViewer?: boolean; name?: string; ipRulesOnRtmp?: boolean }): Promise<Account | null> {
     return this.store.updateAccount(id, patch);
   }
 

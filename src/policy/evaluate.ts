@@ -23,6 +23,12 @@ export interface EvalContext {
   /** The stream needs a subscribe token (docs/api.md#secured-streams); only read for a token-less subscribe. */
   secured: boolean;
   rtmpIpFilters: 'enforce' | 'ignore';
+  /**
+   * The token's account's `ipRulesOnRtmp` (docs/api.md#rtmp): false, RTMP, RTSP and SRT skip the
+   * address rules (allowedIpAddresses, bindIpsOnUsage). Absent: true. The enforcer reads it only
+   * when `readsIpRulesOnRtmp` says a request needs it.
+   */
+  ipRulesOnRtmp?: boolean;
   /** The client's country, looked up only when a rule needs it. */
   countryOf: () => string | undefined;
   /** Compiled rules of a token version (the enforcer caches them); compiled on demand otherwise. */
@@ -77,7 +83,34 @@ const pass = (detail?: string): Outcome => ({ result: 'pass', detail });
 const fail = (detail: string): Outcome => ({ result: 'fail', detail });
 const skipped = (detail: string): Outcome => ({ result: 'skipped', detail });
 
-const ipFiltersIgnored = (x: Input) => x.ctx.rtmpIpFilters === 'ignore' && x.req.protocol.toLowerCase() === 'rtmp';
+/**
+ * Protocols whose clients send no Origin or Referer (docs/api.md#client-address-and-origin): origin
+ * rules cannot apply to them, and an account's ipRulesOnRtmp: false lifts address rules on them.
+ */
+const STREAMING_PROTOCOLS: ReadonlySet<string> = new Set(['rtmp', 'rtmps', 'rtsp', 'rtsps', 'srt']);
+
+/** Whether a request over `protocol` can carry an origin (every protocol but RTMP, RTSP and SRT, and their TLS forms). */
+export const carriesOrigin = (protocol: string): boolean => !STREAMING_PROTOCOLS.has(protocol.toLowerCase());
+
+/** Why the address rules do not apply to this request, or undefined when they do. */
+function ipRulesLifted(x: Input): string | undefined {
+  const protocol = x.req.protocol.toLowerCase();
+  if (x.ctx.rtmpIpFilters === 'ignore' && protocol === 'rtmp') return 'not applied to RTMP (enforcement.rtmpIpFilters: ignore)';
+  if (x.ctx.ipRulesOnRtmp === false && STREAMING_PROTOCOLS.has(protocol)) return `not applied to ${protocol.toUpperCase()} (the account's ipRulesOnRtmp is off)`;
+  return undefined;
+}
+
+/**
+ * Whether deciding `req` with this credential reads the account's ipRulesOnRtmp: a streaming
+ * protocol, and a token (a self-signed JWT: its parent, or the JWT itself) with address rules.
+ * Otherwise the setting cannot change the decision and the enforcer need not look it up.
+ */
+export function readsIpRulesOnRtmp(req: AccessRequest, cred: Credential): boolean {
+  if (!STREAMING_PROTOCOLS.has(req.protocol.toLowerCase())) return false;
+  const t = cred.type === 'token' ? cred.token : cred.type === 'jwt' ? cred.parent : undefined;
+  if (t === undefined) return false;
+  return t.allowedIpAddresses.length > 0 || (t.bindIpsOnUsage ?? 0) > 0 || (cred.type === 'jwt' && (cred.claims.allowedIpAddresses?.length ?? 0) > 0);
+}
 
 function tokenPresent(x: Input): Outcome {
   if (x.cred.type !== 'none') return pass();
@@ -135,12 +168,15 @@ function streamAllowed(x: Input): Outcome {
 function originCheck(x: Input): Outcome {
   const lists = [x.rules!.origins, x.jwt?.allowedOrigins ?? []].filter((l) => l.length > 0);
   if (lists.length === 0) return skipped('any origin');
+  // Not a missing origin: one the protocol has no way to send (docs/api.md#decision-table).
+  if (!carriesOrigin(x.req.protocol)) return skipped(`${x.req.protocol.toUpperCase()} carries no origin: origin rules apply to HTTP and the director only`);
   if (x.req.origin === undefined) return fail('no Origin or Referer, and the token restricts origins');
   return lists.every((l) => originAllowed(x.req.origin, l)) ? pass() : fail(`origin '${x.req.origin}' is not allowed`);
 }
 
 function ipCheck(x: Input): Outcome {
-  if (ipFiltersIgnored(x)) return skipped('IP filters are not applied to RTMP (enforcement.rtmpIpFilters: ignore)');
+  const lifted = ipRulesLifted(x);
+  if (lifted !== undefined) return skipped(`IP filters are ${lifted}`);
   const lists = [x.rules!.ips, x.jwt ? parseCidrs(x.jwt.allowedIpAddresses) : []].filter((l) => l.length > 0);
   if (lists.length === 0) return skipped('any address');
   if (x.req.clientIp === undefined) return fail('the client address is unknown, and the token restricts addresses');
@@ -206,7 +242,8 @@ function limitsCheck(x: Input): Outcome {
 function bindCheck(x: Input): Outcome {
   const limit = x.token!.bindIpsOnUsage ?? 0;
   if (limit === 0) return skipped('the token does not bind on usage');
-  if (ipFiltersIgnored(x)) return skipped('IP binding is not applied to RTMP (enforcement.rtmpIpFilters: ignore)');
+  const lifted = ipRulesLifted(x);
+  if (lifted !== undefined) return skipped(`IP binding is ${lifted}`);
   if (x.req.clientIp === undefined) return fail('the client address is unknown, and the token binds on usage');
   return { result: 'pending', detail: `binds to the first ${limit} address(es)` };
 }
@@ -264,6 +301,7 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
     if (trackingId !== undefined) fields.trackingId = trackingId;
     if (x.jwt) fields.selfSigned = true;
     if (token.expiresOn !== undefined) fields.expiresOn = token.expiresOn;
+    if (token.originCluster) fields.originCluster = token.originCluster;
     if (hasLimits(token)) fields.limits = { maxConcurrent: token.maxConcurrentSessions, maxUses: token.maxUses };
     if (fields.limits !== undefined || (token.bindIpsOnUsage ?? 0) > 0 || heldNow(token, ctx.now)) fields.admissionRules = true;
     if (token.kind === 'publish') {

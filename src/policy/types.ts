@@ -81,6 +81,8 @@ export interface Decision {
   trackingId?: string;
   /** The token was a self-signed JWT (tokenId is its parent's). */
   selfSigned?: boolean;
+  /** The token's originCluster (a self-signed token's parent's), when set: the director's pick of cluster (docs/api.md#clusters). */
+  originCluster?: string;
   /** Publish token flags the director passes on to media servers. */
   record?: boolean;
   subscribeRequiresAuth?: boolean;

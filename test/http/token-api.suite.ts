@@ -695,12 +695,23 @@ export function tokenApiSuite(factory: StoreFactory): void {
         const list = await admin().get('/admin/accounts');
         assert.equal(list.status, 200);
         const mine = list.body.data.find((a: { id: string }) => a.id === acct.id);
-        assert.deepEqual(Object.keys(mine).sort(), ['createdOn', 'hasApiSecret', 'id', 'name', 'secureViewer']);
+        assert.deepEqual(Object.keys(mine).sort(), ['createdOn', 'hasApiSecret', 'id', 'ipRulesOnRtmp', 'name', 'secureViewer']);
+        assert.equal(mine.ipRulesOnRtmp, true, 'address rules apply on RTMP unless the operator turns them off');
         assert.ok(!JSON.stringify(list.body).includes(acct.secret));
         const put = await admin().put(`/admin/accounts/${acct.id}`, { secureViewer: true });
         assert.equal(put.body.data.secureViewer, true);
         assert.equal((await t.services.store.getAccount(acct.id))?.secureViewer, true);
         assert.equal((await admin().put('/admin/accounts/NOPE99', { secureViewer: true })).status, 404);
+        // ipRulesOnRtmp: set, shown, stored; a wrong type is a 400 naming it, nothing stored
+        const off = await admin().put(`/admin/accounts/${acct.id}`, { ipRulesOnRtmp: false });
+        assert.deepEqual([off.status, off.body.data.ipRulesOnRtmp, off.body.data.secureViewer], [200, false, true]);
+        assert.equal((await t.services.store.getAccount(acct.id))?.ipRulesOnRtmp, false);
+        assert.equal((await admin().get('/admin/accounts')).body.data.find((a: { id: string }) => a.id === acct.id).ipRulesOnRtmp, false);
+        const bad = await admin().put(`/admin/accounts/${acct.id}`, { ipRulesOnRtmp: 'no' });
+        assert.deepEqual([bad.status, Object.keys(bad.body.data.errors)], [400, ['ipRulesOnRtmp']]);
+        const on = await admin().put(`/admin/accounts/${acct.id}`, { ipRulesOnRtmp: true });
+        assert.deepEqual([on.status, on.body.data.ipRulesOnRtmp], [200, true]);
+        assert.equal((await t.services.store.getAccount(acct.id))?.ipRulesOnRtmp, undefined, 'on is the default: stored as absent');
         assert.equal((await as('wrong').get('/admin/accounts')).status, 401);
         assert.equal((await as(acct.secret).get('/admin/accounts')).status, 401);
       });

@@ -121,7 +121,7 @@ describe('the command: the data dir', () => {
     const acct = JSON.parse(created.stdout) as { id: string; name: string; createdOn: string };
     assert.ok(existsSync(path.join(dir, 'data', 'streamgate.db')));
     const list = await streamgate(dir, ['accounts', 'list']);
-    assert.deepEqual(list, { code: 0, stdout: `${JSON.stringify({ id: acct.id, name: 'acme', createdOn: acct.createdOn, secureViewer: false, hasApiSecret: true })}\n`, stderr: '' });
+    assert.deepEqual(list, { code: 0, stdout: `${JSON.stringify({ id: acct.id, name: 'acme', createdOn: acct.createdOn, secureViewer: false, ipRulesOnRtmp: true, hasApiSecret: true })}\n`, stderr: '' });
   });
 });
 

@@ -186,7 +186,7 @@ describe('the streamgate command', () => {
     const list = await runNode(['bin/streamgate.mjs', 'accounts', 'list'], env);
     assert.deepEqual(
       list.stdout.trim().split('\n').map((l) => JSON.parse(l)),
-      [{ id: acct.id, name: 'acme', createdOn: (JSON.parse(created.stdout) as { createdOn: string }).createdOn, secureViewer: false, hasApiSecret: true }],
+      [{ id: acct.id, name: 'acme', createdOn: (JSON.parse(created.stdout) as { createdOn: string }).createdOn, secureViewer: false, ipRulesOnRtmp: true, hasApiSecret: true }],
     );
 
     const s = await startServer(env);

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyBind } from '../../src/policy/bind.js';
-import { evaluate, type Credential, type EvalContext } from '../../src/policy/evaluate.js';
+import { carriesOrigin, evaluate, readsIpRulesOnRtmp, type Credential, type EvalContext } from '../../src/policy/evaluate.js';
 import type { AccessRequest, Reason } from '../../src/policy/types.js';
 import { REASONS } from '../../src/policy/types.js';
 import type { TokenRecord } from '../../src/domain/tokens.js';
@@ -190,6 +190,108 @@ describe('policy: the ordered checks', () => {
     const p = evaluate(req({ action: 'publish' }), tok({ kind: 'publish', record: true, subscribeRequiresAuth: false }), ctx()).decision;
     assert.equal(p.record, true);
     assert.equal(p.subscribeRequiresAuth, false);
+  });
+});
+
+describe('policy: origins where a protocol can carry one, address rules on RTMP as the account says', () => {
+  const ruleOf = (r: AccessRequest, c: Credential, x: EvalContext, rule: string) => evaluate(r, c, x).rules.find((o) => o.rule === rule);
+  const STREAMING = ['rtmp', 'RTMP', 'rtmps', 'rtsp', 'rtsps', 'srt'];
+  const HTTP_LIKE = ['webrtc', 'hls', 'http', 'dash', 'generic', 'unknown'];
+
+  it('RTMP, RTSP and SRT (and their TLS forms, any case) skip origin rules: no origin is no refusal there, for publishers and viewers', () => {
+    for (const protocol of STREAMING) {
+      for (const action of ['publish', 'subscribe'] as const) {
+        const r = req({ action, protocol, origin: undefined });
+        const c = tok({ kind: action, allowedOrigins: ['studio.example.com'] });
+        const ev = evaluate(r, c, ctx());
+        assert.equal(ev.decision.reason, 'allowed', `${action} over ${protocol}`);
+        assert.deepEqual(ruleOf(r, c, ctx(), 'origin allowed'), {
+          rule: 'origin allowed',
+          reason: 'origin_not_allowed',
+          result: 'skipped',
+          detail: `${protocol.toUpperCase()} carries no origin: origin rules apply to HTTP and the director only`,
+        });
+      }
+    }
+    // an origin a caller names anyway is not one the protocol carried: skipped as well
+    assert.equal(reasonOf(req({ protocol: 'rtsp', origin: 'evil.example.net' }), tok({ allowedOrigins: ['studio.example.com'] })), 'allowed');
+    // a self-signed JWT's own origin list too
+    const jwt: Credential = {
+      type: 'jwt',
+      parent: token(),
+      claims: { tokenId: 7, tokenType: 'Subscribe', streamName: 'cam1', allowedOrigins: ['a.example.com'], allowedIpAddresses: [], exp: NOW_S + 60 },
+    };
+    assert.equal(reasonOf(req({ protocol: 'srt' }), jwt), 'allowed');
+    assert.equal(reasonOf(req({ protocol: 'hls' }), jwt), 'origin_not_allowed');
+  });
+
+  it('every other protocol (the director, HTTP delivery, a caller that names none) still needs an allowed Origin or Referer', () => {
+    for (const protocol of HTTP_LIKE) {
+      assert.equal(reasonOf(req({ protocol, origin: undefined }), tok({ allowedOrigins: ['studio.example.com'] })), 'origin_not_allowed', protocol);
+      assert.equal(reasonOf(req({ protocol, origin: 'evil.example.net' }), tok({ allowedOrigins: ['studio.example.com'] })), 'origin_not_allowed', protocol);
+      assert.equal(reasonOf(req({ protocol, origin: 'studio.example.com' }), tok({ allowedOrigins: ['studio.example.com'] })), 'allowed', protocol);
+    }
+    assert.deepEqual(
+      [...STREAMING, ...HTTP_LIKE].map((p) => carriesOrigin(p)),
+      [...STREAMING.map(() => false), ...HTTP_LIKE.map(() => true)],
+    );
+  });
+
+  it('ipRulesOnRtmp off: RTMP, RTSP and SRT skip allowedIpAddresses and bind on usage; other protocols keep them', () => {
+    const outside = { clientIp: '10.9.9.9' };
+    const listed = tok({ kind: 'publish', allowedIpAddresses: ['10.1.2.0/24'] });
+    for (const protocol of STREAMING) {
+      const r = req({ action: 'publish', protocol, ...outside });
+      assert.equal(reasonOf(r, listed, ctx({ ipRulesOnRtmp: false })), 'allowed', protocol);
+      assert.equal(ruleOf(r, listed, ctx({ ipRulesOnRtmp: false }), 'IP address allowed')?.detail, `IP filters are not applied to ${protocol.toUpperCase()} (the account's ipRulesOnRtmp is off)`);
+      // on (the default, or said), as before
+      assert.equal(reasonOf(r, listed, ctx()), 'ip_not_allowed', protocol);
+      assert.equal(reasonOf(r, listed, ctx({ ipRulesOnRtmp: true })), 'ip_not_allowed', protocol);
+      // bind on usage: nothing bound, nothing asked
+      const binding = evaluate(req({ action: 'publish', protocol, clientIp: '10.0.0.1' }), tok({ kind: 'publish', bindIpsOnUsage: 1 }), ctx({ ipRulesOnRtmp: false }));
+      assert.equal(binding.bind, undefined, protocol);
+      assert.equal(binding.decision.allowed, true);
+      assert.equal(binding.rules.find((o) => o.rule === 'bind on usage')?.result, 'skipped');
+      assert.equal(evaluate(req({ action: 'publish', protocol, clientIp: '10.0.0.1' }), tok({ kind: 'publish', bindIpsOnUsage: 1 }), ctx()).bind?.address, '10.0.0.1');
+    }
+    for (const protocol of HTTP_LIKE) {
+      assert.equal(reasonOf(req({ protocol, ...outside }), tok({ allowedIpAddresses: ['10.1.2.0/24'] }), ctx({ ipRulesOnRtmp: false })), 'ip_not_allowed', protocol);
+      assert.equal(evaluate(req({ protocol, clientIp: '10.0.0.1' }), tok({ bindIpsOnUsage: 1 }), ctx({ ipRulesOnRtmp: false })).bind?.address, '10.0.0.1', protocol);
+    }
+  });
+
+  it('enforcement.rtmpIpFilters: ignore still lifts them on RTMP alone, whatever the account says', () => {
+    const listed = tok({ kind: 'publish', allowedIpAddresses: ['10.1.2.0/24'] });
+    const r = req({ action: 'publish', protocol: 'rtmp', clientIp: '10.9.9.9' });
+    assert.equal(reasonOf(r, listed, ctx({ rtmpIpFilters: 'ignore', ipRulesOnRtmp: true })), 'allowed');
+    assert.equal(ruleOf(r, listed, ctx({ rtmpIpFilters: 'ignore' }), 'IP address allowed')?.detail, 'IP filters are not applied to RTMP (enforcement.rtmpIpFilters: ignore)');
+    assert.equal(reasonOf(req({ action: 'publish', protocol: 'rtsp', clientIp: '10.9.9.9' }), listed, ctx({ rtmpIpFilters: 'ignore' })), 'ip_not_allowed');
+  });
+
+  it('the account setting is read only for a streaming protocol and a token with address rules', () => {
+    const jwt = (ips: string[]): Credential => ({
+      type: 'jwt',
+      parent: token(),
+      claims: { tokenId: 7, tokenType: 'Subscribe', streamName: 'cam1', allowedOrigins: [], allowedIpAddresses: ips, exp: NOW_S + 60 },
+    });
+    assert.deepEqual(
+      [
+        readsIpRulesOnRtmp(req({ protocol: 'rtmp' }), tok({ allowedIpAddresses: ['10.0.0.0/8'] })),
+        readsIpRulesOnRtmp(req({ protocol: 'SRT' }), tok({ bindIpsOnUsage: 2 })),
+        readsIpRulesOnRtmp(req({ protocol: 'rtsp' }), jwt(['10.0.0.1'])),
+        readsIpRulesOnRtmp(req({ protocol: 'rtsp' }), jwt([])),
+        readsIpRulesOnRtmp(req({ protocol: 'rtmp' }), tok()),
+        readsIpRulesOnRtmp(req({ protocol: 'webrtc' }), tok({ allowedIpAddresses: ['10.0.0.0/8'] })),
+        readsIpRulesOnRtmp(req({ protocol: 'rtmp', token: undefined }), { type: 'none' }),
+        readsIpRulesOnRtmp(req({ protocol: 'rtmp' }), { type: 'invalid', detail: 'unknown token' }),
+      ],
+      [true, true, true, false, false, false, false, false],
+    );
+  });
+
+  it('carries the token\'s originCluster in the decision, for the director', () => {
+    assert.equal(evaluate(req(), tok({ originCluster: 'eu-1' }), ctx()).decision.originCluster, 'eu-1');
+    assert.equal('originCluster' in evaluate(req(), tok(), ctx()).decision, false);
   });
 });
 

@@ -10,6 +10,7 @@ const accountOut = z.object({
   name: z.string(),
   createdOn: z.string(),
   secureViewer: z.boolean(),
+  ipRulesOnRtmp: z.boolean().meta({ description: "whether tokens' address rules apply on RTMP, RTSP and SRT (docs/api.md#rtmp)" }),
   hasApiSecret: z.boolean(),
 });
 const secretOut = z.object({ apiSecret: z.string() });
@@ -45,7 +46,7 @@ export function adminRoutes(accounts: AccountService, onSecretDeleted: (accountI
     route({
       method: 'put',
       path: '/admin/accounts/:accountId',
-      summary: 'Change account settings (secureViewer: every stream needs a subscribe token)',
+      summary: 'Change account settings (secureViewer: every stream needs a subscribe token; ipRulesOnRtmp: address rules on RTMP, RTSP and SRT)',
       tag,
       auth: 'admin',
       params: accountIdParamsSchema,

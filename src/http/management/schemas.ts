@@ -255,6 +255,10 @@ export const createAccountSchema = z.strictObject({ name: text(1, MAX_NAME) });
 export const updateAccountSchema = z.strictObject({
   secureViewer: z.boolean().optional(),
   name: text(1, MAX_NAME).optional(),
+  ipRulesOnRtmp: z
+    .boolean()
+    .optional()
+    .meta({ description: "false: RTMP, RTSP and SRT skip the tokens' allowedIpAddresses and bindIpsOnUsage, as on the hosted platform (default true)" }),
 });
 export const accountIdParamsSchema = z.object({ accountId: z.string().min(1).max(64) });
 
