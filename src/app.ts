@@ -7,6 +7,7 @@ import { webhookRoutes } from './http/management/webhooks.routes.js';
 import { analyticsRoutes } from './http/management/analytics.routes.js';
 import { accountRoutes, adminRoutes } from './http/management/accounts.routes.js';
 import { geoRoutes } from './http/management/geo.routes.js';
+import { clusterRoutes } from './http/management/clusters.routes.js';
 import { securedStreamRoutes } from './http/management/secured-streams.routes.js';
 import { sessionRoutes } from './http/management/sessions.routes.js';
 import { openApiDocument } from './http/openapi.js';
@@ -38,6 +39,7 @@ export function managementRoutes(s: Services): RouteSpec[] {
     ...adminRoutes(s.accounts, (id) => s.sessions.secretDeleted(id)),
     ...accountRoutes(s.accounts),
     ...geoRoutes(s.store),
+    ...clusterRoutes(s.store, s.clusters),
     ...tokenRoutes('publish', s.tokens, s.enforcer, s.patterns),
     ...tokenRoutes('subscribe', s.tokens, s.enforcer, s.patterns),
     ...securedStreamRoutes(s.tokens),

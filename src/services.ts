@@ -12,6 +12,7 @@ import { Metrics } from './observability/metrics.js';
 import { Enforcer } from './enforce/enforcer.js';
 import { openGeo, type GeoLookup } from './enforce/geo.js';
 import { KeyRing } from './director/keys.js';
+import { Clusters } from './director/clusters.js';
 import { Lifecycle } from './lifecycle/lifecycle.js';
 import { tokenHash } from './domain/tokens.js';
 import { WebhookClient } from './webhooks/client.js';
@@ -36,6 +37,8 @@ export interface Services {
   geo: GeoLookup;
   enforcer: Enforcer;
   keys: KeyRing;
+  /** The director's URL sets (director.clusters, else the implicit `auto`; docs/api.md#clusters). */
+  clusters: Clusters;
   lifecycle: Lifecycle;
   /** Running sessions: admission with limits, re-asks, stops, cuts, expiry (docs/api.md#running-sessions). */
   sessions: SessionControl;
@@ -135,6 +138,7 @@ export async function createServices(
   const defaultAccountId = (await store.getMeta(DEFAULT_ACCOUNT_META)) ?? undefined;
   const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, { now, defaultAccountId });
   const keys = await KeyRing.load(store, now);
+  const clusters = new Clusters(config.director);
   // Viewer credentials: signed with sessions.http.secret, else a key kept in the store; never anything a caller holds.
   const credentialKeys = config.sessions.http.enabled
     ? await CredentialKeys.load(store, { secret: config.sessions.http.secret, previousForMs: ViewerSessions.previousKeyMs(config.sessions.http) }, now)
@@ -200,14 +204,21 @@ export async function createServices(
     logger,
     store,
     accounts,
-    tokens: new TokenService(store, now, config.limits, (accountId, id, before, after) => {
-      viewers?.tokenChanged(id, after, accountId);
-      return sessions.tokenChanged(accountId, id, before, after).catch((e: Error) => logger.warn({ accountId, tokenId: id, err: e.message }, 'sessions of a changed token: not ended'));
-    }),
+    tokens: new TokenService(
+      store,
+      now,
+      config.limits,
+      (accountId, id, before, after) => {
+        viewers?.tokenChanged(id, after, accountId);
+        return sessions.tokenChanged(accountId, id, before, after).catch((e: Error) => logger.warn({ accountId, tokenId: id, err: e.message }, 'sessions of a changed token: not ended'));
+      },
+      (stored) => clusters.defaultOf(stored).id,
+    ),
     metrics,
     geo,
     enforcer,
     keys,
+    clusters,
     lifecycle,
     sessions,
     viewers,

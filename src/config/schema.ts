@@ -6,6 +6,7 @@ import RE2 from 're2';
 import { mediamtxPathProblem } from '../domain/paths.js';
 import { TERMINATION_TRIGGERS } from '../sessions/termination.js';
 import { iceServerSchema, rtmpUrlTemplate } from '../director/settings.js';
+import { clustersSchema } from '../director/clusters.js';
 import { CALLER_NAMES } from '../callers/names.js';
 
 const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port');
@@ -184,6 +185,8 @@ export const configSchema = z.strictObject({
     subscribeUrls: z.array(z.string().min(1)),
     // RTMP ingest URLs answered for streamType Rtmp; empty = Rtmp is a 400 naming streamType.
     rtmpPublishUrls: z.array(rtmpUrlTemplate),
+    // Named sets of the three URL lists (docs/api.md#clusters); empty = one implicit cluster `auto` of the lists above.
+    clusters: clustersSchema,
     // Any key casing in, RTCPeerConnection's members out; a URL a browser would refuse stops start-up.
     iceServers: z.array(iceServerSchema),
     serverId: z.string().min(1).max(128),

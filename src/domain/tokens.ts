@@ -366,12 +366,20 @@ export interface AccountGeoDefaults {
   deniedCountries: string[];
 }
 
+/** The account settings a record's effectiveSettings falls back to (docs/compatibility.md#records). */
+export interface AccountDefaults extends AccountGeoDefaults {
+  /** The account's default cluster (docs/api.md#clusters). */
+  originCluster?: string;
+  /** The account's geo cascade setting (`/api/account/geo_cascade`), when it set one. */
+  geoCascade?: GeoCascade;
+}
+
 /**
  * The record as the API shows it: every field of the hosted PublishTokenResponseV1 /
  * SubscribeTokenResponseV1 (null where the hosted API sends null), then Streamgate's own
  * `boundIpAddresses` (when binding) and `updatedOn`. docs/compatibility.md lists each field.
  */
-export function tokenView(t: TokenRecord, boundIpAddresses: string[], accountGeo?: AccountGeoDefaults): Record<string, unknown> {
+export function tokenView(t: TokenRecord, boundIpAddresses: string[], accountGeo?: AccountDefaults): Record<string, unknown> {
   const ownCountries = t.allowedCountries.length > 0 || t.deniedCountries.length > 0;
   const effectiveCountries = ownCountries || !accountGeo ? t : accountGeo;
   const v: Record<string, unknown> = {
@@ -391,7 +399,7 @@ export function tokenView(t: TokenRecord, boundIpAddresses: string[], accountGeo
     originCluster: t.originCluster ?? '',
   };
   const effective: Record<string, unknown> = {
-    originCluster: t.originCluster || 'auto',
+    originCluster: t.originCluster || accountGeo?.originCluster || 'auto',
     allowedCountries: effectiveCountries.allowedCountries,
     deniedCountries: effectiveCountries.deniedCountries,
   };
@@ -403,7 +411,8 @@ export function tokenView(t: TokenRecord, boundIpAddresses: string[], accountGeo
     v.restream = t.restream ?? null;
     v.adminSettings = null;
     v.priority = t.priority ?? null;
-    effective.geoCascade = t.geoCascade ?? { isEnabled: false, clusters: [] };
+    // A token that sets no geo cascade follows its account's (docs/compatibility.md#records).
+    effective.geoCascade = t.geoCascade ?? accountGeo?.geoCascade ?? { isEnabled: false, clusters: [] };
   } else {
     v.tracking = t.tracking ?? null;
     v.adminSettings = null;
@@ -434,5 +443,5 @@ export function matchesName(t: Pick<TokenRecord, 'label' | 'streams'>, name: str
   return inLabel() || inStreams();
 }
 
-/** The cluster a token is served from as list_by_cluster sees it: its originCluster, else `auto`. */
-export const effectiveCluster = (t: Pick<TokenRecord, 'originCluster'>): string => t.originCluster || 'auto';
+/** The cluster a token is served from as list_by_cluster sees it: its originCluster, else its account's default cluster. */
+export const effectiveCluster = (t: Pick<TokenRecord, 'originCluster'>, accountDefault = 'auto'): string => t.originCluster || accountDefault;

@@ -19,6 +19,8 @@ import { sendJson } from './answer.js';
 import { mediamtxPathProblem } from '../domain/paths.js';
 import { peekSelfSigned } from '../policy/self-signed.js';
 import { copyWith } from '../domain/objects.js';
+import type { Cluster } from '../director/clusters.js';
+import { StoreUnavailable } from '../enforce/lookup.js';
 
 // The name ends the path of the JWT's MediaMTX permission: it must be one exact path MediaMTX accepts,
 // never a pattern ('~…' is a regular expression there) whatever the token's stream rules match.
@@ -73,6 +75,8 @@ export function rtmpUrl(template: string, accountId: string, streamName: string,
 }
 
 const RTMP_UNCONFIGURED = 'Rtmp publishing is not offered here (director.rtmpPublishUrls is empty): use WebRtc';
+const RTMP_IN_NO_CLUSTER = 'Rtmp publishing is not offered here (no entry of director.clusters has rtmpPublishUrls): use WebRtc';
+const rtmpNotInCluster = (id: string) => `Rtmp publishing is not offered by cluster '${id}' (its rtmpPublishUrls are empty): use WebRtc`;
 
 /** The viewer data a self-signed subscribe JWT carries (its signature was verified by the decision). */
 function customViewerData(token: string | undefined, d: DecisionResult): string | null {
@@ -94,6 +98,27 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
   const jwts = new LRUCache<string, { jwt: string; until: number }>({ max: 10000 });
   const reuseMs = (cfg.jwtTtlSeconds * 1000) / 4;
 
+  /**
+   * The cluster whose URLs answer a grant: the token's originCluster while configured, else the
+   * account's default cluster (from the account entry decisions read, current by its version), else
+   * the first configured. No store read with one cluster only, or when the token's cluster decides.
+   */
+  const clusterOf = async (originCluster: string | undefined, accountId: string): Promise<Cluster> => {
+    const { clusters } = s;
+    if (clusters.all.length === 1) return clusters.all[0];
+    const own = clusters.find(originCluster);
+    if (own) return own;
+    let stored: string | undefined;
+    try {
+      stored = (await s.enforcer.lookup.account(accountId)).defaultCluster;
+    } catch (e) {
+      if (!(e instanceof StoreUnavailable)) throw e;
+      // the grant was decided (from the caches, with enforcement.onStoreError: allow-cached): the last known default
+      stored = s.enforcer.lookup.cachedAccount(accountId)?.defaultCluster;
+    }
+    return clusters.defaultOf(stored);
+  };
+
   const dropUnknown = s.config.api.unknownFields === 'ignore';
   const handler = (action: Action) => async (req: Request, res: Response) => {
     const schema = action === 'publish' ? directorPublishSchema : directorSubscribeSchema;
@@ -109,8 +134,9 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
     const body = parsed.data as z.infer<typeof directorPublishSchema>;
     const rtmp = action === 'publish' && body.streamType?.toLowerCase() === 'rtmp';
     // Refused before deciding: a refusal must not spend a bind slot or count as a use.
-    if (rtmp && cfg.rtmpPublishUrls.length === 0) {
-      sendJson(res, 400, { status: 'fail', data: { message: 'Validation errors', errors: { streamType: [RTMP_UNCONFIGURED] } } });
+    if (rtmp && !s.clusters.anyRtmp) {
+      const why = s.clusters.implicit ? RTMP_UNCONFIGURED : RTMP_IN_NO_CLUSTER;
+      sendJson(res, 400, { status: 'fail', data: { message: 'Validation errors', errors: { streamType: [why] } } });
       return;
     }
     const token = bearer(req);
@@ -135,6 +161,12 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
     const d = await s.enforcer.decide(cfg.admits ? copyWith(access, { admission: 'session' }) : access, 'director', run);
     if (!d.allowed || d.accountId === undefined) return deny(res, d);
     const accountId = d.accountId;
+    const cluster = await clusterOf(d.originCluster, accountId);
+    // Only a cluster without RTMP among clusters with it gets here (docs/api.md#clusters).
+    if (rtmp && cluster.rtmpPublishUrls.length === 0) {
+      sendJson(res, 400, { status: 'fail', data: { message: 'Validation errors', errors: { streamType: [rtmpNotInCluster(cluster.id)] } } });
+      return;
+    }
     const streaming: Record<string, unknown> = {
       tokenId: d.tokenId,
       tokenType: action === 'publish' ? 'Publish' : 'Subscribe',
@@ -177,8 +209,8 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
     }
     const signed = jwt;
     const urls = rtmp
-      ? cfg.rtmpPublishUrls.map((u) => rtmpUrl(u, accountId, d.streamName, token ?? '', signed))
-      : (action === 'publish' ? cfg.publishUrls : cfg.subscribeUrls).map((u) => fill(u, accountId, d.streamName));
+      ? cluster.rtmpPublishUrls.map((u) => rtmpUrl(u, accountId, d.streamName, token ?? '', signed))
+      : (action === 'publish' ? cluster.publishUrls : cluster.subscribeUrls).map((u) => fill(u, accountId, d.streamName));
     const data: Record<string, unknown> = { urls, jwt, iceServers: cfg.iceServers, streamAccountId: accountId };
     if (action === 'publish') data.subscribeRequiresAuth = d.subscribeRequiresAuth ?? false;
     sendJson(res, 200, { status: 'success', data });

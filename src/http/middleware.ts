@@ -103,6 +103,16 @@ export function managementJsonBody(limitBytes: number): RequestHandler[] {
   ];
 }
 
+/**
+ * For the routes that take a JSON body sent with no Content-Type at all (the hosted Node client's
+ * cluster and geo cascade updates): such a body is read as JSON. A body that names another type is
+ * still a 415 (docs/compatibility.md, Conventions).
+ */
+export const untypedBodyAsJson: RequestHandler = (req, _res, next) => {
+  if (req.headers['content-type'] === undefined && hasBody(req)) req.headers['content-type'] = 'application/json';
+  next();
+};
+
 export function bearer(req: Request): string | undefined {
   const h = req.get('authorization');
   if (!h) return undefined;

@@ -9,6 +9,7 @@ import { parseOr400Async } from './validation.js';
 import { Turns } from './turns.js';
 import { ignoredFieldsHeader, prepareBody } from './body-fields.js';
 import type { Logger } from '../observability/logger.js';
+import { untypedBodyAsJson } from './middleware.js';
 
 export type Auth = 'apiSecret' | 'admin' | 'none';
 
@@ -37,6 +38,8 @@ export interface RouteSpec<P = any, Q = any, B = any> {
   response?: z.ZodType;
   /** Success status (default 200). */
   status?: number;
+  /** A body sent without any Content-Type is read as JSON (clients that send none; docs/compatibility.md). */
+  jsonWithoutContentType?: true;
   handler: (ctx: HandlerContext<P, Q, B>) => Promise<unknown>;
 }
 
@@ -73,7 +76,8 @@ export function mountRoutes(router: Express, routes: RouteSpec[], opts: MountOpt
   const turns = new Turns();
   const dropUnknown = opts.unknownFields === 'ignore';
   for (const r of routes) {
-    router[r.method](r.path, ...guardOf(r, opts.guards), ...opts.bodyParsers, async (req: Request, res: Response) => {
+    const bodyRules = r.jsonWithoutContentType ? [untypedBodyAsJson, ...opts.bodyParsers] : opts.bodyParsers;
+    router[r.method](r.path, ...guardOf(r, opts.guards), ...bodyRules, async (req: Request, res: Response) => {
       let params: unknown, query: unknown, body: unknown;
       try {
         // Asynchronous: a body's stream patterns are compiled off the event loop, and bodies take

@@ -7,7 +7,7 @@ import {
   newTokenRecord,
   securesViewing,
   tokenView,
-  type AccountGeoDefaults,
+  type AccountDefaults,
   type CreateTokenInput,
   type TokenKind,
   type TokenRecord,
@@ -16,6 +16,7 @@ import {
 import { newSecret } from '../domain/secrets.js';
 import type { ListQuery, Store } from '../store/store.js';
 import type { SecuredStream } from '../domain/secured-streams.js';
+import { IMPLICIT_CLUSTER } from '../director/clusters.js';
 
 /** What one account may hold (config `limits`). */
 export interface AccountLimits {
@@ -45,6 +46,8 @@ export class TokenService {
     private readonly limits: AccountLimits = DEFAULT_LIMITS,
     /** After a stored change (update, disable, delete): running sessions may end (docs/api.md#running-sessions). Not awaited. */
     private readonly changed: TokenChanged = () => undefined,
+    /** An account's default cluster from the one it stored (docs/api.md#clusters): a configured cluster's id. */
+    private readonly defaultCluster: (stored: string | undefined) => string = (stored) => stored || IMPLICIT_CLUSTER,
   ) {}
 
   /** Runs limit-checked writes of one account one at a time (in this process). */
@@ -99,13 +102,24 @@ export class TokenService {
     return ApiError.notFound(kindName(kind), id);
   }
 
-  /** The account's viewer country defaults, for records' effectiveSettings. */
-  private async accountGeo(accountId: string): Promise<AccountGeoDefaults> {
+  /** The account's settings records' effectiveSettings show: country defaults, default cluster, geo cascade. */
+  private async accountGeo(accountId: string): Promise<AccountDefaults> {
     const a = await this.store.getAccount(accountId);
-    return { allowedCountries: a?.allowedCountries ?? [], deniedCountries: a?.deniedCountries ?? [] };
+    const out: AccountDefaults = {
+      allowedCountries: a?.allowedCountries ?? [],
+      deniedCountries: a?.deniedCountries ?? [],
+      originCluster: this.defaultCluster(a?.defaultCluster),
+    };
+    if (a?.geoCascade) out.geoCascade = a.geoCascade;
+    return out;
   }
 
-  private async view(t: TokenRecord, geo?: AccountGeoDefaults): Promise<Record<string, unknown>> {
+  /** The account's default cluster (list_by_cluster counts the tokens that name none in it). */
+  async accountCluster(accountId: string): Promise<string> {
+    return this.defaultCluster((await this.store.getAccount(accountId))?.defaultCluster);
+  }
+
+  private async view(t: TokenRecord, geo?: AccountDefaults): Promise<Record<string, unknown>> {
     const bound = t.bindIpsOnUsage ? await this.store.boundAddresses(t.accountId, t.id) : [];
     return tokenView(t, bound, geo ?? (await this.accountGeo(t.accountId)));
   }

@@ -99,13 +99,16 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enf
       route({
         method: 'get',
         path: `${base}/list_by_cluster`,
-        summary: 'List publish tokens whose origin cluster is `cluster` (tokens without one count as `auto`)',
+        summary: "List publish tokens whose origin cluster is `cluster` (tokens without one are in the account's default cluster)",
         tag,
         auth: 'apiSecret',
         query: listByClusterQuerySchema,
         response: z.array(out),
-        handler: ({ account, query }) =>
-          tokens.listWhere(account.id, kind, listQueryOf(query), (t) => effectiveCluster(t).toLowerCase() === query.cluster.toLowerCase()),
+        handler: async ({ account, query }) => {
+          // tokens that name no cluster are in the account's default one (docs/compatibility.md)
+          const accountDefault = await tokens.accountCluster(account.id);
+          return tokens.listWhere(account.id, kind, listQueryOf(query), (t) => effectiveCluster(t, accountDefault).toLowerCase() === query.cluster.toLowerCase());
+        },
       }),
       route({
         method: 'patch',
