@@ -1,5 +1,7 @@
 // Validators for the hosted platform's response schemas (test/compat/hosted-api-schemas.json, a
-// copy of its OpenAPI 3.0 paths and component schemas): OpenAPI's `nullable: true` becomes JSON
+// copy of its OpenAPI 3.0 paths and component schemas; SuccessAccountGeoCascade, for
+// /api/account/geo_cascade, comes from the hosted Account API's own OpenAPI 3.1 file, written in
+// 3.0's terms, and its `description` says where): OpenAPI's `nullable: true` becomes JSON
 // Schema's null type, every object keeps `additionalProperties: false`, and Streamgate's own fields
 // are admitted only through STREAMGATE_EXTENSIONS below, each with its type. Any other field a
 // response carries beyond the hosted schema fails validation.
