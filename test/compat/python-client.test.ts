@@ -28,7 +28,16 @@ describe('the official Python client (dolbyio_rest_apis 5.0.0) against Streamgat
   before(async () => {
     await factory.setup();
     // The client's webhook URL is on loopback.
-    t = await testApp(await factory.make(), { webhooks: { allowPrivateTargets: true } });
+    // Two clusters, so the client's cluster update has one to move to.
+    t = await testApp(await factory.make(), {
+      webhooks: { allowPrivateTargets: true },
+      director: {
+        clusters: [
+          { id: 'eu-1', name: 'Frankfurt', publishUrls: ['wss://eu/{streamName}'], subscribeUrls: ['wss://eu/{streamName}'], location: { city: 'Frankfurt', country: 'Germany' } },
+          { id: 'us-1', name: 'Ashburn', publishUrls: ['wss://us/{streamName}'], subscribeUrls: ['wss://us/{streamName}'], rtmpPublishUrls: ['rtmp://ingest.us.example/live/{streamName}'] },
+        ],
+      },
+    });
     const acct = await t.account('python');
     vars.apiSecret = acct.secret;
     vars.accountId = acct.id;
@@ -301,6 +310,44 @@ describe('the official Python client (dolbyio_rest_apis 5.0.0) against Streamgat
     const d = ok(await call('account.update_geo_restrictions'));
     assert.deepEqual(d, { allowedCountries: ['US'], deniedCountries: [] });
     assert.deepEqual(ok(await call('account.read_geo_restrictions')), d);
+  });
+
+  // What the client's ClusterResponse.from_dict reads: defaultCluster, and per cluster id, name,
+  // rtmp, srt, location {city, region, country} and features {transcoding}, none optional.
+  const CLUSTERS = [
+    { id: 'eu-1', name: 'Frankfurt', rtmp: '', srt: '', location: { city: 'Frankfurt', region: null, country: 'Germany' }, features: { transcoding: false } },
+    { id: 'us-1', name: 'Ashburn', rtmp: 'ingest.us.example', srt: '', location: { city: null, region: null, country: null }, features: { transcoding: false } },
+  ];
+
+  it('cluster.read: 200 with the default cluster (the first, none set yet) and every field the client reads of each cluster', async () => {
+    assert.deepEqual(ok(await call('cluster.read')), { defaultCluster: 'eu-1', availableClusters: CLUSTERS });
+  });
+
+  it('cluster.update: 200, the new default stored and answered with the clusters', async () => {
+    const a = await call('cluster.update');
+    assert.equal(a.ignored, null);
+    assert.deepEqual(ok(a), { defaultCluster: 'us-1', availableClusters: CLUSTERS });
+    assert.equal((await t.services.store.getAccount(vars.accountId))?.defaultCluster, 'us-1');
+    assert.deepEqual(ok(await call('cluster.read')).defaultCluster, 'us-1');
+  });
+
+  it('account.read_geo_cascade: 200 {isEnabled: false, clusters: []} before any is set', async () => {
+    assert.deepEqual(ok(await call('account.read_geo_cascade')), { isEnabled: false, clusters: [] });
+  });
+
+  it('account.update_geo_cascade: 200, stored and answered as sent', async () => {
+    const a = await call('account.update_geo_cascade');
+    assert.equal(a.ignored, null);
+    assert.deepEqual(ok(a), { isEnabled: true, clusters: ['us-1', 'eu-1'] });
+    assert.deepEqual(ok(await call('account.read_geo_cascade')), { isEnabled: true, clusters: ['us-1', 'eu-1'] });
+    // the publish token left without one follows the account's setting and default cluster
+    const rec = ok(await read(`/api/publish_token/${vars.publishTokenId}`));
+    assert.deepEqual([rec.geoCascade, rec.effectiveSettings.geoCascade, rec.effectiveSettings.originCluster], [null, { isEnabled: true, clusters: ['us-1', 'eu-1'] }, 'us-1']);
+  });
+
+  it('account.update_geo_cascade with the model defaults (isEnabled false, clusters []): 200, disabled', async () => {
+    assert.deepEqual(ok(await call('account.update_geo_cascade (defaults)')), { isEnabled: false, clusters: [] });
+    assert.deepEqual((await t.services.store.getAccount(vars.accountId))?.geoCascade, { isEnabled: false, clusters: [] });
   });
 
   it('webhooks.delete: 200 with the deleted webhook; it is gone', async () => {

@@ -23,6 +23,13 @@
 //   `updateAllowedCountries` / `updateDeniedCountries`).
 // That release has no list_by_name, list_by_cluster, subscribe-token disable or webhook test call.
 //
+// The cluster and geo cascade calls (streaming/cluster.py `read`/`update`, streaming/account.py
+// `read_geo_cascade`/`update_geo_cascade`, same commit) were taken from the source rather than the
+// recorder: each function's payload dict (`{'defaultCluster': default_cluster}`; `{'isEnabled':
+// geo_cascade.is_enabled}` plus `clusters` through add_if_not_none, whose model default is `[]`, so
+// a default AccountGeoCascade sends `"clusters": []`) serialised with the client's own
+// `json.dumps(payload, indent=4)`, and the headers of `requests_get` / `requests_put` above.
+//
 // Placeholders `{{apiSecret}}`, `{{accountId}}`, `{{publishTokenId}}`, `{{minimalTokenId}}`,
 // `{{subscribeTokenId}}`, `{{webhookId}}` stand for values the replay learns as it goes; the
 // User-Agent is the client's own format (its Python version varies). `later`: the endpoint is
@@ -301,6 +308,55 @@ export const pythonCalls: PythonCall[] = [
         "US"
     ],
     "deniedCountries": []
+}`,
+  },
+  {
+    name: 'cluster.read',
+    method: 'GET',
+    path: '/api/cluster',
+    query: '',
+    headers: { Accept: 'application/json', Authorization: 'Bearer {{apiSecret}}', 'User-Agent': 'DolbyIoRestApiSdk/5.0.0; Python/3.11.7' },
+  },
+  {
+    name: 'cluster.update',
+    method: 'PUT',
+    path: '/api/cluster',
+    query: '',
+    headers: { Accept: 'application/json', 'Content-Type': 'application/json', Authorization: 'Bearer {{apiSecret}}', 'User-Agent': 'DolbyIoRestApiSdk/5.0.0; Python/3.11.7' },
+    body: `{
+    "defaultCluster": "us-1"
+}`,
+  },
+  {
+    name: 'account.read_geo_cascade',
+    method: 'GET',
+    path: '/api/account/geo_cascade',
+    query: '',
+    headers: { Accept: 'application/json', Authorization: 'Bearer {{apiSecret}}', 'User-Agent': 'DolbyIoRestApiSdk/5.0.0; Python/3.11.7' },
+  },
+  {
+    name: 'account.update_geo_cascade',
+    method: 'PUT',
+    path: '/api/account/geo_cascade',
+    query: '',
+    headers: { Accept: 'application/json', 'Content-Type': 'application/json', Authorization: 'Bearer {{apiSecret}}', 'User-Agent': 'DolbyIoRestApiSdk/5.0.0; Python/3.11.7' },
+    body: `{
+    "isEnabled": true,
+    "clusters": [
+        "us-1",
+        "eu-1"
+    ]
+}`,
+  },
+  {
+    name: 'account.update_geo_cascade (defaults)',
+    method: 'PUT',
+    path: '/api/account/geo_cascade',
+    query: '',
+    headers: { Accept: 'application/json', 'Content-Type': 'application/json', Authorization: 'Bearer {{apiSecret}}', 'User-Agent': 'DolbyIoRestApiSdk/5.0.0; Python/3.11.7' },
+    body: `{
+    "isEnabled": false,
+    "clusters": []
 }`,
   },
   {
