@@ -32,7 +32,7 @@ async function step<T>(name: string, f: () => Promise<T>): Promise<T | undefined
   }
 }
 
-const { publishToken, subscribeToken, webhooks, director, account, stream } = streaming;
+const { publishToken, subscribeToken, webhooks, director, account, stream, cluster } = streaming;
 
 // SG_STOP_STREAM set: only stream.stop of that stream (the suite has a publisher live on it).
 const stopStream = process.env.SG_STOP_STREAM;
@@ -80,6 +80,14 @@ await step('webhooks.remove', () => webhooks.remove(secret, hookId));
 
 await step('account.readGeoRestrictions', () => account.readGeoRestrictions(secret));
 await step('account.updateGeoRestrictions', () => account.updateGeoRestrictions(secret, ['US', 'CA']));
+
+// Clusters and geo cascade: both updates go out without a Content-Type header.
+await step('cluster.read', () => cluster.read(secret));
+await step('cluster.update', () => cluster.update(secret, 'us-1'));
+await step('director.publish (account default us-1)', () => director.publish(pub?.token ?? 'none', 'cam1'));
+await step('account.getGeoCascade', () => account.getGeoCascade(secret));
+await step('account.updateGeoCascade', () => account.updateGeoCascade(secret, { isEnabled: true, clusters: ['us-1'] }));
+await step('publishToken.read (after the account settings)', () => publishToken.read(secret, pubId));
 
 await step('publishToken.disable', () => publishToken.disable(secret, [pubId]));
 await step('subscribeToken.deleteToken', () => subscribeToken.deleteToken(secret, subId));

@@ -48,6 +48,22 @@ function httpsJson(ca: Buffer, method: string, p: string, headers: Record<string
   });
 }
 
+const CLUSTERS = [
+  { id: 'eu-1', name: 'Frankfurt', publishUrls: ['wss://localhost/ws/pub/{accountId}/{streamName}'], subscribeUrls: ['wss://localhost/ws/sub/{accountId}/{streamName}'] },
+  {
+    id: 'us-1',
+    name: 'Ashburn',
+    publishUrls: ['wss://us.localhost/ws/pub/{accountId}/{streamName}'],
+    subscribeUrls: ['wss://us.localhost/ws/sub/{accountId}/{streamName}'],
+    rtmpPublishUrls: ['rtmp://ingest.us.localhost/live/{streamName}'],
+    location: { city: 'Ashburn', region: 'Virginia', country: 'United States' },
+  },
+];
+const CLUSTER_VIEWS = [
+  { id: 'eu-1', name: 'Frankfurt', rtmp: '', srt: '', location: { city: null, region: null, country: null }, features: { transcoding: false } },
+  { id: 'us-1', name: 'Ashburn', rtmp: 'ingest.us.localhost', srt: '', location: { city: 'Ashburn', region: 'Virginia', country: 'United States' }, features: { transcoding: false } },
+];
+
 const jwtClaims = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));
 
 describe('the official Node client (@dolbyio/dolbyio-rest-apis-client) against Streamgate over its own TLS on port 443', () => {
@@ -77,6 +93,8 @@ describe('the official Node client (@dolbyio/dolbyio-rest-apis-client) against S
       // the webhook receiver is on loopback, with its own certificate
       STREAMGATE_WEBHOOKS_ALLOWPRIVATETARGETS: 'true',
       STREAMGATE_WEBHOOKS_CAFILE: rx.caFile,
+      // two clusters: the first with the default director URLs (what an account that set none gets)
+      STREAMGATE_DIRECTOR_CLUSTERS: JSON.stringify(CLUSTERS),
     });
     ca = readFileSync(cert.cert);
     caFile = cert.cert;
@@ -259,6 +277,35 @@ describe('the official Node client (@dolbyio/dolbyio-rest-apis-client) against S
 
   it('account.updateGeoRestrictions (updateAllowedCountries): the account rules set', () => {
     assert.deepEqual(value('account.updateGeoRestrictions'), { allowedCountries: ['US', 'CA'], deniedCountries: [] });
+  });
+
+  it('cluster.read (GET /api/cluster): the configured clusters; the account set none, so the first is its default', () => {
+    assert.deepEqual(value('cluster.read'), { defaultCluster: 'eu-1', availableClusters: CLUSTER_VIEWS });
+  });
+
+  it('cluster.update (PUT /api/cluster, no Content-Type): the new default, with the clusters', () => {
+    assert.deepEqual(value('cluster.update'), { defaultCluster: 'us-1', availableClusters: CLUSTER_VIEWS });
+  });
+
+  it('director.publish after cluster.update: the URLs of the account default cluster', () => {
+    const d = value('director.publish (account default us-1)');
+    assert.deepEqual({ ...d, jwt: '' }, { urls: [`wss://us.localhost/ws/pub/${accountId}/cam1`], jwt: '', iceServers: [], streamAccountId: accountId, subscribeRequiresAuth: false });
+  });
+
+  it('account.getGeoCascade (GET /api/account/geo_cascade): none set', () => {
+    assert.deepEqual(value('account.getGeoCascade'), { isEnabled: false, clusters: [] });
+  });
+
+  it('account.updateGeoCascade (PUT /api/account/geo_cascade, no Content-Type): the setting stored and answered', () => {
+    assert.deepEqual(value('account.updateGeoCascade'), { isEnabled: true, clusters: ['us-1'] });
+  });
+
+  it("publishToken.read after both: effectiveSettings follow the account's cluster and geo cascade", () => {
+    const d = value('publishToken.read (after the account settings)');
+    assert.deepEqual(
+      [d.originCluster, d.geoCascade, d.effectiveSettings],
+      ['', null, { originCluster: 'us-1', allowedCountries: ['US', 'CA'], deniedCountries: [], geoCascade: { isEnabled: true, clusters: ['us-1'] } }],
+    );
   });
 
   it('publishToken.disable: the token disabled', () => {
