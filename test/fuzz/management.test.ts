@@ -35,12 +35,17 @@ const check = () => ({ streamName: 'cam1', clientIp: '203.0.113.7', origin: 'htt
 const FIXTURES: Record<string, Omit<EntryPoint, 'method' | 'path' | 'auth'>> = {
   'POST /admin/accounts': { body: () => ({ name: 'acme' }) },
   'GET /admin/accounts': {},
-  'PUT /admin/accounts/:accountId': { body: () => ({ secureViewer: false, name: 'renamed' }) },
+  'PUT /admin/accounts/:accountId': { body: () => ({ secureViewer: false, name: 'renamed', ipRulesOnRtmp: true }) },
   'POST /admin/accounts/:accountId/secret': {},
   'DELETE /admin/accounts/:accountId/secret': {},
   'POST /api/account/secret': {},
   'GET /api/geo/account': {},
   'POST /api/geo/account': { body: () => ({ updateAllowedCountries: null, updateDeniedCountries: ['fr', 'DE'] }) },
+  'GET /api/cluster': {},
+  // the fuzz target configures no clusters: `auto` is the one there is
+  'PUT /api/cluster': { body: () => ({ defaultCluster: 'auto' }) },
+  'GET /api/account/geo_cascade': {},
+  'PUT /api/account/geo_cascade': { body: () => ({ isEnabled: true, clusters: ['auto'] }) },
   'GET /api/publish_token/list': { query: () => 'sortBy=AddedOn&page=1&itemsOnPage=30&isDescending=true' },
   'GET /api/subscribe_token/list': { query: () => 'sortBy=Name&page=2&itemsOnPage=1' },
   'PATCH /api/publish_token/disable': { body: (t) => ({ tokenIds: [t.seeded.pub.id, 999999] }) },
