@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import { Redis } from 'ioredis';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { testApp, type TestApp } from '../helpers/app.js';
+import { ADMIN_KEY, testApp, type TestApp } from '../helpers/app.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { VERSION_LAG_MS } from '../helpers/stores.js';
 
@@ -119,6 +119,39 @@ describe('two instances on one Redis', () => {
     assert.equal((await ask(wa, own.token)).status, 200);
     await request(wa.app).put(`/api/subscribe_token/${own.id}`).set('authorization', `Bearer ${acct.secret}`).send({ isActive: false });
     assert.equal((await ask(wa, own.token)).body.reason, 'token_disabled');
+  });
+
+  it("with versions watched: an account's ipRulesOnRtmp and default cluster changed through one instance reach the other's decisions and director within versionLagMs", async () => {
+    const clusters = [
+      { id: 'eu-1', publishUrls: ['wss://eu/{streamName}'], subscribeUrls: ['wss://eu/{streamName}'] },
+      { id: 'us-1', publishUrls: ['wss://us/{streamName}'], subscribeUrls: ['wss://us/{streamName}'] },
+    ];
+    const wa = await instance({ enforcement: { storeTimeoutMs: 2000 }, director: { clusters } }, VERSION_LAG_MS);
+    const wb = await instance({ enforcement: { storeTimeoutMs: 2000 }, director: { clusters } }, VERSION_LAG_MS);
+    const tenant = await wa.account('settings');
+    const auth = { authorization: `Bearer ${tenant.secret}` };
+    const pub = (await request(wa.app).post('/api/publish_token').set(auth).send({ label: 'p', streams: [{ streamName: 'cam1' }], allowedIpAddresses: ['198.51.100.0/24'] })).body
+      .data as { token: string };
+    const rtmp = () => request(wb.app).post('/hooks/authorize').send({ action: 'publish', token: pub.token, streamName: 'cam1', protocol: 'rtmp', clientIp: '192.0.2.1' });
+    const urls = async () => (await request(wb.app).post('/api/director/publish').set('authorization', `Bearer ${pub.token}`).send({ streamName: 'cam1' })).body;
+    const settle = () => new Promise((r) => setTimeout(r, VERSION_LAG_MS));
+    // b decides first, so its entries are cached before each change made on a
+    assert.equal((await rtmp()).body.reason, 'ip_not_allowed');
+    const admin = (body: object) => request(wa.app).put(`/admin/accounts/${tenant.id}`).set('authorization', `Bearer ${ADMIN_KEY}`).send(body);
+    assert.equal((await admin({ ipRulesOnRtmp: false })).status, 200);
+    await settle();
+    assert.equal((await rtmp()).status, 200, 'lifted on the other instance');
+    assert.equal((await admin({ ipRulesOnRtmp: true })).status, 200);
+    await settle();
+    assert.equal((await rtmp()).body.reason, 'ip_not_allowed', 'and back on');
+    // the director refuses this token's address over webrtc; a token without address rules shows the cluster
+    const open = (await request(wa.app).post('/api/publish_token').set(auth).send({ label: 'o', streams: [{ streamName: 'cam2' }] })).body.data as { token: string };
+    const director = async () => (await request(wb.app).post('/api/director/publish').set('authorization', `Bearer ${open.token}`).send({ streamName: 'cam2' })).body.data.urls;
+    assert.deepEqual(await director(), ['wss://eu/cam2']);
+    assert.equal((await request(wa.app).put('/api/cluster').set(auth).send({ defaultCluster: 'us-1' })).status, 200);
+    await settle();
+    assert.deepEqual(await director(), ['wss://us/cam2']);
+    assert.equal((await urls()).data.reason, 'ip_not_allowed');
   });
 
   it('a secret refreshed on A is rejected on B at once', async () => {
