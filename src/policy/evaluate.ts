@@ -89,27 +89,32 @@ const skipped = (detail: string): Outcome => ({ result: 'skipped', detail });
  */
 const STREAMING_PROTOCOLS: ReadonlySet<string> = new Set(['rtmp', 'rtmps', 'rtsp', 'rtsps', 'srt']);
 
+/** RTMP, RTSP or SRT in any case (callers mostly send lower case: no copy is made for it). */
+const isStreaming = (protocol: string): boolean => STREAMING_PROTOCOLS.has(protocol) || STREAMING_PROTOCOLS.has(protocol.toLowerCase());
+
 /** Whether a request over `protocol` can carry an origin (every protocol but RTMP, RTSP and SRT, and their TLS forms). */
-export const carriesOrigin = (protocol: string): boolean => !STREAMING_PROTOCOLS.has(protocol.toLowerCase());
+export const carriesOrigin = (protocol: string): boolean => !isStreaming(protocol);
 
 /** Why the address rules do not apply to this request, or undefined when they do. */
 function ipRulesLifted(x: Input): string | undefined {
+  const { rtmpIpFilters, ipRulesOnRtmp } = x.ctx;
+  if (rtmpIpFilters !== 'ignore' && ipRulesOnRtmp !== false) return undefined;
   const protocol = x.req.protocol.toLowerCase();
-  if (x.ctx.rtmpIpFilters === 'ignore' && protocol === 'rtmp') return 'not applied to RTMP (enforcement.rtmpIpFilters: ignore)';
-  if (x.ctx.ipRulesOnRtmp === false && STREAMING_PROTOCOLS.has(protocol)) return `not applied to ${protocol.toUpperCase()} (the account's ipRulesOnRtmp is off)`;
+  if (rtmpIpFilters === 'ignore' && protocol === 'rtmp') return 'not applied to RTMP (enforcement.rtmpIpFilters: ignore)';
+  if (ipRulesOnRtmp === false && STREAMING_PROTOCOLS.has(protocol)) return `not applied to ${protocol.toUpperCase()} (the account's ipRulesOnRtmp is off)`;
   return undefined;
 }
 
 /**
- * Whether deciding `req` with this credential reads the account's ipRulesOnRtmp: a streaming
- * protocol, and a token (a self-signed JWT: its parent, or the JWT itself) with address rules.
+ * Whether deciding `req` with this credential reads the account's ipRulesOnRtmp: a token (a
+ * self-signed JWT: its parent, or the JWT itself) with address rules, over a streaming protocol.
  * Otherwise the setting cannot change the decision and the enforcer need not look it up.
  */
 export function readsIpRulesOnRtmp(req: AccessRequest, cred: Credential): boolean {
-  if (!STREAMING_PROTOCOLS.has(req.protocol.toLowerCase())) return false;
   const t = cred.type === 'token' ? cred.token : cred.type === 'jwt' ? cred.parent : undefined;
   if (t === undefined) return false;
-  return t.allowedIpAddresses.length > 0 || (t.bindIpsOnUsage ?? 0) > 0 || (cred.type === 'jwt' && (cred.claims.allowedIpAddresses?.length ?? 0) > 0);
+  const rules = t.allowedIpAddresses.length > 0 || (t.bindIpsOnUsage ?? 0) > 0 || (cred.type === 'jwt' && (cred.claims.allowedIpAddresses?.length ?? 0) > 0);
+  return rules && isStreaming(req.protocol);
 }
 
 function tokenPresent(x: Input): Outcome {
