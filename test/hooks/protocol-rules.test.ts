@@ -118,4 +118,20 @@ describe('origins and address rules by protocol, on the callers', () => {
     assert.equal((await rtmp(`${SESSION}&clientid=5&call=publish&name=cam9&type=live&token=${bound.token}`)).status, 200);
     assert.deepEqual((await f.api('get', `/api/publish_token/${bound.id}`)).body.data.boundIpAddresses, ['203.0.113.7'], 'and binds again');
   });
+
+  it("turned back on, the rules reach the very next RTMP decision of tokens whose cached copy is taken unchecked (bind on usage, session limits)", async () => {
+    const bound = await f.token('publish', { streams: [{ streamName: 'cam8' }, { streamName: 'cam9' }], bindIpsOnUsage: 1 });
+    const limited = await f.token('publish', { streams: [{ streamName: 'cam6' }, { streamName: 'cam7' }], allowedIpAddresses: ['198.51.100.0/24'], maxUses: 10 });
+    await setIpRulesOnRtmp(false);
+    assert.equal((await rtmp(`${SESSION}&clientid=1&call=publish&name=cam8&type=live&token=${bound.token}`)).status, 200);
+    assert.equal((await rtmp(`${SESSION}&clientid=2&call=publish&name=cam6&type=live&token=${limited.token}`)).status, 200, 'lifted');
+    assert.deepEqual((await f.api('get', `/api/publish_token/${bound.id}`)).body.data.boundIpAddresses, []);
+    // nothing else is decided in between: this instance still holds both tokens and the account as they were while off
+    await setIpRulesOnRtmp(true);
+    assert.equal((await rtmp(`${SESSION}&clientid=3&call=publish&name=cam7&type=live&token=${limited.token}`)).status, 403, 'the limited token: refused at once');
+    assert.equal((await rtmp(`${SESSION}&clientid=4&call=publish&name=cam9&type=live&token=${bound.token}`)).status, 200);
+    assert.deepEqual((await f.api('get', `/api/publish_token/${bound.id}`)).body.data.boundIpAddresses, ['203.0.113.7'], 'the bound token: bound, the rule applied');
+    const elsewhere = await authorize({ action: 'publish', token: bound.token, streamName: 'cam9', protocol: 'rtmp', clientIp: '198.51.100.9' });
+    assert.deepEqual([elsewhere.status, elsewhere.body.reason], [403, 'ip_not_allowed'], 'the one slot is taken');
+  });
 });
