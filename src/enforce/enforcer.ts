@@ -298,7 +298,8 @@ export class Enforcer {
       const owner = tokenOf(r.cred);
       if (owner !== undefined && readsIpRulesOnRtmp(req, r.cred)) {
         // The account's setting at the version read with the token. An unchecked cached copy (bind
-        // on usage) may only apply the rules on it: lifting them on a stale entry could widen access.
+        // on usage, session limits) may only apply the rules on it: lifting them on a stale entry
+        // could widen access, and the store step after it checks the token's revision, not this.
         const cached = this.lookup.accountAt(owner.accountId, r.ver);
         if (!r.verified && cached?.ipRulesOnRtmp !== true) {
           reading = 'fresh';

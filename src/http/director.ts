@@ -101,11 +101,11 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
   /**
    * The cluster whose URLs answer a grant: the token's originCluster while configured, else the
    * account's default cluster (from the account entry decisions read, current by its version), else
-   * the first configured. No store read with one cluster only, or when the token's cluster decides.
+   * the first configured. No store read when the token's cluster decides (the caller skips it with
+   * one cluster only, so the common case costs no await).
    */
   const clusterOf = async (originCluster: string | undefined, accountId: string): Promise<Cluster> => {
     const { clusters } = s;
-    if (clusters.all.length === 1) return clusters.all[0];
     const own = clusters.find(originCluster);
     if (own) return own;
     let stored: string | undefined;
@@ -161,7 +161,7 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
     const d = await s.enforcer.decide(cfg.admits ? copyWith(access, { admission: 'session' }) : access, 'director', run);
     if (!d.allowed || d.accountId === undefined) return deny(res, d);
     const accountId = d.accountId;
-    const cluster = await clusterOf(d.originCluster, accountId);
+    const cluster = s.clusters.all.length === 1 ? s.clusters.all[0] : await clusterOf(d.originCluster, accountId);
     // Only a cluster without RTMP among clusters with it gets here (docs/api.md#clusters).
     if (rtmp && cluster.rtmpPublishUrls.length === 0) {
       sendJson(res, 400, { status: 'fail', data: { message: 'Validation errors', errors: { streamType: [rtmpNotInCluster(cluster.id)] } } });
