@@ -192,6 +192,23 @@ const normRestream = (xs: NonNullable<RestreamInput>): RestreamTarget[] =>
     return out;
   });
 
+/**
+ * An update's restream targets: an entry given without `url` (the hosted update schema allows it)
+ * keeps the url of the token's target with the same key, so every record's target has the url the
+ * hosted response schema requires (docs/compatibility.md#request-fields); without such a target it
+ * is a 400.
+ */
+function updatedRestream(xs: NonNullable<RestreamInput>, current: RestreamTarget[], errs: FieldErrorList): RestreamTarget[] {
+  const out = normRestream(xs);
+  out.forEach((r, i) => {
+    if (r.url !== undefined) return;
+    const url = current.find((c) => c.key === r.key && c.url !== undefined)?.url;
+    if (url !== undefined) r.url = url;
+    else errs.add(`updateRestream.${i}.url`, 'required for a target the token does not have (no target with this key)');
+  });
+  return out;
+}
+
 /** An expiry from `expires` (seconds) or `expiresOn` (ISO date-time); the field to blame on a problem. */
 function expiryOf(
   input: { expires?: number | null; expiresOn?: string | null },
@@ -292,6 +309,7 @@ export function applyTokenUpdate(
   newTokenValue: () => string,
 ): UpdateOutcome {
   const t: TokenRecord = structuredClone(current);
+  const errs = new FieldErrorList();
   let clearBound = false;
   // Any update lifts the holds of cut sessions (docs/api.md#running-sessions).
   delete t.holds;
@@ -339,14 +357,13 @@ export function applyTokenUpdate(
     if (input.priority !== undefined) t.priority = input.priority;
     if (input.updateGeoCascade) t.geoCascade = normGeoCascade(input.updateGeoCascade);
     if (input.updateRestream) {
-      if (input.updateRestream.length > 0) t.restream = normRestream(input.updateRestream);
+      if (input.updateRestream.length > 0) t.restream = updatedRestream(input.updateRestream, current.restream ?? [], errs);
       else delete t.restream;
     }
   } else if (input.tracking !== undefined) {
     if (input.tracking?.trackingId) t.tracking = { trackingId: input.tracking.trackingId };
     else delete t.tracking;
   }
-  const errs = new FieldErrorList();
   const expiresOn = expiryOf(input, nowMs, errs);
   if (expiresOn === null) delete t.expiresOn;
   else if (expiresOn !== undefined) t.expiresOn = expiresOn;
@@ -375,29 +392,32 @@ export interface AccountDefaults extends AccountGeoDefaults {
 }
 
 /**
- * The record as the API shows it: every field of the hosted PublishTokenResponseV1 /
- * SubscribeTokenResponseV1 (null where the hosted API sends null), then Streamgate's own
- * `boundIpAddresses` (when binding) and `updatedOn`. docs/compatibility.md lists each field.
+ * The record as the API shows it: the fields of the hosted PublishTokenResponseV1 /
+ * SubscribeTokenResponseV1 that are set (none of them is required by the hosted schema, so an unset
+ * one is left out rather than sent as null), then Streamgate's own `boundIpAddresses` (when
+ * binding) and `updatedOn`. docs/compatibility.md lists each field.
  */
 export function tokenView(t: TokenRecord, boundIpAddresses: string[], accountGeo?: AccountDefaults): Record<string, unknown> {
   const ownCountries = t.allowedCountries.length > 0 || t.deniedCountries.length > 0;
   const effectiveCountries = ownCountries || !accountGeo ? t : accountGeo;
+  // Unset fields the hosted schemas do not require are left out, never sent as null
+  // (docs/compatibility.md#records): the Python client warns on a null in a non-optional field.
   const v: Record<string, unknown> = {
     id: t.id,
     label: t.label,
     name: t.label,
     token: t.token,
     addedOn: t.addedOn,
-    expiresOn: t.expiresOn ?? null,
-    isActive: t.isActive,
-    streams: t.streams,
-    allowedOrigins: t.allowedOrigins,
-    allowedIpAddresses: t.allowedIpAddresses,
-    bindIpsOnUsage: t.bindIpsOnUsage ?? null,
-    allowedCountries: t.allowedCountries,
-    deniedCountries: t.deniedCountries,
-    originCluster: t.originCluster ?? '',
   };
+  if (t.expiresOn !== undefined) v.expiresOn = t.expiresOn;
+  v.isActive = t.isActive;
+  v.streams = t.streams;
+  v.allowedOrigins = t.allowedOrigins;
+  v.allowedIpAddresses = t.allowedIpAddresses;
+  if (t.bindIpsOnUsage) v.bindIpsOnUsage = t.bindIpsOnUsage;
+  v.allowedCountries = t.allowedCountries;
+  v.deniedCountries = t.deniedCountries;
+  v.originCluster = t.originCluster ?? '';
   const effective: Record<string, unknown> = {
     originCluster: t.originCluster || accountGeo?.originCluster || 'auto',
     allowedCountries: effectiveCountries.allowedCountries,
@@ -406,16 +426,13 @@ export function tokenView(t: TokenRecord, boundIpAddresses: string[], accountGeo
   if (t.kind === 'publish') {
     for (const f of PUBLISH_FLAGS) v[f] = t[f] ?? PUBLISH_SETTING_DEFAULTS[f];
     v.integrationId = 'None';
-    v.srtPassphrase = null;
-    v.geoCascade = t.geoCascade ?? null;
-    v.restream = t.restream ?? null;
-    v.adminSettings = null;
-    v.priority = t.priority ?? null;
+    if (t.geoCascade !== undefined) v.geoCascade = t.geoCascade;
+    if (t.restream !== undefined) v.restream = t.restream;
+    if (t.priority !== undefined) v.priority = t.priority;
     // A token that sets no geo cascade follows its account's (docs/compatibility.md#records).
     effective.geoCascade = t.geoCascade ?? accountGeo?.geoCascade ?? { isEnabled: false, clusters: [] };
-  } else {
-    v.tracking = t.tracking ?? null;
-    v.adminSettings = null;
+  } else if (t.tracking !== undefined) {
+    v.tracking = t.tracking;
   }
   v.effectiveSettings = effective;
   if (t.bindIpsOnUsage) v.boundIpAddresses = boundIpAddresses;

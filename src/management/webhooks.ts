@@ -23,9 +23,13 @@ export type WebhookInput = {
   reEnable?: boolean | null;
 } & { [F in HookFlag]?: boolean | null };
 
-/** The hosted WebhookModel, plus Streamgate's `filter` (null when none). */
+/**
+ * The hosted WebhookModel, plus Streamgate's `filter`. Unset fields are left out, never null
+ * (docs/compatibility.md#webhooks): `filter` when there is none, `disabled` while the webhook is
+ * enabled, and its `until` when it stays disabled until re-enabled.
+ */
 export function webhookView(w: Webhook): Record<string, unknown> {
-  return {
+  const v: Record<string, unknown> = {
     id: w.id,
     url: w.url,
     secret: w.secret,
@@ -35,9 +39,10 @@ export function webhookView(w: Webhook): Record<string, unknown> {
     isTranscoderHooks: w.isTranscoderHooks ?? false,
     isMediaHooks: w.isMediaHooks ?? false,
     isViewerConnectionHooks: w.isViewerConnectionHooks ?? false,
-    filter: w.filter ?? null,
-    disabled: w.disabled ? { until: w.disabled.until, reason: w.disabled.reason } : null,
   };
+  if (w.filter !== undefined) v.filter = w.filter;
+  if (w.disabled) v.disabled = w.disabled.until === null ? { reason: w.disabled.reason } : { until: w.disabled.until, reason: w.disabled.reason };
+  return v;
 }
 
 export type WebhookLimits = Pick<Config['webhooks'], 'allowPrivateTargets' | 'maxPerAccount' | 'testSendsPerMinute'>;

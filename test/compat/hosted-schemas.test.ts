@@ -1,7 +1,7 @@
 // Every management endpoint that has a hosted response schema answers 200 with an envelope that
 // validates against that schema (test/compat/hosted-schemas.ts): no field the hosted schema lacks
-// except Streamgate's documented extensions, every field of a record present, types as the
-// hosted API sends them. On SQLite and on a Redis this test starts.
+// except Streamgate's documented extensions, every set field of a record present, no null in a
+// record, types as the hosted API sends them. On SQLite and on a Redis this test starts.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
@@ -335,16 +335,16 @@ describe('the hosted schema validators refuse what they must', () => {
     isTranscoderHooks: false,
     isMediaHooks: false,
     isViewerConnectionHooks: false,
-    disabled: null,
   };
   const errors = (method: string, path: string, body: unknown) => {
     const v = responseValidator(method, path);
     return v(body) ? [] : describeErrors(v.errors);
   };
 
-  it('a complete webhook record passes, with the filter extension or without', () => {
+  it('a webhook record passes with its unset fields left out, and with the filter extension and disabled set', () => {
     assert.deepEqual(errors('get', '/api/webhooks/{webhookId}', { status: 'success', data: webhook }), []);
-    assert.deepEqual(errors('get', '/api/webhooks/{webhookId}', { status: 'success', data: { ...webhook, filter: 'cam.*', disabled: { until: '2026-01-01T00:00:00Z', reason: null } } }), []);
+    assert.deepEqual(errors('get', '/api/webhooks/{webhookId}', { status: 'success', data: { ...webhook, filter: 'cam.*', disabled: { until: '2026-01-01T00:00:00Z', reason: 'r' } } }), []);
+    assert.deepEqual(errors('get', '/api/webhooks/{webhookId}', { status: 'success', data: { ...webhook, disabled: { reason: 'r' } } }), []);
   });
 
   it('a field in neither the hosted schema nor the extensions fails, naming it', () => {
@@ -354,14 +354,17 @@ describe('the hosted schema validators refuse what they must', () => {
     assert.deepEqual(errors('delete', '/api/publish_token/{tokenId}', { status: 'success', data: true, extra: 1 }), ["/ must NOT have additional properties 'extra'"]);
   });
 
-  it('a record field left out fails; null passes only where the hosted schema is nullable', () => {
-    const { disabled: _left, ...withoutDisabled } = webhook;
-    assert.deepEqual(errors('get', '/api/webhooks/{webhookId}', { status: 'success', data: withoutDisabled }), ["/data must have required property 'disabled'"]);
-    assert.deepEqual(errors('get', '/api/webhooks/{webhookId}', { status: 'success', data: { ...webhook, url: null } }), ['/data/url must be string']);
+  it('a field that is always set fails when left out; null fails in a record, even where the hosted schema is nullable', () => {
+    const { isFeedHooks: _left, ...withoutFeeds } = webhook;
+    assert.deepEqual(errors('get', '/api/webhooks/{webhookId}', { status: 'success', data: withoutFeeds }), ["/data must have required property 'isFeedHooks'"]);
+    assert.deepEqual(errors('get', '/api/webhooks/{webhookId}', { status: 'success', data: { ...webhook, url: null } }), ['/data/url must be string', '/data/url must NOT be valid']);
+    assert.deepEqual(errors('get', '/api/webhooks/{webhookId}', { status: 'success', data: { ...webhook, disabled: null } }), ['/data/disabled must NOT be valid']);
+    assert.deepEqual(errors('get', '/api/webhooks/{webhookId}', { status: 'success', data: { ...webhook, filter: null } }), ['/data/filter must be string']);
+    assert.deepEqual(errors('get', '/api/webhooks/{webhookId}', { status: 'success', data: { ...webhook, disabled: { until: null, reason: 'r' } } })[0], '/data/disabled/until must NOT be valid');
   });
 
   it('formats are checked: date-time and int32', () => {
-    const bad = errors('get', '/api/webhooks/{webhookId}', { status: 'success', data: { ...webhook, disabled: { until: 'tomorrow', reason: null } } });
+    const bad = errors('get', '/api/webhooks/{webhookId}', { status: 'success', data: { ...webhook, disabled: { until: 'tomorrow', reason: 'r' } } });
     assert.ok(bad.includes('/data/disabled/until must match format "date-time"'), bad.join('\n'));
     assert.deepEqual(errors('patch', '/api/publish_token/disable', { status: 'success', data: { successfulTokens: [1.5], failedTokens: [] } }), [
       '/data/successfulTokens/0 must be integer',

@@ -35,14 +35,33 @@ export const STREAMGATE_EXTENSIONS: Record<string, Record<string, Schema>> = {
   PublishTokenResponseV2: { updatedOn: isoDateTime, boundIpAddresses: { type: 'array', items: { type: 'string' } }, ...LIMITS },
   SubscribeTokenResponseV1: { updatedOn: isoDateTime, boundIpAddresses: { type: 'array', items: { type: 'string' } }, ...LIMITS },
   SubscribeTokenResponseV2: { updatedOn: isoDateTime, boundIpAddresses: { type: 'array', items: { type: 'string' } }, ...LIMITS },
-  WebhookModel: { filter: { type: ['string', 'null'] } },
+  WebhookModel: { filter: { type: 'string' } },
 };
 
 /**
- * Records that must carry every field of their hosted schema (null where the value is unset), as
- * the hosted platform sends them; the hosted schemas themselves mark none of these required.
+ * Records as Streamgate answers them (docs/compatibility.md#records): a field that is set is
+ * present, an unset one is left out, and no field is ever null, although the hosted schemas mark
+ * several nullable and require none (the official Python client warns on a null in a field its
+ * model does not declare Optional). Per schema, the fields that may be left out, because they are
+ * unset on some records; every other field is required.
  */
-export const COMPLETE_RECORDS = ['PublishTokenResponseV1', 'PublishTokenResponseV2', 'SubscribeTokenResponseV1', 'SubscribeTokenResponseV2', 'WebhookModel'];
+const PUBLISH_LEFT_OUT = ['expiresOn', 'bindIpsOnUsage', 'srtPassphrase', 'geoCascade', 'restream', 'adminSettings', 'priority'];
+const SUBSCRIBE_LEFT_OUT = ['expiresOn', 'bindIpsOnUsage', 'tracking', 'adminSettings'];
+export const RECORDS: Record<string, string[]> = {
+  PublishTokenResponseV1: PUBLISH_LEFT_OUT,
+  PublishTokenResponseV2: PUBLISH_LEFT_OUT,
+  SubscribeTokenResponseV1: SUBSCRIBE_LEFT_OUT,
+  SubscribeTokenResponseV2: SUBSCRIBE_LEFT_OUT,
+  TokenEffectiveSettings: ['geoCascade'],
+  GeoCascadeModel2: [],
+  RestreamModel2: ['label'],
+  TrackingInformation: [],
+  WebhookModel: ['disabled'],
+  DisabledInfoModel: ['until'],
+};
+
+/** A property schema that also refuses null. */
+const nonNull = (s: unknown): Schema => ({ allOf: [s, { not: { type: 'null' } }] });
 
 const REF = '#/components/schemas/';
 
@@ -74,13 +93,18 @@ function definitions(): Record<string, Schema> {
   for (const [name, s] of Object.entries(hosted.components.schemas)) {
     const d = toJsonSchema(s) as Schema;
     const props = d.properties as Schema | undefined;
-    if (COMPLETE_RECORDS.includes(name) && props) d.required = Object.keys(props);
+    const leftOut = RECORDS[name];
+    if (leftOut && props) {
+      for (const field of leftOut) if (!(field in props)) throw new Error(`${name}.${field} is not in the hosted schema`);
+      d.required = Object.keys(props).filter((p) => !leftOut.includes(p));
+      d.properties = Object.fromEntries(Object.entries(props).map(([p, ps]) => [p, nonNull(ps)]));
+    }
     const ext = STREAMGATE_EXTENSIONS[name];
     if (ext && props) {
       for (const field of Object.keys(ext)) {
         if (field in props) throw new Error(`${name}.${field} is in the hosted schema: it is no extension`);
       }
-      d.properties = { ...props, ...ext };
+      d.properties = { ...(d.properties as Schema), ...ext };
     }
     defs[name] = d;
   }

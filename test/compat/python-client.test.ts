@@ -140,7 +140,7 @@ describe('the official Python client (dolbyio_rest_apis 5.0.0) against Streamgat
         displaySrtPassphrase: false,
         lowLatencyRtmp: true,
         clip: false,
-        restream: null, // none (docs/compatibility.md: a record says null when a token restreams nowhere)
+        restream: undefined, // none: left out (docs/compatibility.md#records), the client's model defaults it to []
       },
     );
   });

@@ -79,7 +79,6 @@ export function tokenApiSuite(factory: StoreFactory): void {
           ],
           allowedOrigins: ['example.com', '*.example.org'],
           allowedIpAddresses: [],
-          bindIpsOnUsage: null,
           allowedCountries: ['US', 'CA'],
           deniedCountries: [],
           originCluster: '',
@@ -92,11 +91,6 @@ export function tokenApiSuite(factory: StoreFactory): void {
           displaySrtPassphrase: false,
           drm: false,
           integrationId: 'None',
-          srtPassphrase: null,
-          geoCascade: null,
-          restream: null,
-          adminSettings: null,
-          priority: null,
           effectiveSettings: {
             originCluster: 'auto',
             allowedCountries: ['US', 'CA'],
@@ -167,14 +161,14 @@ export function tokenApiSuite(factory: StoreFactory): void {
         assert.equal(w.bindIpsOnUsage, 2);
         assert.deepEqual(w.boundIpAddresses, []);
         assert.equal(w.isActive, false);
-        assert.equal(w.expiresOn, null);
+        assert.equal('expiresOn' in w, false, 'no expiry: left out');
         assert.equal('name' in w, false, 'the v2 record has no deprecated name');
         const read = await api().get(`/api/publish_token/${d.id}`);
         assert.deepEqual(read.body.data, { ...w, name: w.label });
 
         const reset = await api().put(`/api/publish_token/${d.id}`, { bindIpsOnUsage: 0, updateAllowedIpAddresses: [] });
         assert.equal(reset.status, 200);
-        assert.equal(reset.body.data.bindIpsOnUsage, null);
+        assert.equal('bindIpsOnUsage' in reset.body.data, false, 'binding off: left out');
         assert.equal(reset.body.data.boundIpAddresses, undefined);
       });
 
@@ -282,7 +276,6 @@ export function tokenApiSuite(factory: StoreFactory): void {
           name: 'sub',
           token: d.token,
           addedOn: d.addedOn,
-          expiresOn: null,
           isActive: true,
           streams: [{ streamName: 'cam1', isRegex: false }],
           allowedOrigins: [],
@@ -293,7 +286,6 @@ export function tokenApiSuite(factory: StoreFactory): void {
           deniedCountries: [],
           originCluster: '',
           tracking: { trackingId: 'viewer-group-1' },
-          adminSettings: null,
           effectiveSettings: { originCluster: 'auto', allowedCountries: [], deniedCountries: [] },
           updatedOn: d.addedOn,
         });
@@ -301,12 +293,12 @@ export function tokenApiSuite(factory: StoreFactory): void {
         assert.equal(u.status, 200);
         assert.deepEqual([u.body.data.tracking, u.body.data.bindIpsOnUsage], [{ trackingId: 'g2' }, 5]);
         const cleared = await api().put(`/api/v2/subscribe_token/${d.id}`, { tracking: null });
-        assert.equal(cleared.body.data.tracking, null);
+        assert.equal('tracking' in cleared.body.data, false, 'no tracking: left out');
         const again = await api().put(`/api/subscribe_token/${d.id}`, { tracking: { trackingId: 'g3' } });
         assert.deepEqual(again.body.data.tracking, { trackingId: 'g3' });
         const nullId = await api().put(`/api/subscribe_token/${d.id}`, { tracking: { trackingId: null } });
         assert.equal(nullId.status, 200, JSON.stringify(nullId.body));
-        assert.equal(nullId.body.data.tracking, null);
+        assert.equal('tracking' in nullId.body.data, false);
         const list = await api().get('/api/subscribe_token/list');
         assert.deepEqual(list.body.data.map((x: { id: number }) => x.id), [d.id]);
         assert.equal((await api().get(`/api/publish_token/${d.id}`)).status, 404, 'a subscribe id is not a publish token');
@@ -520,11 +512,24 @@ export function tokenApiSuite(factory: StoreFactory): void {
         // v2 names; [] clears a list
         const v2 = await api().put(`/api/v2/publish_token/${d.id}`, { originCluster: '', restream: [], allowedCountries: [] });
         assert.equal(v2.status, 200, JSON.stringify(v2.body));
-        assert.deepEqual([v2.body.data.originCluster, v2.body.data.restream, v2.body.data.allowedCountries], ['', null, []]);
+        assert.deepEqual([v2.body.data.originCluster, 'restream' in v2.body.data, v2.body.data.allowedCountries], ['', false, []]);
         assert.equal(v2.body.data.effectiveSettings.originCluster, 'auto');
         const twice = await api().put(`/api/publish_token/${d.id}`, { restream: [], updateRestream: [] });
         assert.equal(twice.status, 400);
         assert.deepEqual(twice.body.data.errors, { restream: ['give either restream or updateRestream, not both'] });
+      });
+
+      it('an update target without url keeps the url of the target with its key; a new key without url is a 400, nothing stored', async () => {
+        const d = await createPublish({ restream: [{ url: 'rtmp://a.example/live', key: 'key-12345', label: 'a' }] });
+        const kept = await api().put(`/api/v2/publish_token/${d.id}`, { restream: [{ key: 'key-12345', label: 'renamed' }] });
+        assert.equal(kept.status, 200, JSON.stringify(kept.body));
+        assert.deepEqual(kept.body.data.restream, [{ url: 'rtmp://a.example/live', key: 'key-12345', label: 'renamed' }]);
+        for (const body of [{ restream: [{ key: 'other-key' }] }, { updateRestream: [{ key: 'key-12345' }, { key: 'other-key', url: null }] }]) {
+          const r = await api().put(`/api/publish_token/${d.id}`, body);
+          const at = `updateRestream.${body.restream ? 0 : 1}.url`;
+          assert.deepEqual([r.status, r.body.data.errors], [400, { [at]: ['required for a target the token does not have (no target with this key)'] }], JSON.stringify(body));
+        }
+        assert.deepEqual((await api().get(`/api/publish_token/${d.id}`)).body.data, { ...kept.body.data, name: d.label });
       });
 
       it('ignores a field neither the hosted API nor Streamgate knows, names it in x-streamgate-ignored-fields, and stores nothing of it', async () => {

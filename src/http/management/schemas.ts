@@ -263,6 +263,7 @@ export const updateAccountSchema = z.strictObject({
 export const accountIdParamsSchema = z.object({ accountId: z.string().min(1).max(64) });
 
 // ---- response shapes (documentation only) ----
+// Unset fields are left out of records, never null (docs/compatibility.md#records).
 
 const streamOut = z.object({ streamName: z.string(), isRegex: z.boolean() });
 const countriesOut = z.array(z.string());
@@ -273,16 +274,15 @@ const tokenOutCommon = {
   name: z.string().meta({ description: 'the label (the hosted API\'s deprecated name for it)' }),
   token: z.string(),
   addedOn: z.string(),
-  expiresOn: z.string().nullable(),
+  expiresOn: z.string().optional().meta({ description: 'absent: never expires' }),
   isActive: z.boolean(),
   streams: z.array(streamOut),
   allowedOrigins: z.array(z.string()),
   allowedIpAddresses: z.array(z.string()),
-  bindIpsOnUsage: z.number().int().nullable(),
+  bindIpsOnUsage: z.number().int().optional().meta({ description: 'absent: no binding' }),
   allowedCountries: countriesOut,
   deniedCountries: countriesOut,
   originCluster: z.string().meta({ description: 'stored and returned; empty when not set' }),
-  adminSettings: z.null(),
   boundIpAddresses: z.array(z.string()).optional().meta({ description: 'Streamgate: the addresses bound so far (when bindIpsOnUsage > 0)' }),
   maxConcurrentSessions: z.number().int().optional().meta({ description: 'Streamgate: live sessions at once (when limited)' }),
   maxUses: z.number().int().optional().meta({ description: 'Streamgate: sessions ever admitted (when limited)' }),
@@ -303,14 +303,13 @@ export const publishTokenOut = z.object(copyWith(tokenOutCommon, {
   displaySrtPassphrase: z.boolean(),
   drm: z.boolean(),
   integrationId: z.literal('None'),
-  srtPassphrase: z.null(),
-  geoCascade: geoCascadeOut.nullable(),
-  restream: z.array(z.object({ url: z.string().optional(), key: z.string(), label: z.string().optional() })).nullable(),
-  priority: z.number().int().nullable(),
+  geoCascade: geoCascadeOut.optional().meta({ description: 'absent when not set' }),
+  restream: z.array(z.object({ url: z.string().optional(), key: z.string(), label: z.string().optional() })).optional().meta({ description: 'absent when none' }),
+  priority: z.number().int().optional().meta({ description: 'absent when not set' }),
   effectiveSettings: z.object(copyWith(effectiveOut, { geoCascade: geoCascadeOut })),
 }));
 export const subscribeTokenOut = z.object(copyWith(tokenOutCommon, {
-  tracking: z.object({ trackingId: z.string() }).nullable(),
+  tracking: z.object({ trackingId: z.string() }).optional().meta({ description: 'absent when none' }),
   effectiveSettings: z.object(effectiveOut),
 }));
 export const tokenOut = (kind: TokenKind) => (kind === 'publish' ? publishTokenOut : subscribeTokenOut);

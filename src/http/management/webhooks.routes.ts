@@ -77,11 +77,11 @@ const webhookOut = z.object({
   isTranscoderHooks: z.boolean(),
   isMediaHooks: z.boolean(),
   isViewerConnectionHooks: z.boolean(),
-  filter: z.string().nullable(),
+  filter: z.string().optional().meta({ description: 'absent when none' }),
   disabled: z
-    .object({ until: z.string().nullable(), reason: z.string() })
-    .nullable()
-    .meta({ description: 'null while enabled; until null: until re-enabled (reEnable or a new url)' }),
+    .object({ until: z.string().optional(), reason: z.string() })
+    .optional()
+    .meta({ description: 'absent while enabled; without until: until re-enabled (reEnable or a new url)' }),
 });
 const deliveryOut = z.object({
   deliveryId: z.string(),
