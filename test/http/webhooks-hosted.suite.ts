@@ -207,6 +207,11 @@ export function webhooksHostedSuite(factory: StoreFactory): void {
         assert.deepEqual(await listed(`?startingId=${ids[2]}&item_count=10&isDescending=true`), [ids[2], ids[1], ids[0]]);
         assert.deepEqual(await listed('?startingId=None&item_count=10&isDescending=False'), ids, "Python's str(None) is no startingId");
         assert.deepEqual(await listed('?itemCount=2&item_count=2'), ids.slice(0, 2), 'both, agreeing');
+        // the hosted startingId is an integer with no minimum: 0 or a negative id starts before every webhook
+        assert.deepEqual(await listed('?startingId=0&itemCount=2'), ids.slice(0, 2));
+        assert.deepEqual(await listed('?startingId=-5&isDescending=False'), ids);
+        assert.deepEqual(await listed('?startingId=0&isDescending=true'), [], 'descending from 0: no webhook has an id that low');
+        assert.deepEqual(await listed(`?startingId=${ids[3] + 1000}&isDescending=true&itemCount=1`), [ids[3]]);
         assert.deepEqual(await listed(''), ids);
       });
 
@@ -222,6 +227,8 @@ export function webhooksHostedSuite(factory: StoreFactory): void {
           ['?itemCount=101', 'itemCount'],
           ['?itemCount=2&item_count=3', 'item_count'],
           ['?startingId=x', 'startingId'],
+          ['?startingId=1.5', 'startingId'],
+          ['?startingId=99999999999999999999', 'startingId'],
         ] as const) {
           const r = await api().get(`/api/webhooks/list${q}`);
           assert.deepEqual([r.status, Object.keys(r.body.data.errors ?? {})], [400, [field]], q);

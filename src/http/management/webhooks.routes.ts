@@ -50,7 +50,11 @@ const itemCount = z.preprocess(absent, z.coerce.number().int().min(1).max(100).o
 
 const listWebhooksQuery = z
   .object({
-    startingId: z.preprocess(absent, z.coerce.number().int().min(1).optional()).meta({ description: 'inclusive; absent or empty: from the first (or, descending, the last)' }),
+    // The hosted parameter is an integer without a minimum: 0 and negative ids are taken (no
+    // webhook has such an id: ascending they list from the first, descending they list none).
+    startingId: z
+      .preprocess(absent, z.coerce.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).optional())
+      .meta({ description: 'inclusive, any integer; absent or empty: from the first (or, descending, the last)' }),
     itemCount: itemCount.meta({ description: '1..100, default 10' }),
     item_count: itemCount.meta({ description: 'alias of itemCount (the Python client sends it)' }),
     isDescending: z.preprocess(absent, queryBool.optional()).meta({ description: 'true/false/True/False/1/0, default false' }),
