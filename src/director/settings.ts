@@ -4,12 +4,14 @@
 // `new RTCPeerConnection({iceServers})`, which reads only the members `urls`, `username` and
 // `credential` (exactly so spelled) and throws for a URL it cannot parse or a TURN server without
 // credentials, failing every connect(). So the setting accepts its keys in any casing (`URLs`,
-// `userName`, the legacy `url`), is answered in RTCPeerConnection's spelling, and refuses at
-// start-up, naming the entry, anything the browser would refuse.
+// `userName`, the legacy `url`), is answered in RTCPeerConnection's spelling with `urls` always a
+// list (the hosted IceServerModel's type; a configured single URL becomes a list of one), and
+// refuses at start-up, naming the entry, anything the browser would refuse.
 import { z } from 'zod';
 
 export interface IceServer {
-  urls: string | string[];
+  /** Always a list, as in the hosted director's IceServerModel (docs/compatibility.md#director). */
+  urls: string[];
   username?: string;
   credential?: string;
 }
@@ -49,7 +51,7 @@ const isTurn = (url: string) => /^turns?:/i.test(url);
 /**
  * One entry of director.iceServers: keys matched case-insensitively, every URL checked as a browser
  * would, TURN entries with a non-empty username and credential. The output has RTCPeerConnection's
- * member names and nothing else.
+ * member names and nothing else, and `urls` as a list.
  */
 export const iceServerSchema = z.unknown().transform((raw, ctx): IceServer => {
   const fail = (message: string, path: Array<string | number> = []) => {
@@ -85,7 +87,7 @@ export const iceServerSchema = z.unknown().transform((raw, ctx): IceServer => {
   if (list.some(isTurn) && (!username || !credential)) {
     return fail('a turn:/turns: server needs a non-empty username and credential (browsers refuse it otherwise)', [!username ? (seen.username ?? 'username') : (seen.credential ?? 'credential')]);
   }
-  const server: IceServer = { urls: urls as string | string[] };
+  const server: IceServer = { urls: [...list] };
   if (username !== undefined) server.username = username;
   if (credential !== undefined) server.credential = credential;
   return server;

@@ -27,7 +27,7 @@ const ICE_CONFIG = [
   { URLs: 'stun:127.0.0.1:3478' },
   { Urls: ['turn:127.0.0.1:3478?transport=udp'], UserName: 'viewer', Credential: 'pass' },
 ];
-const ICE_ANSWER = [{ urls: 'stun:127.0.0.1:3478' }, { urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'viewer', credential: 'pass' }];
+const ICE_ANSWER = [{ urls: ['stun:127.0.0.1:3478'] }, { urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'viewer', credential: 'pass' }];
 // What Chromium's RTCPeerConnection.getConfiguration() reports for them once accepted.
 const ICE_IN_PEER = [
   { urls: ['stun:127.0.0.1:3478'], username: '', credential: '' },

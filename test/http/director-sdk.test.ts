@@ -21,11 +21,12 @@ const ICE_CONFIG = [
   { url: 'stun:[2001:db8::1]:3478' },
   { urls: 'turn:10.0.0.1', userName: 'u2', credential: 'c2' },
 ];
+// urls always a list (the hosted IceServerModel), a configured single URL included
 const ICE_ANSWER = [
-  { urls: 'stun:stun.example.com:3478' },
+  { urls: ['stun:stun.example.com:3478'] },
   { urls: ['turn:turn.example.com:443?transport=tcp', 'turns:turn.example.com:5349'], username: 'user', credential: 'secret' },
-  { urls: 'stun:[2001:db8::1]:3478' },
-  { urls: 'turn:10.0.0.1', username: 'u2', credential: 'c2' },
+  { urls: ['stun:[2001:db8::1]:3478'] },
+  { urls: ['turn:10.0.0.1'], username: 'u2', credential: 'c2' },
 ];
 
 interface App {
@@ -240,7 +241,7 @@ describe('director: ICE servers in the spelling RTCPeerConnection takes', () => 
   });
   after(() => new Promise<void>((r) => a.server.close(() => r())));
 
-  it('publish and subscribe answer urls/username/credential whatever the configured casing', async () => {
+  it('publish and subscribe answer urls (always a list)/username/credential whatever the configured casing', async () => {
     const p = await mk(a, 'publish');
     const pub = await director(a, 'publish', { streamName: 'cam1' }, p.token);
     assert.equal(pub.status, 200, JSON.stringify(pub.body));
@@ -252,7 +253,7 @@ describe('director: ICE servers in the spelling RTCPeerConnection takes', () => 
 
   it('takes the list from the environment as JSON, keys in any casing', () => {
     const c = loadConfig({ env: { STREAMGATE_DIRECTOR_ICESERVERS: '[{"URLS":"turn:t.example:3478","USERNAME":"u","CREDENTIAL":"c"}]' } });
-    assert.deepEqual(c.director.iceServers, [{ urls: 'turn:t.example:3478', username: 'u', credential: 'c' }]);
+    assert.deepEqual(c.director.iceServers, [{ urls: ['turn:t.example:3478'], username: 'u', credential: 'c' }]);
   });
 
   it('refuses at start-up, naming the entry and member, what a browser would refuse', () => {

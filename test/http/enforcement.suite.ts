@@ -339,7 +339,7 @@ export function enforcementSuite(factory: StoreFactory): void {
         assert.deepEqual({ ...r.body.data, jwt: undefined }, {
           urls: [`wss://media.example/pub/${acct.id}/cam1`],
           jwt: undefined,
-          iceServers: [{ urls: 'stun:stun.example.com:3478' }],
+          iceServers: [{ urls: ['stun:stun.example.com:3478'] }], // configured as a string, answered as the hosted list
           streamAccountId: acct.id,
           subscribeRequiresAuth: true,
         });
