@@ -10,6 +10,7 @@ import { geoRoutes } from './http/management/geo.routes.js';
 import { clusterRoutes } from './http/management/clusters.routes.js';
 import { securedStreamRoutes } from './http/management/secured-streams.routes.js';
 import { sessionRoutes } from './http/management/sessions.routes.js';
+import { notProvidedRoutes } from './http/management/not-provided.routes.js';
 import { openApiDocument } from './http/openapi.js';
 import { DOCUMENTED_ONLY } from './http/docs.js';
 import { directorCors, mountDirector } from './http/director.js';
@@ -46,6 +47,8 @@ export function managementRoutes(s: Services): RouteSpec[] {
     ...webhookRoutes(s.webhooks, s.store, s.lifecycle, s.patterns),
     ...analyticsRoutes(s.usage),
     ...sessionRoutes(s.store, s.sessions),
+    // last: hosted endpoints Streamgate does not provide, answered 501 (docs/compatibility.md)
+    ...notProvidedRoutes(),
   ];
 }
 

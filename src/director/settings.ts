@@ -10,7 +10,7 @@
 import { z } from 'zod';
 
 export interface IceServer {
-  /** Always a list, as in the hosted director's IceServerModel (docs/compatibility.md#director). */
+  /** Always a list, as in the hosted director's IceServerModel (docs/compatibility.md, Director). */
   urls: string[];
   username?: string;
   credential?: string;

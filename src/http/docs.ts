@@ -9,7 +9,7 @@ import { callerDocs } from '../callers/registry.js';
 const directorOut = z.object({
   urls: z.array(z.string()),
   jwt: z.string(),
-  iceServers: z.array(z.object({ urls: z.union([z.string(), z.array(z.string())]), username: z.string().optional(), credential: z.string().optional() })),
+  iceServers: z.array(z.object({ urls: z.array(z.string()), username: z.string().optional(), credential: z.string().optional() })),
   streamAccountId: z.string(),
   subscribeRequiresAuth: z.boolean().optional(),
 });

@@ -94,6 +94,8 @@ describe('security: the declared authentication guards every management route', 
     const pub = await request(keyed.app).post('/api/publish_token').set('authorization', `Bearer ${acct.secret}`).send({ label: 'l', streams: [{ streamName: 'cam1' }] });
     assert.equal(pub.status, 200);
     params = { id: String(pub.body.data.id), accountId: acct.id, kind: 'feeds', streamName: 'cam1' };
+    // the hosted endpoints Streamgate does not provide (answered 501 once authenticated)
+    Object.assign(params, { tokenId: params.id, transcoderId: 't1', instanceId: 'i1', recordFileId: '1', mediaAssetId: 'm1', type: 'clip' });
     const nothing = await rawRequest(Number(new URL(keylessHttp.base).port), '/admin/zz-nothing');
     const message = (nothing.json as { data: { message: string } }).data.message;
     assert.equal(nothing.status, 404);
