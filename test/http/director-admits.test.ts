@@ -36,6 +36,20 @@ describe('director admissions', () => {
     assert.equal((await subscribe(f, sub.token)).status, 200);
   });
 
+  it('with director.admits, a director publish is a live publisher for the JWT\'s life: a second one is refused (publishConflict reject, the default) or admitted (allow)', async (t) => {
+    const publish = (f: HookFixture, token: string) => request(f.t.app).post('/api/director/publish').set('authorization', `Bearer ${token}`).send({ streamName: 'cam1' });
+    const f = await hookFixture({ director: { admits: true } });
+    t.after(() => f.close());
+    const pub = await f.token('publish');
+    assert.equal((await publish(f, pub.token)).status, 200);
+    const second = await publish(f, pub.token);
+    assert.deepEqual([second.status, second.body.data?.message], [403, 'Unauthorized: Stream already being published']);
+    const allow = await hookFixture({ director: { admits: true }, enforcement: { publishConflict: 'allow' } });
+    t.after(() => allow.close());
+    const open = await allow.token('publish');
+    for (let i = 0; i < 2; i++) assert.equal((await publish(allow, open.token)).status, 200);
+  });
+
   it('without it (the default), director calls count nothing and start no session', async (t) => {
     const f = await hookFixture();
     t.after(() => f.close());

@@ -403,8 +403,9 @@ export function sessionsSuite(factory: StoreFactory): void {
     });
 
     describe('enforcement.publishConflict', () => {
-      it('reject: a second publisher of a live stream is refused (stream_taken) until the first is done', async () => {
-        await fresh({ enforcement: { publishConflict: 'reject' } });
+      it('reject (the default, as on the hosted platform): a second publisher of a live stream is refused (stream_taken) until the first is done', async () => {
+        await fresh();
+        assert.equal(t.services.config.enforcement.publishConflict, 'reject');
         const p = await mk('publish');
         const q = await mk('publish');
         assert.equal(await publish('p1', p.token), OK);
@@ -428,8 +429,8 @@ export function sessionsSuite(factory: StoreFactory): void {
         assert.equal(await publish('p3', p.token), OK, 'a replaced publisher is not held');
       });
 
-      it('allow (default): both publishers are admitted', async () => {
-        await fresh();
+      it('allow: both publishers are admitted (the media server decides)', async () => {
+        await fresh({ enforcement: { publishConflict: 'allow' } });
         const p = await mk('publish');
         assert.equal(await publish('p1', p.token), OK);
         assert.equal(await publish('p2', p.token, { ip: IP_B }), OK);
