@@ -726,6 +726,29 @@ export function storeContract(factory: StoreFactory): void {
         assert.equal((await s.admitSession(pub('p4', 3), 60, { publishConflict: 'replace', maxConcurrent: 1 })).admitted, true);
       });
 
+      it('a refused admission leaves the connection\'s earlier record as it was; an admitted one replaces it without counting it', async () => {
+        const s = await fresh(() => Date.now());
+        const at = new Date().toISOString();
+        const rec = (sid: string, id: string, over: Partial<Session> = {}) => session(Object.assign({ sessionId: sid, id, startedOn: at, lastSeenOn: at }, over));
+        const ids = async () => (await s.listSessions('A', {}, { offset: 0, limit: 10 })).items.map((x) => `${x.sessionId}:${x.id}:${x.action}`).sort();
+        assert.equal((await s.admitSession(rec('p1', 'a1', { action: 'publish', tokenId: 1, feedId: 'f1' }), 60, { publishConflict: 'reject' })).admitted, true);
+        assert.equal((await s.admitSession(rec('c7', 'a2', { tokenId: 2 }), 60, {})).admitted, true);
+        // the same connection (c7) asking to publish the taken stream: refused, its viewing record stays
+        assert.deepEqual(await s.admitSession(rec('c7', 'a3', { action: 'publish', tokenId: 2, feedId: 'f3' }), 60, { publishConflict: 'reject' }), { admitted: false, reason: 'stream_taken' });
+        assert.deepEqual(await ids(), ['c7:a2:subscribe', 'p1:a1:publish']);
+        assert.equal((await s.getSession('mediamtx', 'c7'))?.id, 'a2');
+        // refused by the token's limits: the same
+        assert.deepEqual(await s.admitSession(rec('c7', 'a4', { tokenId: 2 }), 60, { maxUses: 1 }), { admitted: false, reason: 'uses_exhausted' });
+        assert.deepEqual(await s.admitSession(rec('c9', 'a5', { tokenId: 2 }), 60, { maxConcurrent: 1 }), { admitted: false, reason: 'session_limit' });
+        assert.deepEqual(await ids(), ['c7:a2:subscribe', 'p1:a1:publish']);
+        // admitted again, the connection's earlier record is not one of the token's sessions it counts, and goes
+        assert.deepEqual(await s.admitSession(rec('c7', 'a6', { tokenId: 2 }), 60, { maxConcurrent: 1 }), { admitted: true, replaced: [] });
+        assert.deepEqual(await ids(), ['c7:a6:subscribe', 'p1:a1:publish']);
+        // the publishing connection registering again does not conflict with itself
+        assert.deepEqual(await s.admitSession(rec('p1', 'a7', { action: 'publish', tokenId: 1, feedId: 'f7' }), 60, { publishConflict: 'reject' }), { admitted: true, replaced: [] });
+        assert.deepEqual(await ids(), ['c7:a6:subscribe', 'p1:a7:publish']);
+      });
+
       it('lists an account\'s live sessions by stream, token and action, oldest first, a page at a time', async () => {
         const s = await fresh(() => Date.now());
         const t = Date.now();

@@ -870,10 +870,14 @@ export class SqliteStore implements Store {
       }
       const now = this.now();
       this.stmt('DELETE FROM registry_sessions WHERE expires_ms <= ?').run(now);
-      // the same connection registered again: its earlier record goes (as in the Redis script)
-      this.stmt('DELETE FROM registry_sessions WHERE caller = ? AND caller_sid = ?').run(s.caller, s.sessionId);
       const uses = (this.stmt('SELECT uses FROM token_uses WHERE account_id = ? AND token_id = ?').pluck().get(s.accountId, s.tokenId ?? 0) as number | undefined) ?? 0;
-      const live = s.tokenId === undefined ? 0 : (this.stmt('SELECT COUNT(*) FROM registry_sessions WHERE account_id = ? AND token_id = ? AND ended = 0').pluck().get(s.accountId, s.tokenId) as number);
+      // the same connection's earlier record is not counted: an admission replaces it, a refusal keeps it
+      const live =
+        s.tokenId === undefined
+          ? 0
+          : (this.stmt('SELECT COUNT(*) FROM registry_sessions WHERE account_id = ? AND token_id = ? AND ended = 0 AND NOT (caller = ? AND caller_sid = ?)')
+              .pluck()
+              .get(s.accountId, s.tokenId, s.caller, s.sessionId) as number);
       const publishers =
         s.action === 'publish'
           ? (this.stmt("SELECT data FROM registry_sessions WHERE account_id = ? AND stream_name = ? AND ended = 0 AND action = 'publish' AND NOT (caller = ? AND caller_sid = ?)")
@@ -882,6 +886,8 @@ export class SqliteStore implements Store {
           : [];
       const step = admissionStep({ uses, liveOfToken: live, publishers: publishers.map((p) => p.tokenId) }, s, limits);
       if (!step.admit) return { admitted: false, reason: step.reason };
+      // the same connection registered again: its earlier record goes (as in the Redis script)
+      this.stmt('DELETE FROM registry_sessions WHERE caller = ? AND caller_sid = ?').run(s.caller, s.sessionId);
       const replaced: Session[] = [];
       if (step.replace) {
         for (const p of publishers) {

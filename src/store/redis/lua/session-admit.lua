@@ -21,25 +21,23 @@ end
 local now = tonumber(ARGV[3])
 local base = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[4] - 3)
 for i = 2, 5 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end
--- the same connection registered again: its earlier record goes
+-- the same connection registered again: its earlier record is not counted below, and goes once
+-- the admission is decided (a refusal keeps it)
 local old = redis.call('GET', KEYS[6])
-local gone = {'', ''}
+local oldRec = nil
 if old and old ~= ARGV[4] then
   local raw = redis.call('GET', base .. 'ss:' .. old)
-  if raw then
-    local rec = cjson.decode(raw)
-    gone = {rec.action, old}
-    redis.call('DEL', base .. 'ss:' .. old)
-    redis.call('ZREM', KEYS[2], old)
-    redis.call('ZREM', base .. 'ssi:t:' .. tostring(rec.tokenId or 0), old)
-    redis.call('ZREM', base .. 'ssi:s:' .. rec.streamName, old)
-    redis.call('ZREM', base .. 'ssi:p:' .. rec.streamName, old)
-  end
+  if raw then oldRec = cjson.decode(raw) end
 end
+if not oldRec then old = nil end
 local uses = tonumber(redis.call('GET', KEYS[7]) or '0')
 if ARGV[5] ~= '' and uses >= tonumber(ARGV[5]) then return {'uses_exhausted'} end
 local pubs = {}
-if ARGV[8] == 'publish' then pubs = redis.call('ZRANGE', KEYS[5], 0, -1) end
+if ARGV[8] == 'publish' then
+  for _, pid in ipairs(redis.call('ZRANGE', KEYS[5], 0, -1)) do
+    if pid ~= old then pubs[#pubs + 1] = pid end
+  end
+end
 if #pubs > 0 and ARGV[7] == 'reject' then return {'stream_taken'} end
 local replaced = {}
 local freed = 0
@@ -53,7 +51,18 @@ if #pubs > 0 and ARGV[7] == 'replace' then
     end
   end
 end
-if ARGV[6] ~= '' and redis.call('ZCARD', KEYS[3]) - freed >= tonumber(ARGV[6]) then return {'session_limit'} end
+local mine = 0
+if old and redis.call('ZSCORE', KEYS[3], old) then mine = 1 end
+if ARGV[6] ~= '' and redis.call('ZCARD', KEYS[3]) - mine - freed >= tonumber(ARGV[6]) then return {'session_limit'} end
+local gone = {'', ''}
+if oldRec then
+  gone = {oldRec.action, old}
+  redis.call('DEL', base .. 'ss:' .. old)
+  redis.call('ZREM', KEYS[2], old)
+  redis.call('ZREM', base .. 'ssi:t:' .. tostring(oldRec.tokenId or 0), old)
+  redis.call('ZREM', base .. 'ssi:s:' .. oldRec.streamName, old)
+  redis.call('ZREM', base .. 'ssi:p:' .. oldRec.streamName, old)
+end
 local out = {'ok', gone[1], gone[2]}
 for _, rec in ipairs(replaced) do
   rec.endedReason = 'replaced'
