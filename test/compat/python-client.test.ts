@@ -342,7 +342,7 @@ describe('the official Python client (dolbyio_rest_apis 5.0.0) against Streamgat
     assert.deepEqual(ok(await call('account.read_geo_cascade')), { isEnabled: true, clusters: ['us-1', 'eu-1'] });
     // the publish token left without one follows the account's setting and default cluster
     const rec = ok(await read(`/api/publish_token/${vars.publishTokenId}`));
-    assert.deepEqual([rec.geoCascade, rec.effectiveSettings.geoCascade, rec.effectiveSettings.originCluster], [null, { isEnabled: true, clusters: ['us-1', 'eu-1'] }, 'us-1']);
+    assert.deepEqual([rec.geoCascade, rec.effectiveSettings.geoCascade, rec.effectiveSettings.originCluster], [undefined, { isEnabled: true, clusters: ['us-1', 'eu-1'] }, 'us-1']);
   });
 
   it('account.update_geo_cascade with the model defaults (isEnabled false, clusters []): 200, disabled', async () => {

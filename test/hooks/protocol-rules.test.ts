@@ -15,6 +15,9 @@ describe('origins and address rules by protocol, on the callers', () => {
   beforeEach(async () => {
     f = await hookFixture({
       hooks: { secret: '', trustedProxies: [], omeSecret: '', accountInPath: false, mediamtx: { allowApiFrom: [], pathPrefix: 'live/' } },
+      // each case publishes one stream over several protocols in turn, never ending the sessions:
+      // a second publisher (refused by default) is not what these cases judge
+      enforcement: { publishConflict: 'allow' },
     });
   });
   afterEach(() => f.close());

@@ -237,12 +237,12 @@ describe('geo cascade: the account setting, and the token records that follow it
     assert.deepEqual([r.status, r.body.data], [200, { isEnabled: true, clusters: ['US-1'] }], JSON.stringify(r.body));
   });
 
-  it("a publish token that sets no geo cascade shows the account's in effectiveSettings (its own geoCascade stays null); one that sets its own keeps it", async () => {
+  it("a publish token that sets no geo cascade shows the account's in effectiveSettings (its own geoCascade stays unset); one that sets its own keeps it", async () => {
     await api(a, 'put', '/api/account/geo_cascade', { isEnabled: true, clusters: ['eu-1'] });
     const plain = await mk(a, 'publish');
     const own = await mk(a, 'publish', { geoCascade: { isEnabled: false, clusters: [] } });
     const read = async (id: number) => (await api(a, 'get', `/api/publish_token/${id}`)).body.data;
-    assert.deepEqual([(await read(plain.id)).geoCascade, (await read(plain.id)).effectiveSettings.geoCascade], [null, { isEnabled: true, clusters: ['eu-1'] }]);
+    assert.deepEqual([(await read(plain.id)).geoCascade, (await read(plain.id)).effectiveSettings.geoCascade], [undefined, { isEnabled: true, clusters: ['eu-1'] }]);
     assert.deepEqual([(await read(own.id)).geoCascade, (await read(own.id)).effectiveSettings.geoCascade], [{ isEnabled: false, clusters: [] }, { isEnabled: false, clusters: [] }]);
     await api(a, 'put', '/api/account/geo_cascade', { isEnabled: false, clusters: [] });
     assert.deepEqual((await read(plain.id)).effectiveSettings.geoCascade, { isEnabled: false, clusters: [] }, 'follows the account when it changes');
