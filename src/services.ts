@@ -143,7 +143,7 @@ export async function createServices(
   const credentialKeys = config.sessions.http.enabled
     ? await CredentialKeys.load(store, { secret: config.sessions.http.secret, previousForMs: ViewerSessions.previousKeyMs(config.sessions.http) }, now)
     : undefined;
-  const usage = new UsageService(store, (id) => store.findTokenById(id), now);
+  const usage = new UsageService(store, (id) => store.findTokenById(id), now, config.analytics.hourlyRetentionDays);
   const lifecycle = new Lifecycle(
     store,
     { queueSize: config.lifecycle.queueSize, liveTtlSeconds: config.enforcement.liveTtlSeconds, defaultAccountId: config.enforcement.defaultAccountId },

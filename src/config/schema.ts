@@ -219,6 +219,8 @@ export const configSchema = z.strictObject({
   }),
   analytics: z.strictObject({
     mediamtx: z.strictObject({ apiUrl: z.string(), intervalMs: z.number().int().min(100) }),
+    /** Hourly usage kept: the current UTC day and this many days before it (docs/operations.md#hourly-usage-retention). */
+    hourlyRetentionDays: z.number().int().min(1).max(366),
   }),
   dashboard: z.strictObject({ enabled: z.boolean() }),
 }).superRefine((c, ctx) => {

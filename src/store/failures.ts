@@ -14,7 +14,7 @@ const STORE_METHODS = Object.keys({
   boundAddresses: 1, bindAddress: 1,
   createWebhook: 1, getWebhook: 1, updateWebhook: 1, deleteWebhook: 1, listWebhooks: 1, addDelivery: 1, listDeliveries: 1,
   startRecording: 1, completeRecording: 1, listRecordings: 1, deleteRecording: 1,
-  addUsage: 1, usageByTracking: 1, usageDaily: 1,
+  addUsage: 1, usageByTracking: 1, usageDaily: 1, usageHourly: 1, usageAccount: 1,
   getMeta: 1, setMeta: 1,
   startLiveStream: 1, endLiveStream: 1, getLiveStream: 1, activePublishTokenIds: 1,
   startSession: 1, admitSession: 1, getSession: 1, getSessionById: 1, touchSession: 1, endSession: 1, listSessions: 1, sessionCounts: 1,

@@ -24,3 +24,11 @@ export const streamSeries = (points: Array<[string, number, number]>) => ({
   restream: Object.fromEntries(points.map(([k]) => [k, { bytesOut: 0, bytesIn: 0, secondsUsed: 0 }])),
   geoCascade: Object.fromEntries(points.map(([k]) => [k, { bytesOut: 0, bytesIn: 0 }])),
 });
+
+/** A tracking/streams row (trackingId null: the usage without a tracking id). */
+export const streamTrackingRow = (trackingId: string | null, bytesOut: number, bytesIn: number) => ({
+  trackingId,
+  standardStream: { bytesOut, bytesIn },
+  restream: { bytesOut: 0, bytesIn: 0, duration: 0 },
+  geoCascade: { bytesOut: 0, bytesIn: 0 },
+});

@@ -70,11 +70,23 @@ export const keys = {
   deliveries: (accountId: string, id: number) => `${tag(accountId)}:wh:${id}:deliveries`,
   recording: (accountId: string, id: number) => `${tag(accountId)}:rec:${id}`,
   recordings: (accountId: string) => `${tag(accountId)}:recordings`,
-  /** a day of usage: tracked buckets by tracking id, untracked by token id (0: none) */
+  /**
+   * a day (YYYY-MM-DD) or hour (YYYY-MM-DDTHH) of usage: tracked buckets by tracking id, untracked
+   * by token id (0: none; days only)
+   */
   usage: (accountId: string, trackingId: string | undefined, tokenId: number | undefined, day: string) =>
     trackingId !== undefined ? `${tag(accountId)}:u:t:${trackingId}:${day}` : `${tag(accountId)}:u:k:${tokenId ?? 0}:${day}`,
-  /** a day of usage by stream, whatever the tracking id: "<stream>\0o" / "<stream>\0i" → bytes */
+  /**
+   * a day or hour of usage by stream, whatever the tracking id: "<stream>\0o" / "<stream>\0i" →
+   * bytes, and the account's total under usageTotalFields
+   */
   usageStreams: (accountId: string, day: string) => `${tag(accountId)}:u:s:${day}`,
+  /** The account total's fields in a usageStreams hash (no stream has the empty name). */
+  usageTotalFields: ['\u0000o', '\u0000i'] as const,
+  /** the tracking ids with usage on a stream in a day (its hours included), a set */
+  usageStreamTracking: (accountId: string, day: string, streamName: string) => `${tag(accountId)}:u:st:${day}:${streamName}`,
+  /** Every account's usage keys, as a glob (the upgrade's SCAN pattern, after the escaped prefix). */
+  usageGlob: `${tag('*')}:u:*`,
   usageReport: (accountId: string, reportId: string) => `${tag(accountId)}:ur:${reportId}`,
   /** open recordings: "<stream>\0<path>" → id */
   openRecordings: (accountId: string) => `${tag(accountId)}:recopen`,

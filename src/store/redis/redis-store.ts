@@ -25,8 +25,10 @@ import type {
   Store,
   TokenChange,
   UsageDay,
+  UsageHour,
   UsageRecord,
   UsageSelector,
+  UsageSum,
   UsageTotal,
   Webhook,
 } from '../store.js';
@@ -40,7 +42,7 @@ import { compareAndSet, typeStoreFailures } from '../failures.js';
 import { isRedisUnavailable } from './failures.js';
 import { Reply, casReply } from './codes.js';
 import { copyWith } from '../../domain/objects.js';
-import { VersionWatch } from './version-watch.js';
+import { VersionWatch, globLiteral } from './version-watch.js';
 
 const SCRIPTS = {
   tokenCreate: { file: 'token-create.lua', keys: 5 },
@@ -59,7 +61,8 @@ const SCRIPTS = {
   liveStart: { file: 'live-start.lua', keys: 3 },
   liveEnd: { file: 'live-end.lua', keys: 3 },
   livePrune: { file: 'live-prune.lua', keys: 1 },
-  usageAdd: { file: 'usage-add.lua', keys: 3 },
+  usageAdd: { file: 'usage-add.lua', keys: 6 },
+  usageTotal: { file: 'usage-total.lua', keys: 1 },
   sessionAdmit: { file: 'session-admit.lua', keys: 8 },
   /** The same script on one Redis server (not a Cluster): it also writes the connection's pointer and the gauge's entry. */
   sessionAdmitLocal: { file: 'session-admit.lua', keys: 10 },
@@ -113,11 +116,37 @@ const USAGE_REPORT_TTL_S = 30 * 86400;
 /** Daily usage buckets outlive the longest query range (366 days). */
 const USAGE_KEEP_S = 400 * 86400;
 
+/** The meta key and value saying the usage indexes cover data of earlier builds too (upgrade()). */
+const USAGE_INDEX_META = 'usage-index';
+const USAGE_INDEX_VERSION = '1';
+
 /** The UTC days d with startDay <= d < stopDay (YYYY-MM-DD). */
 function daysBetween(startDay: string, stopDay: string): string[] {
   const out: string[] = [];
   for (let t = Date.parse(`${startDay}T00:00:00Z`); t < Date.parse(`${stopDay}T00:00:00Z`); t += 86400000) {
     out.push(new Date(t).toISOString().slice(0, 10));
+  }
+  return out;
+}
+
+/** The UTC hours h with startHour <= h < stopHour (YYYY-MM-DDTHH). */
+function hoursBetween(startHour: string, stopHour: string): string[] {
+  const out: string[] = [];
+  for (let t = Date.parse(`${startHour}:00:00Z`); t < Date.parse(`${stopHour}:00:00Z`); t += 3600000) {
+    out.push(new Date(t).toISOString().slice(0, 13));
+  }
+  return out;
+}
+
+/** A usage bucket's "<stream>\0o" / "<stream>\0i" fields as per-stream sums. */
+function streamSums(h: Record<string, string>): Map<string, { bytesOut: number; bytesIn: number }> {
+  const out = new Map<string, { bytesOut: number; bytesIn: number }>();
+  for (const [field, value] of Object.entries(h)) {
+    const streamName = field.slice(0, field.lastIndexOf('\u0000'));
+    const b = out.get(streamName) ?? { bytesOut: 0, bytesIn: 0 };
+    if (field.endsWith('\u0000o')) b.bytesOut += Number(value);
+    else b.bytesIn += Number(value);
+    out.set(streamName, b);
   }
   return out;
 }
@@ -531,6 +560,11 @@ export class RedisStore implements Store {
    * rules is skipped on read (viewerRuleTokens filters).
    */
   async upgrade(): Promise<void> {
+    await this.upgradeViewerRuleIndex();
+    await this.upgradeUsageIndexes();
+  }
+
+  private async upgradeViewerRuleIndex(): Promise<void> {
     if ((await this.getMeta(VIEWER_RULE_INDEX_META)) === VIEWER_RULE_INDEX_VERSION) return;
     for (const accountId of await this.redis.zrange(keys.accountList, 0, -1)) {
       const ids = (await this.redis.zrange(keys.byAdded(accountId, 'publish'), 0, -1)).map(idFromMember);
@@ -540,6 +574,67 @@ export class RedisStore implements Store {
       }
     }
     await this.setMeta(VIEWER_RULE_INDEX_META, VIEWER_RULE_INDEX_VERSION);
+  }
+
+  /**
+   * Usage kept by earlier builds lacks two indexes the account and tracking/streams reads use: the
+   * account's total in each day's per-stream index, and each stream's set of tracking ids of the
+   * day. One SCAN of the usage keys (every master of a Cluster), once per store (meta key).
+   * Idempotent and exact beside writers of this build: a total is recomputed from its hash's
+   * stream fields in one script, and a set only gains members.
+   */
+  private async upgradeUsageIndexes(): Promise<void> {
+    if ((await this.getMeta(USAGE_INDEX_META)) === USAGE_INDEX_VERSION) return;
+    const prefix = this.redis.options.keyPrefix ?? '';
+    const pattern = globLiteral(prefix) + keys.usageGlob;
+    for (const node of this.redis instanceof Cluster ? this.redis.nodes('master') : [this.redis]) {
+      let cursor = '0';
+      do {
+        const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        await this.indexOldUsage(found.map((k) => k.slice(prefix.length)));
+      } while (cursor !== '0');
+    }
+    await this.setMeta(USAGE_INDEX_META, USAGE_INDEX_VERSION);
+  }
+
+  /**
+   * upgradeUsageIndexes for some usage keys (prefix removed): the daily stream indexes and daily
+   * tracking buckets among them, one account at a time (a Cluster pipelines only within a slot).
+   */
+  private async indexOldUsage(found: string[]): Promise<void> {
+    const byAccount = new Map<string, { indexes: string[]; buckets: Array<{ key: string; trackingId: string; day: string }> }>();
+    const of = (accountId: string) => {
+      const a = byAccount.get(accountId) ?? { indexes: [], buckets: [] };
+      byAccount.set(accountId, a);
+      return a;
+    };
+    for (const key of found) {
+      const index = /^\{a:(.+?)\}:u:s:\d{4}-\d{2}-\d{2}$/.exec(key);
+      if (index) of(index[1]).indexes.push(key);
+      const bucket = /^\{a:(.+?)\}:u:t:(.*):(\d{4}-\d{2}-\d{2})$/.exec(key);
+      if (bucket) of(bucket[1]).buckets.push({ key, trackingId: bucket[2], day: bucket[3] });
+    }
+    for (const [accountId, { indexes, buckets }] of byAccount) {
+      const read = this.redis.pipeline();
+      for (const key of indexes) (read as unknown as Record<ScriptName, (...a: Array<string | number>) => unknown>).usageTotal(key, ...keys.usageTotalFields);
+      for (const b of buckets) read.hkeys(b.key).pttl(b.key);
+      const res = (await read.exec()) ?? [];
+      for (const [err] of res) if (err) throw err;
+      if (buckets.length === 0) continue;
+      const write = this.redis.pipeline();
+      buckets.forEach((b, j) => {
+        const fields = res[indexes.length + 2 * j][1] as string[];
+        const ttl = res[indexes.length + 2 * j + 1][1] as number;
+        for (const streamName of new Set(fields.map((f) => f.slice(0, f.lastIndexOf('\u0000'))))) {
+          const set = keys.usageStreamTracking(accountId, b.day, streamName);
+          write.sadd(set, b.trackingId);
+          // kept as long as the bucket it indexes
+          if (ttl > 0) write.pexpire(set, ttl);
+        }
+      });
+      for (const [err] of (await write.exec()) ?? []) if (err) throw err;
+    }
   }
 
   async findTokenByHash(hash: string): Promise<TokenRecord | null> {
@@ -736,11 +831,17 @@ export class RedisStore implements Store {
 
   async addUsage(u: UsageRecord, reportId?: string): Promise<boolean> {
     const bucket = keys.usage(u.accountId, u.trackingId, u.tokenId, u.day);
+    const tracked = u.trackingId !== undefined;
+    const now = this.now();
+    const hourly = u.hourly !== undefined && u.hourly.keepUntilMs > now ? u.hourly : undefined;
     const ok = await this.run(
       'usageAdd',
       bucket,
       reportId !== undefined ? keys.usageReport(u.accountId, reportId) : bucket,
       keys.usageStreams(u.accountId, u.day),
+      tracked ? keys.usageStreamTracking(u.accountId, u.day, u.streamName) : bucket,
+      tracked && hourly ? keys.usage(u.accountId, u.trackingId, undefined, hourly.hour) : bucket,
+      hourly ? keys.usageStreams(u.accountId, hourly.hour) : bucket,
       reportId !== undefined ? '1' : '0',
       `${u.streamName}\u0000o`,
       `${u.streamName}\u0000i`,
@@ -748,6 +849,11 @@ export class RedisStore implements Store {
       u.bytesIn,
       USAGE_REPORT_TTL_S,
       USAGE_KEEP_S,
+      tracked ? '1' : '0',
+      u.trackingId ?? '',
+      // the hourly keys go when their retention ends (a later write may move it with the setting)
+      hourly ? Math.ceil(hourly.keepUntilMs / 1000) : '0',
+      ...keys.usageTotalFields,
     );
     return ok === 1;
   }
@@ -780,50 +886,117 @@ export class RedisStore implements Store {
   }
 
   async usageDaily(accountId: string, selector: UsageSelector, startDay: string, stopDay: string): Promise<UsageDay[]> {
-    const days = daysBetween(startDay, stopDay);
+    const rows = await this.usageRows(accountId, selector, daysBetween(startDay, stopDay), (day) => day);
+    return rows.map(({ period, ...r }) => Object.assign({ day: period }, r));
+  }
+
+  async usageHourly(accountId: string, selector: UsageSelector, startHour: string, stopHour: string): Promise<UsageHour[]> {
+    // an hour's tracking ids are in its day's set
+    const rows = await this.usageRows(accountId, selector, hoursBetween(startHour, stopHour), (hour) => hour.slice(0, 10));
+    return rows.map(({ period, ...r }) => Object.assign({ hour: period }, r));
+  }
+
+  /**
+   * usageDaily / usageHourly over the given periods (days or hours; `dayOf` names a period's day):
+   * the tracking buckets, the per-stream index, and for streamTracking the stream's tracking-id set
+   * of the day, whose buckets hold the tracked rows; the untracked row is the stream's total less
+   * them. Pipelined: O(periods × streams) reads (× tracking ids for streamTracking).
+   */
+  private async usageRows(
+    accountId: string,
+    selector: UsageSelector,
+    periods: string[],
+    dayOf: (period: string) => string,
+  ): Promise<Array<{ period: string; trackingId?: string; streamName: string; bytesOut: number; bytesIn: number }>> {
     const byTracking = 'trackingIds' in selector;
-    const names = [...new Set(byTracking ? selector.trackingIds : selector.streamNames)].filter((n) => n !== '');
-    if (names.length === 0 || days.length === 0) return [];
-    const out: UsageDay[] = [];
-    const pipe = this.redis.pipeline();
+    const names = [...new Set(byTracking ? selector.trackingIds : 'streamNames' in selector ? selector.streamNames : selector.streamTracking)].filter((n) => n !== '');
+    if (names.length === 0 || periods.length === 0) return [];
+    const out: Array<{ period: string; trackingId?: string; streamName: string; bytesOut: number; bytesIn: number }> = [];
     if (byTracking) {
-      // one bucket per tracking id and day: every stream of it
-      for (const id of names) for (const day of days) pipe.hgetall(keys.usage(accountId, id, undefined, day));
+      // one bucket per tracking id and period: every stream of it
+      const pipe = this.redis.pipeline();
+      for (const id of names) for (const p of periods) pipe.hgetall(keys.usage(accountId, id, undefined, p));
       const res = (await pipe.exec()) ?? [];
       let i = 0;
       for (const trackingId of names) {
-        for (const day of days) {
+        for (const period of periods) {
           const [err, h] = res[i++];
           if (err) throw err;
-          const rows = new Map<string, UsageDay>();
-          for (const [field, value] of Object.entries(h as Record<string, string>)) {
-            const streamName = field.slice(0, field.lastIndexOf('\u0000'));
-            let row = rows.get(streamName);
-            if (!row) {
-              row = { day, trackingId, streamName, bytesOut: 0, bytesIn: 0 };
-              rows.set(streamName, row);
-            }
-            if (field.endsWith('\u0000o')) row.bytesOut += Number(value);
-            else row.bytesIn += Number(value);
-          }
-          out.push(...rows.values());
+          for (const [streamName, b] of streamSums(h as Record<string, string>)) out.push({ period, trackingId, streamName, ...b });
         }
       }
       return out;
     }
-    // one index hash per day: only the asked streams' fields
+    // one index hash per period: only the asked streams' fields
     const fields = names.flatMap((n) => [`${n}\u0000o`, `${n}\u0000i`]);
-    for (const day of days) pipe.hmget(keys.usageStreams(accountId, day), ...fields);
-    const res = (await pipe.exec()) ?? [];
-    days.forEach((day, d) => {
-      const [err, values] = res[d];
-      if (err) throw err;
-      const v = values as Array<string | null>;
-      names.forEach((streamName, n) => {
-        const o = v[2 * n];
-        const i = v[2 * n + 1];
-        if (o !== null || i !== null) out.push({ day, streamName, bytesOut: Number(o ?? 0), bytesIn: Number(i ?? 0) });
+    const perStream = this.redis.pipeline();
+    for (const p of periods) perStream.hmget(keys.usageStreams(accountId, p), ...fields);
+    const days = [...new Set(periods.map(dayOf))];
+    const withTracking = 'streamTracking' in selector;
+    if (withTracking) for (const day of days) for (const n of names) perStream.smembers(keys.usageStreamTracking(accountId, day, n));
+    const res = (await perStream.exec()) ?? [];
+    for (const [err] of res) if (err) throw err;
+    const totals = periods.map((_, p) => res[p][1] as Array<string | null>);
+    if (!withTracking) {
+      periods.forEach((period, p) => {
+        names.forEach((streamName, n) => {
+          const o = totals[p][2 * n];
+          const i = totals[p][2 * n + 1];
+          if (o !== null || i !== null) out.push({ period, streamName, bytesOut: Number(o ?? 0), bytesIn: Number(i ?? 0) });
+        });
       });
+      return out;
+    }
+    const trackingIds = new Map<string, string[]>(); // "<day>\0<stream>" → its tracking ids
+    let k = periods.length;
+    for (const day of days) for (const n of names) trackingIds.set(`${day}\u0000${n}`, (res[k++][1] as string[]).sort());
+    const reads: Array<{ period: string; streamName: string; trackingId: string }> = [];
+    const perTracking = this.redis.pipeline();
+    for (const period of periods) {
+      for (const streamName of names) {
+        for (const trackingId of trackingIds.get(`${dayOf(period)}\u0000${streamName}`) ?? []) {
+          reads.push({ period, streamName, trackingId });
+          perTracking.hmget(keys.usage(accountId, trackingId, undefined, period), `${streamName}\u0000o`, `${streamName}\u0000i`);
+        }
+      }
+    }
+    const tracked = reads.length > 0 ? ((await perTracking.exec()) ?? []) : [];
+    const sums = new Map<string, { bytesOut: number; bytesIn: number }>(); // "<period>\0<stream>" → tracked bytes
+    reads.forEach((r, j) => {
+      const [err, v] = tracked[j];
+      if (err) throw err;
+      const [o, i] = v as Array<string | null>;
+      if (o === null && i === null) return;
+      const row = { period: r.period, trackingId: r.trackingId, streamName: r.streamName, bytesOut: Number(o ?? 0), bytesIn: Number(i ?? 0) };
+      out.push(row);
+      const key = `${r.period}\u0000${r.streamName}`;
+      const s = sums.get(key) ?? { bytesOut: 0, bytesIn: 0 };
+      sums.set(key, { bytesOut: s.bytesOut + row.bytesOut, bytesIn: s.bytesIn + row.bytesIn });
+    });
+    periods.forEach((period, p) => {
+      names.forEach((streamName, n) => {
+        const s = sums.get(`${period}\u0000${streamName}`) ?? { bytesOut: 0, bytesIn: 0 };
+        // usage kept before the stream index existed is not in it: never below zero
+        const bytesOut = Math.max(0, Number(totals[p][2 * n] ?? 0) - s.bytesOut);
+        const bytesIn = Math.max(0, Number(totals[p][2 * n + 1] ?? 0) - s.bytesIn);
+        if (bytesOut !== 0 || bytesIn !== 0) out.push({ period, trackingId: '', streamName, bytesOut, bytesIn });
+      });
+    });
+    return out;
+  }
+
+  async usageAccount(accountId: string, unit: 'day' | 'hour', start: string, stop: string): Promise<UsageSum[]> {
+    const periods = unit === 'day' ? daysBetween(start, stop) : hoursBetween(start, stop);
+    if (periods.length === 0) return [];
+    const pipe = this.redis.pipeline();
+    for (const p of periods) pipe.hmget(keys.usageStreams(accountId, p), ...keys.usageTotalFields);
+    const res = (await pipe.exec()) ?? [];
+    const out: UsageSum[] = [];
+    periods.forEach((period, p) => {
+      const [err, v] = res[p];
+      if (err) throw err;
+      const [o, i] = v as Array<string | null>;
+      if (o !== null || i !== null) out.push({ period, bytesOut: Number(o ?? 0), bytesIn: Number(i ?? 0) });
     });
     return out;
   }

@@ -26,7 +26,7 @@ export interface VersionWatchOptions {
 const KNOWN_MAX = 100_000;
 
 /** Escapes the glob characters of a PSUBSCRIBE pattern. */
-const globLiteral = (s: string): string => s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+export const globLiteral = (s: string): string => s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 
 export class VersionWatch {
   private readonly known = new Map<string, number>();

@@ -24,8 +24,10 @@ import type {
   Store,
   TokenChange,
   UsageDay,
+  UsageHour,
   UsageRecord,
   UsageSelector,
+  UsageSum,
   UsageTotal,
   Webhook,
 } from '../store.js';
@@ -106,6 +108,22 @@ CREATE TABLE IF NOT EXISTS usage (
   PRIMARY KEY (account_id, tracking_id, day, stream_name, token_id)
 );
 CREATE INDEX IF NOT EXISTS usage_by_stream ON usage (account_id, stream_name, day);
+CREATE INDEX IF NOT EXISTS usage_by_day ON usage (account_id, day);
+-- Usage per UTC hour (YYYY-MM-DDTHH), tracking_id '' for the usage without one; a row is read and
+-- kept until keep_until (epoch ms), then deleted by the usage writes (pruneHourlyUsage).
+CREATE TABLE IF NOT EXISTS usage_hourly (
+  account_id TEXT NOT NULL,
+  tracking_id TEXT NOT NULL,
+  stream_name TEXT NOT NULL,
+  hour TEXT NOT NULL,
+  bytes_out INTEGER NOT NULL,
+  bytes_in INTEGER NOT NULL,
+  keep_until INTEGER NOT NULL,
+  PRIMARY KEY (account_id, tracking_id, hour, stream_name)
+);
+CREATE INDEX IF NOT EXISTS usage_hourly_by_stream ON usage_hourly (account_id, stream_name, hour);
+CREATE INDEX IF NOT EXISTS usage_hourly_by_hour ON usage_hourly (account_id, hour);
+CREATE INDEX IF NOT EXISTS usage_hourly_expiry ON usage_hourly (keep_until);
 CREATE TABLE IF NOT EXISTS usage_reports (
   account_id TEXT NOT NULL,
   report_id TEXT NOT NULL,
@@ -230,6 +248,9 @@ const accountFromRow = (r: AccountRow): Account => {
 const VERSION_POLL_MS = 250;
 /** Account versions remembered at most (all are dropped when full). */
 const VERSIONS_KEPT = 100_000;
+/** Expired hourly usage rows deleted by one usage write at most, and how often writes look for them (ms). */
+const HOURLY_PRUNE_BATCH = 500;
+const HOURLY_PRUNE_EVERY_MS = 60_000;
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' */
@@ -748,8 +769,31 @@ export class SqliteStore implements Store {
          DO UPDATE SET bytes_out = bytes_out + excluded.bytes_out, bytes_in = bytes_in + excluded.bytes_in`,
       )
         .run(u.accountId, u.trackingId ?? '', u.tokenId ?? 0, u.streamName, u.day, u.bytesOut, u.bytesIn);
+      const now = this.now();
+      if (u.hourly && u.hourly.keepUntilMs > now) {
+        this.stmt(
+          `INSERT INTO usage_hourly (account_id, tracking_id, stream_name, hour, bytes_out, bytes_in, keep_until) VALUES (?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (account_id, tracking_id, hour, stream_name)
+           DO UPDATE SET bytes_out = bytes_out + excluded.bytes_out, bytes_in = bytes_in + excluded.bytes_in, keep_until = excluded.keep_until`,
+        ).run(u.accountId, u.trackingId ?? '', u.streamName, u.hourly.hour, u.bytesOut, u.bytesIn, u.hourly.keepUntilMs);
+      }
+      this.pruneHourlyUsage(now);
       return true;
     });
+  }
+
+  /** When the usage writes next delete hourly rows past their keep_until (epoch ms). */
+  private hourlyPruneAt = 0;
+
+  /**
+   * Deletes up to HOURLY_PRUNE_BATCH hourly rows whose keep_until has passed, at most once per
+   * HOURLY_PRUNE_EVERY_MS unless a full batch shows more are waiting: each usage write pays a
+   * bounded share, and the table holds only the retention's hours (docs/operations.md#hourly-usage-retention).
+   */
+  private pruneHourlyUsage(now: number): void {
+    if (now < this.hourlyPruneAt) return;
+    const deleted = this.stmt('DELETE FROM usage_hourly WHERE rowid IN (SELECT rowid FROM usage_hourly WHERE keep_until <= ? LIMIT ?)').run(now, HOURLY_PRUNE_BATCH).changes;
+    this.hourlyPruneAt = deleted < HOURLY_PRUNE_BATCH ? now + HOURLY_PRUNE_EVERY_MS : now;
   }
 
   async usageByTracking(accountId: string, trackingIds: string[], startDay: string, stopDay: string): Promise<UsageTotal[]> {
@@ -765,19 +809,47 @@ export class SqliteStore implements Store {
   }
 
   async usageDaily(accountId: string, selector: UsageSelector, startDay: string, stopDay: string): Promise<UsageDay[]> {
+    return this.usageRows('usage', 'day', accountId, selector, startDay, stopDay) as UsageDay[];
+  }
+
+  async usageHourly(accountId: string, selector: UsageSelector, startHour: string, stopHour: string): Promise<UsageHour[]> {
+    return this.usageRows('usage_hourly', 'hour', accountId, selector, startHour, stopHour) as UsageHour[];
+  }
+
+  /** usageDaily / usageHourly: the same reads of the day table and of the hour table (whose expired rows are left out). */
+  private usageRows(table: 'usage' | 'usage_hourly', period: 'day' | 'hour', accountId: string, selector: UsageSelector, start: string, stop: string): unknown[] {
     const byTracking = 'trackingIds' in selector;
     // '' is the untracked bucket's tracking id, and no stream's name
-    const names = [...new Set(byTracking ? selector.trackingIds : selector.streamNames)].filter((n) => n !== '');
+    const names = [...new Set(byTracking ? selector.trackingIds : 'streamNames' in selector ? selector.streamNames : selector.streamTracking)].filter((n) => n !== '');
     if (names.length === 0) return [];
     const marks = names.map(() => '?').join(',');
+    const hourly = table === 'usage_hourly';
+    const live = hourly ? ' AND keep_until > ?' : '';
+    const args = [accountId, ...names, start, stop, ...(hourly ? [this.now()] : [])];
+    const byStream = hourly ? 'usage_hourly_by_stream' : 'usage_by_stream';
     const sql = byTracking
-      ? `SELECT tracking_id AS trackingId, day, stream_name AS streamName, SUM(bytes_out) AS bytesOut, SUM(bytes_in) AS bytesIn
-         FROM usage WHERE account_id = ? AND tracking_id IN (${marks}) AND day >= ? AND day < ?
-         GROUP BY tracking_id, day, stream_name`
-      : `SELECT day, stream_name AS streamName, SUM(bytes_out) AS bytesOut, SUM(bytes_in) AS bytesIn
-         FROM usage INDEXED BY usage_by_stream WHERE account_id = ? AND stream_name IN (${marks}) AND day >= ? AND day < ?
-         GROUP BY stream_name, day`;
-    return this.stmt(sql).all(accountId, ...names, startDay, stopDay) as UsageDay[];
+      ? `SELECT tracking_id AS trackingId, ${period}, stream_name AS streamName, SUM(bytes_out) AS bytesOut, SUM(bytes_in) AS bytesIn
+         FROM ${table} WHERE account_id = ? AND tracking_id IN (${marks}) AND ${period} >= ? AND ${period} < ?${live}
+         GROUP BY tracking_id, ${period}, stream_name`
+      : 'streamNames' in selector
+        ? `SELECT ${period}, stream_name AS streamName, SUM(bytes_out) AS bytesOut, SUM(bytes_in) AS bytesIn
+           FROM ${table} INDEXED BY ${byStream} WHERE account_id = ? AND stream_name IN (${marks}) AND ${period} >= ? AND ${period} < ?${live}
+           GROUP BY stream_name, ${period}`
+        : `SELECT tracking_id AS trackingId, ${period}, stream_name AS streamName, SUM(bytes_out) AS bytesOut, SUM(bytes_in) AS bytesIn
+           FROM ${table} INDEXED BY ${byStream} WHERE account_id = ? AND stream_name IN (${marks}) AND ${period} >= ? AND ${period} < ?${live}
+           GROUP BY stream_name, ${period}, tracking_id
+           HAVING tracking_id <> '' OR SUM(bytes_out) <> 0 OR SUM(bytes_in) <> 0`;
+    return this.stmt(sql).all(...args);
+  }
+
+  async usageAccount(accountId: string, unit: 'day' | 'hour', start: string, stop: string): Promise<UsageSum[]> {
+    const sql =
+      unit === 'day'
+        ? `SELECT day AS period, SUM(bytes_out) AS bytesOut, SUM(bytes_in) AS bytesIn
+           FROM usage INDEXED BY usage_by_day WHERE account_id = ? AND day >= ? AND day < ? GROUP BY day`
+        : `SELECT hour AS period, SUM(bytes_out) AS bytesOut, SUM(bytes_in) AS bytesIn
+           FROM usage_hourly INDEXED BY usage_hourly_by_hour WHERE account_id = ? AND hour >= ? AND hour < ? AND keep_until > ? GROUP BY hour`;
+    return this.stmt(sql).all(accountId, start, stop, ...(unit === 'hour' ? [this.now()] : [])) as UsageSum[];
   }
 
   // ---- metadata ----
