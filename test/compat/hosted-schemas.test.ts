@@ -213,9 +213,11 @@ function hostedSchemaSuite(factory: StoreFactory): void {
       assert.equal(await conforms('post', '/api/webhooks/test/{webhookType}', '/api/webhooks/test/Feeds'), true);
     });
 
-    it('usage for the tracked token is counted (the analytics below have a row to show)', async () => {
+    it('usage for the tracked token and untracked usage are counted (the analytics below have rows to show)', async () => {
       const r = await request(t.app).post('/hooks/usage').send({ tokenId: ids.subscribe, streamName: 'cam1', bytesOut: 1000, bytesIn: 10 });
       assert.deepEqual([r.status, r.body], [200, { counted: true }]);
+      const untracked = await request(t.app).post('/hooks/usage').send({ tokenId: ids.publish, streamName: 'cam1', bytesOut: 500 });
+      assert.deepEqual([untracked.status, untracked.body], [200, { counted: true }]);
     });
 
     it('GET /api/analytics/tracking/total', async () => {
@@ -235,6 +237,41 @@ function hostedSchemaSuite(factory: StoreFactory): void {
 
     it('GET /api/analytics/streams/series', async () => {
       await conforms('get', '/api/analytics/streams/series', `/api/analytics/streams/series?streamNames=cam1&startDate=${day(0)}&stopDate=${day(1)}&resolution=Day`);
+    });
+
+    it('GET /api/analytics/tracking/series and /streams/series with resolution=Hour', async () => {
+      const tracking = await conforms('get', '/api/analytics/tracking/series', `/api/analytics/tracking/series?trackingIds=grp&startDate=${day(0)}&stopDate=${day(1)}&resolution=Hour`);
+      assert.equal(Object.keys(tracking.grp).length, 24);
+      const streams = await conforms('get', '/api/analytics/streams/series', `/api/analytics/streams/series?streamNames=cam1&startDate=${day(0)}&stopDate=${day(1)}&resolution=Hour`);
+      assert.equal(Object.keys(streams.cam1.bandwidth).length, 24);
+    });
+
+    it('GET /api/analytics/account/total', async () => {
+      const d = await conforms('get', '/api/analytics/account/total', `/api/analytics/account/total?startDate=${day(0)}&stopDate=${day(1)}`);
+      assert.deepEqual([d.bytesOut, d.bytesIn], [1500, 10]);
+    });
+
+    it('GET /api/analytics/account/series (Hour, Day and Month)', async () => {
+      for (const resolution of ['Hour', 'Day', 'Month']) {
+        const d = await conforms('get', '/api/analytics/account/series', `/api/analytics/account/series?startDate=${day(0)}&stopDate=${day(1)}&resolution=${resolution}`);
+        assert.equal(Object.keys(d.bandwidth).length, resolution === 'Hour' ? 24 : 1, resolution);
+      }
+    });
+
+    it('GET /api/analytics/tracking/streams/total (the untracked row has trackingId null)', async () => {
+      const d = await conforms('get', '/api/analytics/tracking/streams/total', `/api/analytics/tracking/streams/total?streamNames=cam1&streamNames=none&startDate=${day(0)}&stopDate=${day(1)}`);
+      assert.deepEqual(
+        d.cam1.map((r: { trackingId: string | null }) => r.trackingId),
+        [null, 'grp'],
+      );
+      assert.deepEqual(d.none, []);
+    });
+
+    it('GET /api/analytics/tracking/streams/series (Hour and Day)', async () => {
+      for (const resolution of ['Hour', 'Day']) {
+        const d = await conforms('get', '/api/analytics/tracking/streams/series', `/api/analytics/tracking/streams/series?streamNames=cam1&startDate=${day(0)}&stopDate=${day(1)}&resolution=${resolution}`);
+        assert.equal(Object.keys(d.cam1).length, resolution === 'Hour' ? 24 : 1, resolution);
+      }
     });
 
     it('GET /api/geo/account', async () => {
@@ -379,6 +416,7 @@ describe('the hosted schema validators refuse what they must', () => {
     assert.deepEqual(check(STREAM_SCHEMAS.stream, { status: 'success', data: { streamId: 'a/b' } }).length > 5, true);
   });
 
+<<<<<<< HEAD
   it('the cluster and geo cascade answers: a field outside ClusterModel, LocationModel or GeoCascadeModel2 fails, naming it', () => {
     const cluster = { id: 'eu-1', name: 'Frankfurt', rtmp: '', srt: '', location: { city: 'Frankfurt', region: null, country: null }, features: { transcoding: false } };
     assert.deepEqual(errors('get', '/api/cluster', { status: 'success', data: { defaultCluster: 'eu-1', availableClusters: [cluster] } }), []);
@@ -393,6 +431,13 @@ describe('the hosted schema validators refuse what they must', () => {
     assert.deepEqual(errors('put', '/api/account/geo_cascade', { status: 'success', data: { isEnabled: true, clusters: ['all'] } }), []);
     assert.deepEqual(errors('get', '/api/account/geo_cascade', { status: 'success', data: { isEnabled: true, clusters: [], ipRulesOnRtmp: true } }), [
       "/data must NOT have additional properties 'ipRulesOnRtmp'",
+=======
+  it('the tracking/streams rows admit a null trackingId and no streamName', () => {
+    const row = { trackingId: null, standardStream: { bytesOut: 1, bytesIn: 0 }, restream: { bytesOut: 0, bytesIn: 0, duration: 0 }, geoCascade: { bytesOut: 0, bytesIn: 0 } };
+    assert.deepEqual(errors('get', '/api/analytics/tracking/streams/total', { status: 'success', data: { cam1: [row] } }), []);
+    assert.deepEqual(errors('get', '/api/analytics/tracking/streams/total', { status: 'success', data: { cam1: [{ ...row, streamName: 'cam1' }] } }), [
+      "/data/cam1/0 must NOT have additional properties 'streamName'",
+>>>>>>> dc113e3 (Tests: hourly retention pruning and expiry, the Redis usage index upgrade, hosted schemas of the new analytics answers, hour periods)
     ]);
   });
 
