@@ -416,7 +416,6 @@ describe('the hosted schema validators refuse what they must', () => {
     assert.deepEqual(check(STREAM_SCHEMAS.stream, { status: 'success', data: { streamId: 'a/b' } }).length > 5, true);
   });
 
-<<<<<<< HEAD
   it('the cluster and geo cascade answers: a field outside ClusterModel, LocationModel or GeoCascadeModel2 fails, naming it', () => {
     const cluster = { id: 'eu-1', name: 'Frankfurt', rtmp: '', srt: '', location: { city: 'Frankfurt', region: null, country: null }, features: { transcoding: false } };
     assert.deepEqual(errors('get', '/api/cluster', { status: 'success', data: { defaultCluster: 'eu-1', availableClusters: [cluster] } }), []);
@@ -431,13 +430,14 @@ describe('the hosted schema validators refuse what they must', () => {
     assert.deepEqual(errors('put', '/api/account/geo_cascade', { status: 'success', data: { isEnabled: true, clusters: ['all'] } }), []);
     assert.deepEqual(errors('get', '/api/account/geo_cascade', { status: 'success', data: { isEnabled: true, clusters: [], ipRulesOnRtmp: true } }), [
       "/data must NOT have additional properties 'ipRulesOnRtmp'",
-=======
+    ]);
+  });
+
   it('the tracking/streams rows admit a null trackingId and no streamName', () => {
     const row = { trackingId: null, standardStream: { bytesOut: 1, bytesIn: 0 }, restream: { bytesOut: 0, bytesIn: 0, duration: 0 }, geoCascade: { bytesOut: 0, bytesIn: 0 } };
     assert.deepEqual(errors('get', '/api/analytics/tracking/streams/total', { status: 'success', data: { cam1: [row] } }), []);
     assert.deepEqual(errors('get', '/api/analytics/tracking/streams/total', { status: 'success', data: { cam1: [{ ...row, streamName: 'cam1' }] } }), [
       "/data/cam1/0 must NOT have additional properties 'streamName'",
->>>>>>> dc113e3 (Tests: hourly retention pruning and expiry, the Redis usage index upgrade, hosted schemas of the new analytics answers, hour periods)
     ]);
   });
 

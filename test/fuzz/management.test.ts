@@ -65,6 +65,11 @@ const FIXTURES: Record<string, Omit<EntryPoint, 'method' | 'path' | 'auth'>> = {
   'GET /api/analytics/tracking/series': { query: () => 'resolution=Day&trackingIds=viewers&trackingIds=x,y&startDate=2026-01-01&stopDate=2026-02-01T12:00:00Z' },
   'GET /api/analytics/streams/total': { query: () => 'streamNames=cam1&streamNames=x,y&startDate=2026-01-01&stopDate=2026-02-01T12:00:00Z' },
   'GET /api/analytics/streams/series': { query: () => 'resolution=Month&streamNames=cam1&streamNames=x,y&startDate=2026-01-01&stopDate=2026-03-01' },
+  'GET /api/analytics/account/total': { query: () => 'startDate=2026-01-01&stopDate=2026-02-01T12:00:00Z' },
+  'GET /api/analytics/account/series': { query: () => 'resolution=Day&startDate=2026-01-01&stopDate=2026-02-01' },
+  'GET /api/analytics/tracking/streams/total': { query: () => 'streamNames=cam1&streamNames=x,y&startDate=2026-01-01&stopDate=2026-02-01' },
+  // within the hourly retention: today's hours
+  'GET /api/analytics/tracking/streams/series': { query: () => `resolution=Hour&streamNames=cam1&startDate=${new Date().toISOString().slice(0, 10)}T00:00:00Z&stopDate=${new Date().toISOString().slice(0, 13)}:00:01Z` },
   'GET /api/sessions': { query: (t) => `streamId=${t.seeded.accountId}/cam1&direction=subscribe&tokenId=1&page=1&itemsOnPage=10` },
   'GET /api/sessions/:id': {},
   'DELETE /api/sessions/:id': {},

@@ -10,7 +10,7 @@ import type { RouteSpec } from '../../src/http/route.js';
 import type { Store } from '../../src/store/store.js';
 import { sqliteFactory, redisFactory, type StoreFactory } from '../helpers/stores.js';
 import { testApp, type TestApp } from '../helpers/app.js';
-import { streamTotal, trackingRow } from '../helpers/analytics.js';
+import { streamTotal, streamTrackingRow, trackingRow } from '../helpers/analytics.js';
 
 /** A valid body per route, so validation passes and the answer comes from the ownership check. */
 const BODIES: Record<string, unknown> = {
@@ -167,6 +167,10 @@ function crossAccountSuite(factory: StoreFactory): void {
       assert.deepEqual((await get('/api/analytics/streams/total?streamNames=cam1&startDate=2026-01-01&stopDate=2027-01-01')).body, { status: 'success', data: { cam1: streamTotal(0, 0) } });
       assert.deepEqual((await get('/api/analytics/tracking/series?resolution=Month&trackingIds=ta&startDate=2026-06-01&stopDate=2026-07-01')).body.data, { ta: { '2026-06-01T00:00:00Z': [] } });
       assert.deepEqual((await get('/api/analytics/streams/series?resolution=Day&streamNames=cam1&startDate=2026-06-01&stopDate=2026-06-02')).body.data.cam1.bandwidth, { '2026-06-01T00:00:00Z': { bytesOut: 0, bytesIn: 0 } });
+      assert.deepEqual((await get('/api/analytics/account/total?startDate=2026-01-01&stopDate=2027-01-01')).body, { status: 'success', data: streamTotal(0, 0) });
+      assert.deepEqual((await get('/api/analytics/account/series?resolution=Day&startDate=2026-06-01&stopDate=2026-06-02')).body.data.bandwidth, { '2026-06-01T00:00:00Z': { bytesOut: 0, bytesIn: 0 } });
+      assert.deepEqual((await get('/api/analytics/tracking/streams/total?streamNames=cam1&startDate=2026-01-01&stopDate=2027-01-01')).body, { status: 'success', data: { cam1: [] } });
+      assert.deepEqual((await get('/api/analytics/tracking/streams/series?resolution=Day&streamNames=cam1&startDate=2026-06-01&stopDate=2026-06-02')).body.data, { cam1: { '2026-06-01T00:00:00Z': [] } });
       // the same calls with A's secret do see A's things: the empty answers above are not vacuous
       const asA = (p: string) => request(t.app).get(p).set('authorization', `Bearer ${a.secret}`);
       assert.equal((await asA('/api/publish_token/list')).body.data.length, 2);
@@ -178,6 +182,10 @@ function crossAccountSuite(factory: StoreFactory): void {
       assert.deepEqual((await asA('/api/analytics/streams/total?streamNames=cam1&startDate=2026-01-01&stopDate=2027-01-01')).body.data, { cam1: streamTotal(1000, 0) });
       assert.deepEqual((await asA('/api/analytics/tracking/series?resolution=Month&trackingIds=ta&startDate=2026-06-01&stopDate=2026-07-01')).body.data, { ta: { '2026-06-01T00:00:00Z': [trackingRow('cam1', 1000, 0)] } });
       assert.deepEqual((await asA('/api/analytics/streams/series?resolution=Day&streamNames=cam1&startDate=2026-06-01&stopDate=2026-06-02')).body.data.cam1.bandwidth, { '2026-06-01T00:00:00Z': { bytesOut: 1000, bytesIn: 0 } });
+      assert.deepEqual((await asA('/api/analytics/account/total?startDate=2026-01-01&stopDate=2027-01-01')).body.data, streamTotal(1000, 0));
+      assert.deepEqual((await asA('/api/analytics/account/series?resolution=Day&startDate=2026-06-01&stopDate=2026-06-02')).body.data.bandwidth, { '2026-06-01T00:00:00Z': { bytesOut: 1000, bytesIn: 0 } });
+      assert.deepEqual((await asA('/api/analytics/tracking/streams/total?streamNames=cam1&startDate=2026-01-01&stopDate=2027-01-01')).body.data, { cam1: [streamTrackingRow('ta', 1000, 0)] });
+      assert.deepEqual((await asA('/api/analytics/tracking/streams/series?resolution=Day&streamNames=cam1&startDate=2026-06-01&stopDate=2026-06-02')).body.data, { cam1: { '2026-06-01T00:00:00Z': [streamTrackingRow('ta', 1000, 0)] } });
       for (const kind of ['Feeds', 'Recordings', 'Thumbnail']) {
         const r = await request(t.app).post(`/api/webhooks/test/${kind}`).set('authorization', `Bearer ${b.secret}`).send({ streamName: 'cam1' });
         assert.equal(r.status, 200);
