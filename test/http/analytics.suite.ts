@@ -400,6 +400,19 @@ export function analyticsSuite(factory: StoreFactory): void {
         });
       });
 
+      it('the OpenAPI document lists the eight endpoints, every series with Hour, Day and Month', async () => {
+        const doc = (await request(app.app).get('/api/openapi.json')).body;
+        const analytics = Object.keys(doc.paths).filter((p) => p.startsWith('/api/analytics/')).sort();
+        assert.deepEqual(
+          analytics,
+          ['account/series', 'account/total', 'streams/series', 'streams/total', 'tracking/series', 'tracking/streams/series', 'tracking/streams/total', 'tracking/total'].map((p) => `/api/analytics/${p}`),
+        );
+        for (const p of analytics.filter((x) => x.endsWith('/series'))) {
+          const resolution = doc.paths[p].get.parameters.find((x: { name: string }) => x.name === 'resolution');
+          assert.deepEqual(resolution?.schema?.enum, ['Hour', 'Day', 'Month'], p);
+        }
+      });
+
       it('refuses bad account and tracking/streams queries with 400 naming the parameter', async () => {
         const cases: Array<[string, string, Record<string, string[]>]> = [
           ['account/total', 'startDate=2026-01-01', { stopDate: ['Invalid input: expected string, received undefined'] }],

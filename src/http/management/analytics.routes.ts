@@ -55,8 +55,8 @@ const resolutionParam = z.enum(RESOLUTIONS, { error: 'expected Hour, Day or Mont
 });
 
 const range = {
-  startDate: dateParam.meta({ description: 'inclusive: YYYY-MM-DD or an ISO 8601 date-time (UTC); a date-time counts its whole day' }),
-  stopDate: dateParam.meta({ description: 'exclusive: YYYY-MM-DD or an ISO 8601 date-time (UTC); a date-time inside a day counts that day' }),
+  startDate: dateParam.meta({ description: 'inclusive: YYYY-MM-DD or an ISO 8601 date-time (UTC); a date-time counts its whole day (its whole hour with resolution=Hour)' }),
+  stopDate: dateParam.meta({ description: 'exclusive: YYYY-MM-DD or an ISO 8601 date-time (UTC); a date-time inside a day counts that day (inside an hour that hour, with resolution=Hour)' }),
 };
 
 function rangeRule(q: { startDate: string; stopDate: string }, ctx: z.RefinementCtx): void {
