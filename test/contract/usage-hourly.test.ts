@@ -13,6 +13,8 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import type { UsageRecord } from '../../src/store/store.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
+import { startCluster, type TestCluster } from '../helpers/redis-cluster.js';
+import { createRedisClient, connectRedis } from '../../src/store/redis/connect.js';
 
 const T = Date.parse('2026-03-01T12:00:00Z');
 const report = (streamName: string, extra: Partial<UsageRecord> = {}): UsageRecord => ({
@@ -185,5 +187,57 @@ describe('hourly usage retention and the usage index upgrade: redis', () => {
     await client.hdel('{a:A}:u:s:2026-03-02', '\u0000o', '\u0000i');
     await s.upgrade();
     assert.deepEqual(await s.usageAccount('A', 'day', '2026-03-02', '2026-03-03'), [], 'done once: a later start does not scan again');
+  });
+});
+
+describe('the usage index upgrade: redis cluster', () => {
+  let cluster: TestCluster;
+  before(async () => {
+    cluster = await startCluster();
+  });
+  after(async () => {
+    await closeAll();
+    await cluster.stop();
+  });
+
+  it("upgrade() scans every master and indexes each account's old usage in its own slot", async () => {
+    const client = createRedisClient({
+      url: '',
+      clusterNodes: cluster.nodes,
+      sentinels: [],
+      sentinelName: '',
+      password: '',
+      keyPrefix: 'up:',
+      commandTimeoutMs: 3000,
+      connectTimeoutMs: 5000,
+      waitReplicas: 0,
+      waitTimeoutMs: 1000,
+      versionLagMs: 0,
+    });
+    client.on('error', () => {});
+    await connectRedis(client, 5000);
+    const s = new RedisStore(client, {});
+    closers.push(() => s.close());
+    // accounts spread over the slots of the three masters
+    const accounts = Array.from({ length: 12 }, (_, i) => `ACC${i}`);
+    for (const [i, accountId] of accounts.entries()) {
+      await s.addUsage(report('cam1', { accountId, bytesOut: 10 + i }));
+      await s.addUsage(report('cam1', { accountId, trackingId: undefined, tokenId: 3, bytesOut: 1000 }));
+      // as the earlier build left it
+      await client.hdel(`{a:${accountId}}:u:s:2026-03-01`, '\u0000o', '\u0000i');
+      await client.del(`{a:${accountId}}:u:st:2026-03-01:cam1`);
+    }
+    await s.upgrade();
+    for (const [i, accountId] of accounts.entries()) {
+      assert.deepEqual(await s.usageAccount(accountId, 'day', '2026-03-01', '2026-03-02'), [{ period: '2026-03-01', bytesOut: 1010 + i, bytesIn: 0 }], accountId);
+      assert.deepEqual(
+        (await s.usageDaily(accountId, { streamTracking: ['cam1'] }, '2026-03-01', '2026-03-02')).map((r) => [r.trackingId, r.bytesOut]).sort(),
+        [
+          ['', 1000],
+          ['a', 10 + i],
+        ],
+        accountId,
+      );
+    }
   });
 });
