@@ -304,7 +304,7 @@ describe('the official Node client (@dolbyio/dolbyio-rest-apis-client) against S
     const d = value('publishToken.read (after the account settings)');
     assert.deepEqual(
       [d.originCluster, d.geoCascade, d.effectiveSettings],
-      ['', null, { originCluster: 'us-1', allowedCountries: ['US', 'CA'], deniedCountries: [], geoCascade: { isEnabled: true, clusters: ['us-1'] } }],
+      ['', undefined, { originCluster: 'us-1', allowedCountries: ['US', 'CA'], deniedCountries: [], geoCascade: { isEnabled: true, clusters: ['us-1'] } }],
     );
   });
 
