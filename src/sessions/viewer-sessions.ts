@@ -309,7 +309,11 @@ export class ViewerSessions {
     const entry = d.selfSigned ? this.lookup.peekEntryById(d.tokenId) : this.lookup.peekEntryByHash(hashOf(presented));
     const record = entry?.token;
     if (!record || record.id !== d.tokenId) return undefined;
-    const state = this.stateOf(record, now);
+    // The state of this revision when this instance holds it already (a record's content changes
+    // only with its revision): its memos stay warm, and a full decision allocates nothing for it.
+    const held = this.tokens.get(record.id);
+    const state = held !== undefined && !held.deleted && held.rev === record.rev && held.accountId === record.accountId ? held : this.stateOf(record, now);
+    state.used = now;
     this.tokens.set(record.id, state);
     if (!this.versions.has(record.accountId)) this.versions.set(record.accountId, entry.ver);
     const repeat = this.repeatKey(presented, access);
