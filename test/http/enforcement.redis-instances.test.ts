@@ -8,6 +8,7 @@ import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { ADMIN_KEY, testApp, type TestApp } from '../helpers/app.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { VERSION_LAG_MS } from '../helpers/stores.js';
+import { until } from '../helpers/until.js';
 
 describe('two instances on one Redis', () => {
   let redis: TestRedis;
@@ -134,22 +135,20 @@ describe('two instances on one Redis', () => {
       .data as { token: string };
     const rtmp = () => request(wb.app).post('/hooks/authorize').send({ action: 'publish', token: pub.token, streamName: 'cam1', protocol: 'rtmp', clientIp: '192.0.2.1' });
     const urls = async () => (await request(wb.app).post('/api/director/publish').set('authorization', `Bearer ${pub.token}`).send({ streamName: 'cam1' })).body;
-    const settle = () => new Promise((r) => setTimeout(r, VERSION_LAG_MS));
     // b decides first, so its entries are cached before each change made on a
     assert.equal((await rtmp()).body.reason, 'ip_not_allowed');
     const admin = (body: object) => request(wa.app).put(`/admin/accounts/${tenant.id}`).set('authorization', `Bearer ${ADMIN_KEY}`).send(body);
     assert.equal((await admin({ ipRulesOnRtmp: false })).status, 200);
-    await settle();
-    assert.equal((await rtmp()).status, 200, 'lifted on the other instance');
+    // the other instance sees the account's new version within versionLagMs: polled, not slept
+    await until(async () => (await rtmp()).status === 200, 5000, 'ipRulesOnRtmp: false lifted on the other instance');
     assert.equal((await admin({ ipRulesOnRtmp: true })).status, 200);
-    await settle();
-    assert.equal((await rtmp()).body.reason, 'ip_not_allowed', 'and back on');
+    await until(async () => (await rtmp()).body.reason === 'ip_not_allowed', 5000, 'ipRulesOnRtmp: true back on the other instance');
     // the director refuses this token's address over webrtc; a token without address rules shows the cluster
     const open = (await request(wa.app).post('/api/publish_token').set(auth).send({ label: 'o', streams: [{ streamName: 'cam2' }] })).body.data as { token: string };
     const director = async () => (await request(wb.app).post('/api/director/publish').set('authorization', `Bearer ${open.token}`).send({ streamName: 'cam2' })).body.data.urls;
     assert.deepEqual(await director(), ['wss://eu/cam2']);
     assert.equal((await request(wa.app).put('/api/cluster').set(auth).send({ defaultCluster: 'us-1' })).status, 200);
-    await settle();
+    await until(async () => (await director())?.[0] === 'wss://us/cam2', 5000, "the other instance's director answering from the new default cluster");
     assert.deepEqual(await director(), ['wss://us/cam2']);
     assert.equal((await urls()).data.reason, 'ip_not_allowed');
   });
