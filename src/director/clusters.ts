@@ -39,6 +39,13 @@ export const clustersSchema = z.array(clusterSettingsSchema).superRefine((list, 
   });
 });
 
+/** Where a cluster is, as the hosted LocationModel shows it (null when not configured). */
+export interface ClusterLocation {
+  city: string | null;
+  region: string | null;
+  country: string | null;
+}
+
 export interface Cluster {
   id: string;
   name: string;
@@ -47,7 +54,7 @@ export interface Cluster {
   rtmpPublishUrls: string[];
   rtmp: string;
   srt: string;
-  location: { city: string | null; region: string | null; country: string | null };
+  location: ClusterLocation;
 }
 
 /** A cluster as the hosted API's ClusterModel shows it. */
@@ -56,7 +63,7 @@ export interface ClusterView {
   name: string;
   rtmp: string;
   srt: string;
-  location: { city: string | null; region: string | null; country: string | null };
+  location: ClusterLocation;
   features: { transcoding: boolean };
 }
 
@@ -81,7 +88,7 @@ export class Clusters {
   private readonly byId: Map<string, Cluster>;
 
   constructor(director: DirectorUrls) {
-    const noPlace = { city: null, region: null, country: null };
+    const noPlace: ClusterLocation = { city: null, region: null, country: null };
     this.implicit = director.clusters.length === 0;
     this.all = this.implicit
       ? [
