@@ -16,7 +16,7 @@ import { DOCUMENTED_ONLY } from './http/docs.js';
 import { directorCors, mountDirector } from './http/director.js';
 import { DecisionRoutes } from './http/decision-routes.js';
 import { CALLERS } from './callers/registry.js';
-import { mountCallers } from './callers/mount.js';
+import { mountCallers } from './http/caller-routes.js';
 import { callerContext } from './callers/context.js';
 import { requireHookSecret } from './http/hooks/hook-secret.js';
 import { TrustedProxies } from './http/client.js';

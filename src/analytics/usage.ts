@@ -8,20 +8,7 @@ import { SESSION_CALLERS } from '../callers/registry.js';
 import type { Store, Session, UsageSelector } from '../store/store.js';
 import type { TokenRecord } from '../domain/tokens.js';
 import { copyWith } from '../domain/objects.js';
-
-export interface UsageReport {
-  reportId?: string;
-  sessionId?: string;
-  caller?: string;
-  tokenId?: number;
-  trackingId?: string;
-  accountId?: string;
-  streamName?: string;
-  bytesOut: number;
-  bytesIn?: number;
-  /** epoch ms */
-  at?: number;
-}
+import type { UsageReport } from '../contracts/usage.js';
 
 export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 /** The UTC hour of an instant: YYYY-MM-DDTHH. */

@@ -4,13 +4,13 @@
 import type { Request } from 'express';
 import RE2 from 're2';
 import { z } from 'zod';
-import { bearer } from '../http/middleware.js';
+import { bearer } from '../http/client.js';
 import { clientAddress, requestOrigin, trustedCountry } from '../http/client.js';
 import { safeRequestPath } from '../domain/paths.js';
 import { LRUCache } from 'lru-cache';
 import { parse as parseCookie } from 'cookie';
-import type { Reason } from '../policy/types.js';
-import type { CredentialCheck } from '../sessions/viewer-sessions.js';
+import type { Reason } from '../contracts/decision.js';
+import type { CredentialCheck } from '../contracts/viewer-credential.js';
 import type { Caller, CallerRoute, Outcome, Reply, ViewerCredentials } from './caller.js';
 import { andThen, nameable, perConfig, refusalBody, refusalStatus, tokenFromQuery } from './shared.js';
 import { copyWith } from '../domain/objects.js';

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { text } from '../http/text.js';
 import { wellFormed } from '../domain/matchers.js';
-import { normaliseIp, originHost } from '../policy/rules.js';
+import { normaliseIp, originHost } from '../domain/addresses.js';
 import { issuesToFieldErrors } from '../http/validation.js';
 import type { Caller } from './caller.js';
 import { ACCOUNT_ID_MAX, STREAM_NAME_MAX, badRequest, refusalStatus } from './shared.js';

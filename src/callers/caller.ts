@@ -4,14 +4,14 @@ import type { Request } from 'express';
 import type { z } from 'zod';
 import type { Config } from '../config/schema.js';
 import type { Logger } from 'pino';
-import type { AccessRequest, Reason } from '../policy/types.js';
+import type { AccessRequest, Reason } from '../contracts/decision.js';
 import type { DecisionResult } from '../enforce/enforcer.js';
 import type { LifecycleSignal } from '../lifecycle/events.js';
-import type { Session } from '../store/store.js';
+import type { Session } from '../contracts/session.js';
 import type { TokenRecord } from '../domain/tokens.js';
-import type { UsageReport } from '../analytics/usage.js';
-import type { TrustedProxies } from '../http/client.js';
-import type { CredentialCheck, CredentialRequest } from '../sessions/viewer-sessions.js';
+import type { UsageReport } from '../contracts/usage.js';
+import type { TrustedProxies } from '../domain/addresses.js';
+import type { CredentialCheck, CredentialRequest } from '../contracts/viewer-credential.js';
 
 /** HTTP viewer sessions, as a caller uses them (src/sessions/viewer-sessions.ts). */
 export interface ViewerCredentials {

@@ -2,12 +2,13 @@
 // application's services in one place: the only reads of the store a caller needs happen here,
 // behind the context's methods, never in a caller module.
 import type { Services } from '../services.js';
-import type { TrustedProxies } from '../http/client.js';
+import type { TrustedProxies } from '../domain/addresses.js';
 import { tokenHash } from '../domain/tokens.js';
 import type { Admission, CallerContext, ViewerCredentials } from './caller.js';
 import type { AdmissionStep, DecisionResult } from '../enforce/enforcer.js';
-import { decision, type Reason } from '../policy/types.js';
-import type { CredentialCheck, ViewerSessions } from '../sessions/viewer-sessions.js';
+import { decision, type Reason } from '../contracts/decision.js';
+import type { CredentialCheck } from '../contracts/viewer-credential.js';
+import type { ViewerSessions } from '../sessions/viewer-sessions.js';
 import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
 import { andThen } from './shared.js';
 import { copyWith } from '../domain/objects.js';

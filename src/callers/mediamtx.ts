@@ -2,9 +2,9 @@
 // action,path,protocol,id,query}; any 2xx admits. 401 only when no credentials came at all, so
 // RTSP clients retry with theirs. runOn* hooks (through curl) post to /hooks/mediamtx/event.
 import { z } from 'zod';
-import type { Action } from '../policy/types.js';
-import { normaliseIp } from '../policy/rules.js';
-import { TrustedProxies } from '../http/client.js';
+import type { Action } from '../contracts/decision.js';
+import { normaliseIp } from '../domain/addresses.js';
+import { TrustedProxies } from '../domain/addresses.js';
 import { issuesToFieldErrors } from '../http/validation.js';
 import type { LifecycleSignal } from '../lifecycle/events.js';
 import type { Caller, CallerContext, CallerRoute, Outcome } from './caller.js';

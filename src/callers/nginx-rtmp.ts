@@ -1,8 +1,8 @@
 // nginx-rtmp-module notify calls (on_publish, on_play, *_done, on_record_done, on_update):
 // form-encoded POST (or GET with notify_method get). 2xx lets the client on, anything else makes
 // nginx drop it. The module's own fields come first; the client's query args follow, raw.
-import type { Action } from '../policy/types.js';
-import { normaliseIp } from '../policy/rules.js';
+import type { Action } from '../contracts/decision.js';
+import { normaliseIp } from '../domain/addresses.js';
 import { peerAddress } from '../http/client.js';
 import type { Caller, CallerRoute, Outcome, SessionIdentity } from './caller.js';
 import { bytesSignal, field, nameable, refusalMessage, refusalStatus, streamIdentity, tokenFromQuery } from './shared.js';

@@ -1,7 +1,7 @@
 // OvenMediaEngine AdmissionWebhooks: POST JSON signed with X-OME-Signature (base64url HMAC-SHA1 of
 // the raw body). OME admits only on HTTP 200 with {"allowed":true}; every answer here is a 200.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { normaliseIp } from '../policy/rules.js';
+import { normaliseIp } from '../domain/addresses.js';
 import type { Caller, Outcome, SessionIdentity } from './caller.js';
 import { nameable, streamIdentity, tokenFromQuery } from './shared.js';
 

@@ -1,7 +1,7 @@
-// The callers Streamgate answers, in one list: it mounts their routes, names the `adapter` label
-// of the decision metrics, lists the callers whose sessions usage reports can name, and feeds the
-// OpenAPI document and the tests that enumerate callers. A new caller is one module and one line here.
-import type { DocRoute } from '../http/openapi.js';
+// The callers Streamgate answers, in one list: src/http/caller-routes.ts mounts their routes and
+// describes them for the OpenAPI document; it names the `adapter` label of the decision metrics,
+// lists the callers whose sessions usage reports can name, and feeds the tests that enumerate
+// callers. A new caller is one module and one line here.
 import type { Caller } from './caller.js';
 import { authorize } from './authorize.js';
 import { authRequest } from './auth-request.js';
@@ -19,27 +19,3 @@ export const SESSION_CALLERS = DECIDING_AND_REPORTING.filter((c) => c.capabiliti
 
 /** Every caller; usage reports come last, as they name the sessions of the others. */
 export const CALLERS: readonly Caller[] = [...DECIDING_AND_REPORTING, usageCaller(SESSION_CALLERS)];
-
-/** The OpenAPI entries of every caller route (tag Hooks, hook secret). */
-export function callerDocs(callers: readonly Caller[] = CALLERS): DocRoute[] {
-  const out: DocRoute[] = [];
-  for (const c of callers) {
-    for (const r of c.routes) {
-      for (const d of r.docs) {
-        out.push({
-          method: d.method ?? (r.method === 'GET' ? 'get' : r.method === 'POST' ? 'post' : 'get'),
-          path: d.path ?? r.path,
-          params: d.params,
-          summary: d.summary,
-          tag: 'Hooks',
-          auth: 'hookSecret',
-          body: d.body,
-          bodyType: d.bodyType,
-          status: d.status,
-          answer: d.answer,
-        });
-      }
-    }
-  }
-  return out;
-}

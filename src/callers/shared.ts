@@ -1,7 +1,7 @@
 // What every caller shares: the stream-name limit, the status of a refusal, refusal texts from the
 // reasons table, and the small readers of caller requests (paths, query tokens, form fields).
 import { MAX_NAME } from '../domain/matchers.js';
-import { REASONS, type Decision, type Reason } from '../policy/types.js';
+import { REASONS, type Decision, type Reason } from '../contracts/decision.js';
 import type { LifecycleSignal } from '../lifecycle/events.js';
 import type { Config } from '../config/schema.js';
 import type { Reply } from './caller.js';

@@ -1,6 +1,6 @@
 // SRS http_hooks: JSON POSTs per action. SRS admits only on HTTP 200/201 with a body that is
 // exactly 0 or has an integer code 0, so allow is 200 {"code":0}; deny is 403 {"code":403,...}.
-import { normaliseIp, originHost } from '../policy/rules.js';
+import { normaliseIp, originHost } from '../domain/addresses.js';
 import type { Caller, Outcome, Reply, SessionIdentity } from './caller.js';
 import { bytesSignal, field, nameable, refusalMessage, refusalStatus, streamIdentity, tokenFromQuery } from './shared.js';
 

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { text } from '../http/text.js';
 import { issuesToFieldErrors } from '../http/validation.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../domain/errors.js';
 import type { Caller, Outcome } from './caller.js';
 import { ACCOUNT_ID_MAX, STREAM_NAME_MAX, badRequest } from './shared.js';
 import { copyWith } from '../domain/objects.js';

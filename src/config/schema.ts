@@ -4,7 +4,6 @@ import { z } from 'zod';
 import ipaddr from 'ipaddr.js';
 import RE2 from 're2';
 import { mediamtxPathProblem } from '../domain/paths.js';
-import { TERMINATION_TRIGGERS } from '../sessions/termination.js';
 import { iceServerSchema, rtmpUrlTemplate } from '../director/settings.js';
 import { clustersSchema } from '../director/clusters.js';
 import { CALLER_NAMES } from '../callers/names.js';
@@ -50,6 +49,12 @@ const streamPattern = z.string().superRefine((s, ctx) => {
     ctx.addIssue({ code: 'custom', message: `not an RE2 pattern: ${(e as Error).message}` });
   }
 });
+
+/**
+ * Which token changes end a running media-server session (enforcement.terminateOn; src/sessions/termination.ts
+ * maps a re-ask refusal to one). secretDeleted: the account's API secret deleted (every session of the account ends).
+ */
+export const TERMINATION_TRIGGERS = ['delete', 'disable', 'refresh', 'expire', 'secretDeleted'] as const;
 
 export const MIN_SECRET_LENGTH = 32;
 

@@ -1,7 +1,38 @@
 // Rules every store backend applies the same way, as pure functions: both stores call them (the
 // Redis bind script mirrors bindDecision inside Redis, where it must run to stay atomic).
-import type { Recording, NewRecording, SessionLimits } from '../store/store.js';
 import { copyWith } from './objects.js';
+
+/** A recording Streamgate knows of (from the callers' recording hooks). */
+export interface Recording {
+  id: number;
+  accountId: string;
+  streamName: string;
+  tokenId?: number;
+  path?: string;
+  status: 'recording' | 'completed';
+  recordedOn: string;
+  completedOn?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export type NewRecording = Omit<Recording, 'id' | 'status' | 'completedOn'>;
+
+/** What admitSession checks, atomically with registering the session (docs/api.md#session-limits). */
+export interface SessionLimits {
+  /** Live sessions of the token, this one included, may not exceed it. */
+  maxConcurrent?: number;
+  /** Admissions of the token ever, this one included, may not exceed it. */
+  maxUses?: number;
+  /** A publish session on a stream that has a live publisher: refused, or the other publishers end ('replaced'). */
+  publishConflict?: 'reject' | 'replace';
+  /**
+   * The revision of the session's token the decision was made on: when the stored token is gone or
+   * at another revision, nothing is registered ('token_changed') and the decision is made again.
+   * It makes the admission exact against a token change made meanwhile on any instance, so the
+   * decision before it may take a cached record unchecked (docs/api.md#caching-and-revocation).
+   */
+  tokenRev?: number;
+}
 
 /** How many delivery attempts a webhook's log keeps (the newest). */
 export const DELIVERIES_KEPT = 100;

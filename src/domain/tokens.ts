@@ -2,7 +2,7 @@
 // token value come in as arguments). Field syntax is checked by the request schemas; the rules
 // here are the ones that need the whole token (exclusive fields, at least one stream, limits).
 import { createHash } from 'node:crypto';
-import { FieldErrorList } from '../errors.js';
+import { FieldErrorList } from './errors.js';
 import { canonicalOrigin } from './matchers.js';
 
 export type TokenKind = 'publish' | 'subscribe';

@@ -1,41 +1,11 @@
 // Who is calling: the client address (forwarding headers believed only from trusted proxies),
-// the page origin, and a country a trusted CDN header vouches for. Shared by every adapter.
+// the page origin, a country a trusted CDN header vouches for, and a bearer credential. Shared by
+// every adapter.
 import type { Request } from 'express';
-import ipaddr from 'ipaddr.js';
-import { normaliseIp, originHost } from '../policy/rules.js';
+import { normaliseIp, originHost, TrustedProxies } from '../domain/addresses.js';
 import { countryFromHeader } from '../enforce/geo.js';
 
-/** Addresses whose answer is remembered (the Map is emptied when full). */
-const KNOWN_MAX = 4096;
-
-export class TrustedProxies {
-  private readonly ranges: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
-  /** A single-address header (hooks.realIpHeader, lower-cased) believed instead of X-Forwarded-For; '' = none. */
-  readonly realIpHeader: string;
-
-  constructor(list: string[], realIpHeader = '') {
-    this.realIpHeader = realIpHeader.toLowerCase();
-    this.ranges = list.map((s) => {
-      if (s.includes('/')) return ipaddr.parseCIDR(s);
-      const a = ipaddr.process(s);
-      return [a, a.kind() === 'ipv4' ? 32 : 128];
-    });
-  }
-
-  /** Answers already given, by address: every request asks about its peer, and peers are few. */
-  private readonly known = new Map<string, boolean>();
-
-  has(ip: string | undefined): boolean {
-    if (!ip) return false;
-    const seen = this.known.get(ip);
-    if (seen !== undefined) return seen;
-    const a = ipaddr.process(ip);
-    const trusted = this.ranges.some(([net, bits]) => net.kind() === a.kind() && a.match(net as never, bits));
-    if (this.known.size >= KNOWN_MAX) this.known.clear();
-    this.known.set(ip, trusted);
-    return trusted;
-  }
-}
+export { TrustedProxies };
 
 /** The TCP peer, normalised (::ffff:a.b.c.d → a.b.c.d). */
 export const peerAddress = (req: Request): string | undefined => normaliseIp(req.socket.remoteAddress);
@@ -82,4 +52,12 @@ export const requestOrigin = (req: Request): string | undefined => originHost(re
 export function trustedCountry(req: Request, trusted: TrustedProxies, header: string): string | undefined {
   if (header === '' || !trusted.has(peerAddress(req))) return undefined;
   return countryFromHeader(req.headers[header.toLowerCase()]);
+}
+
+/** The credential of an `Authorization: Bearer` header. */
+export function bearer(req: Request): string | undefined {
+  const h = req.get('authorization');
+  if (!h) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m ? m[1] : undefined;
 }

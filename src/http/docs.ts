@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { DocRoute } from './openapi.js';
 import { directorPublishSchema, directorSubscribeSchema } from './director.js';
-import { callerDocs } from '../callers/registry.js';
+import { callerDocs } from './caller-routes.js';
 
 const directorOut = z.object({
   urls: z.array(z.string()),

@@ -8,6 +8,10 @@ import { StoreUnavailable as DecisionStoreUnavailable } from '../enforce/lookup.
 import type { AccountService } from '../management/accounts.js';
 import { safeEqual } from '../domain/secrets.js';
 import type { Metrics } from '../observability/metrics.js';
+import { bearer } from './client.js';
+
+// The director reads its bearer token through this module too.
+export { bearer };
 
 const VALID_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -112,13 +116,6 @@ export const untypedBodyAsJson: RequestHandler = (req, _res, next) => {
   if (req.headers['content-type'] === undefined && hasBody(req)) req.headers['content-type'] = 'application/json';
   next();
 };
-
-export function bearer(req: Request): string | undefined {
-  const h = req.get('authorization');
-  if (!h) return undefined;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
-  return m ? m[1] : undefined;
-}
 
 /** Resolves the API secret to its account (res.locals.account) or answers 401. */
 export function requireApiSecret(accounts: AccountService): RequestHandler {

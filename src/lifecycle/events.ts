@@ -1,6 +1,6 @@
 // Lifecycle signals from the callers (publish/play started and ended, recordings, thumbnails),
 // and the public events they become (the shapes webhooks deliver, docs/api.md#events).
-import type { Session, SessionEndReason } from '../store/store.js';
+import type { Session, SessionEndReason } from '../contracts/session.js';
 
 /**
  * An admission's store step found the session's token at the revision the decision was made on

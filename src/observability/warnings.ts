@@ -1,7 +1,6 @@
 // Settings that work but leave a door open: logged at start and listed in /readyz's details, so an
 // operator sees them where they look, not only in a start-up log that has scrolled away.
 import { isLoopbackHost, type Config } from '../config/schema.js';
-import type { AccountService } from '../management/accounts.js';
 import { dataDirWarning } from '../store/data-dir.js';
 
 export const OPEN_HOOKS_WARNING =
@@ -10,7 +9,12 @@ export const OPEN_HOOKS_WARNING =
 export const SHARED_PATHS_WARNING =
   'hooks.accountInPath is false and the store holds more than one account: media-server paths do not name the account, so a token of one account admits the same-named path of another (publish over it, or view it); set hooks.accountInPath: true for several tenants';
 
-export async function configWarnings(config: Config, accounts: AccountService): Promise<string[]> {
+/** What the warnings ask of the accounts (the account service answers it). */
+export interface AccountCount {
+  hasSeveral(): Promise<boolean>;
+}
+
+export async function configWarnings(config: Config, accounts: AccountCount): Promise<string[]> {
   const out: string[] = [];
   if (config.hooks.secret === '' && config.hooks.allowUnauthenticated && !isLoopbackHost(config.server.host)) out.push(OPEN_HOOKS_WARNING);
   if (!config.hooks.accountInPath && (await accounts.hasSeveral())) out.push(SHARED_PATHS_WARNING);

@@ -1,12 +1,9 @@
 // Bind on usage, the last step of a decision: the evaluation once the enforcer knows what binding
 // the client's address did (the pending rule settled, the decision final). Pure.
 import { decision, type Decision } from './types.js';
-import type { Evaluation } from './evaluate.js';
+import { BIND_RULE, type Evaluation } from './evaluate.js';
 import type { BindStep } from '../domain/store-rules.js';
 import { copyWith } from '../domain/objects.js';
-
-/** The rule this step settles (policy/evaluate.ts names it so). */
-export const BIND_RULE = 'bind on usage';
 
 /**
  * The evaluation once its pending bind step has an outcome: the 'bind on usage' rule passes

@@ -5,7 +5,6 @@ import { hasLimits, type TokenRecord } from '../domain/tokens.js';
 import { decision, type AccessRequest, type CountryLists, type Decision, type Reason, type ViewerCountries } from './types.js';
 import { hasCountryLists } from '../domain/viewer-rules.js';
 import { compileRules, ipInRanges, originAllowed, parseCidrs, type CompiledRules } from './rules.js';
-import { BIND_RULE } from './bind.js';
 import type { SelfSignedClaims } from './self-signed.js';
 import { copyWith } from '../domain/objects.js';
 
@@ -252,6 +251,9 @@ function bindCheck(x: Input): Outcome {
   if (x.req.clientIp === undefined) return fail('the client address is unknown, and the token binds on usage');
   return { result: 'pending', detail: `binds to the first ${limit} address(es)` };
 }
+
+/** The rule the bind step settles (applyBind, policy/bind.ts): the last of the checks. */
+export const BIND_RULE = 'bind on usage';
 
 /** The ordered checks; the first failure decides. Checks after 2 need a resolved token. */
 const CHECKS: Array<{ rule: string; reason: Reason; needsToken: boolean; run: (x: Input) => Outcome }> = [

@@ -3,10 +3,9 @@
 // decision; a refusal ends the session only when the change behind it is listed. The default,
 // [delete], is the hosted platform's: deleting a publish token ends its streams, while disabling a
 // token or its expiry does not disrupt a running feed.
-import type { Reason } from '../policy/types.js';
+import type { Reason } from '../contracts/decision.js';
+import type { TERMINATION_TRIGGERS } from '../config/schema.js';
 
-// secretDeleted: the account's API secret deleted (every session of the account ends).
-export const TERMINATION_TRIGGERS = ['delete', 'disable', 'refresh', 'expire', 'secretDeleted'] as const;
 export type TerminationTrigger = (typeof TERMINATION_TRIGGERS)[number];
 
 /**

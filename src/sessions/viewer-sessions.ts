@@ -23,6 +23,7 @@ import type { AccountEntry, TokenLookup } from '../enforce/lookup.js';
 import { hashOf } from '../enforce/credential.js';
 import { mintCredential, readCredential, valueTagFromHash, type ViewerClaims } from './viewer-credential.js';
 import type { CredentialKeys } from './credential-keys.js';
+import type { CredentialCheck, CredentialRequest } from '../contracts/viewer-credential.js';
 import { RenditionGuard } from './rendition-guard.js';
 import { copyWith } from '../domain/objects.js';
 import { hasCountryLists } from '../domain/viewer-rules.js';
@@ -44,35 +45,6 @@ const MEMO_MAX = 1024;
 
 /** The caller whose viewer sessions these are (the registry's `caller`). */
 export const HTTP_VIEWER_CALLER = 'auth-request';
-
-/** A credential check: allowed (maybe with a refreshed credential), or why not. */
-export type CredentialCheck =
-  | { ok: true; tokenId: number; accountId: string; trackingId?: string; refresh?: string }
-  /** `reason` undefined: the credential does not speak for this request (another stream or token): decide in full. */
-  | {
-      ok: false;
-      reason?: Reason;
-      /**
-       * The viewer session this credential was for, when the request also carries the token it was
-       * granted on: the same viewer asking again (a new address, an expired credential), whose
-       * old session ends before the new one is counted.
-       */
-      previous?: string;
-    };
-
-/** What a check knows of the request. */
-export interface CredentialRequest {
-  action: 'publish' | 'subscribe';
-  streamName: string;
-  accountId?: string;
-  clientIp?: string;
-  /** The country a trusted proxy reports for the client (geo.trustedHeader), read only when a rule needs it. */
-  country?: () => string | undefined;
-  /** The request's origin (host of Origin, else Referer), read only when an origin rule applies. */
-  origin?: () => string | undefined;
-  /** The token (or JWT) the request also carries, if any. */
-  presented?: string;
-}
 
 interface TokenState {
   accountId: string;

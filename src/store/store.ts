@@ -8,6 +8,10 @@
 // backends apply (recording merge, bind decision, deliveries kept) are in domain/store-rules.ts.
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../domain/tokens.js';
 import type { SecuredStream } from '../domain/secured-streams.js';
+import type { Session, SessionEndReason } from '../contracts/session.js';
+import type { NewRecording, Recording, SessionLimits } from '../domain/store-rules.js';
+
+export type { NewRecording, Recording, Session, SessionEndReason, SessionLimits };
 
 export interface Account {
   id: string;
@@ -82,56 +86,6 @@ export interface LiveStream {
   caller: string;
 }
 
-/** Why a session ended (docs/api.md#running-sessions): the `endedReason` of the registry and of feeds `ended`. */
-export type SessionEndReason = 'done' | 'expired' | 'stopped' | 'token_revoked' | 'token_expired' | 'replaced' | 'secret_deleted';
-
-/** A publish or play session admitted through a caller: the session registry's record (docs/api.md#running-sessions). */
-export interface Session {
-  /** The registry's id (what /api/sessions names): unique, random, never reused. */
-  id: string;
-  /** The adapter that admitted it (nginx-rtmp, mediamtx, srs, ome, ...). */
-  caller: string;
-  /** The caller's own id for the connection (MediaMTX id, SRS client_id, ...), qualified by server where ids repeat. */
-  sessionId: string;
-  action: 'publish' | 'subscribe';
-  accountId: string;
-  streamName: string;
-  tokenId?: number;
-  trackingId?: string;
-  /** For publish sessions: the feed this session started. */
-  feedId?: string;
-  clientIp?: string;
-  /** rtmp, rtsp, srt, webrtc, ... as the caller said. */
-  protocol?: string;
-  /** The address the admitting hook request came from: which media server holds the connection. */
-  serverAddress?: string;
-  /** The parts the caller's API takes to act on the connection (src/sessions/drivers). */
-  native?: Record<string, string>;
-  startedOn: string;
-  /** Last admission or re-ask (nginx-rtmp on_update): the session expires liveTtlSeconds after it. */
-  lastSeenOn: string;
-  /** Set once ended: the record is kept a while (see endSession) so late reports and re-asks find it. */
-  endedReason?: SessionEndReason;
-  endedOn?: string;
-}
-
-/** What admitSession checks, atomically with registering the session (docs/api.md#session-limits). */
-export interface SessionLimits {
-  /** Live sessions of the token, this one included, may not exceed it. */
-  maxConcurrent?: number;
-  /** Admissions of the token ever, this one included, may not exceed it. */
-  maxUses?: number;
-  /** A publish session on a stream that has a live publisher: refused, or the other publishers end ('replaced'). */
-  publishConflict?: 'reject' | 'replace';
-  /**
-   * The revision of the session's token the decision was made on: when the stored token is gone or
-   * at another revision, nothing is registered ('token_changed') and the decision is made again.
-   * It makes the admission exact against a token change made meanwhile on any instance, so the
-   * decision before it may take a cached record unchecked (docs/api.md#caching-and-revocation).
-   */
-  tokenRev?: number;
-}
-
 export type AdmitResult =
   | { admitted: true; /** Publishers this admission replaced, already ended in the registry. */ replaced: Session[] }
   | { admitted: false; reason: 'session_limit' | 'uses_exhausted' | 'stream_taken' | 'token_changed' };
@@ -178,21 +132,6 @@ export interface Delivery {
   error?: string;
   durationMs: number;
 }
-
-/** A recording Streamgate knows of (from the callers' recording hooks). */
-export interface Recording {
-  id: number;
-  accountId: string;
-  streamName: string;
-  tokenId?: number;
-  path?: string;
-  status: 'recording' | 'completed';
-  recordedOn: string;
-  completedOn?: string;
-  metadata?: Record<string, unknown>;
-}
-
-export type NewRecording = Omit<Recording, 'id' | 'status' | 'completedOn'>;
 
 /** Bytes of one report, already attributed (docs/api.md#analytics-bandwidth-per-tracking-id-and-per-stream). */
 export interface UsageRecord {

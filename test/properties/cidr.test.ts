@@ -3,7 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ipInRanges, normaliseIp, parseCidrs } from '../../src/policy/rules.js';
+import { ipInRanges, parseCidrs } from '../../src/policy/rules.js';
+import { normaliseIp } from '../../src/domain/addresses.js';
 import { ipRuleProblem } from '../../src/domain/matchers.js';
 import { fcOptions } from '../helpers/property.js';
 

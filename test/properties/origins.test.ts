@@ -5,7 +5,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { originAllowed, originHost } from '../../src/policy/rules.js';
+import { originAllowed } from '../../src/policy/rules.js';
+import { originHost } from '../../src/domain/addresses.js';
 import { canonicalOrigin, originRuleProblem } from '../../src/domain/matchers.js';
 import { fcOptions } from '../helpers/property.js';
 

@@ -7,7 +7,7 @@ import type { AccessRequest, Reason } from '../../src/policy/types.js';
 import { REASONS } from '../../src/policy/types.js';
 import type { TokenRecord } from '../../src/domain/tokens.js';
 import { tokenRecord } from '../helpers/records.js';
-import { normaliseIp, originHost } from '../../src/policy/rules.js';
+import { normaliseIp, originHost } from '../../src/domain/addresses.js';
 
 const NOW = Date.parse('2026-06-01T12:00:00Z');
 const NOW_S = NOW / 1000;

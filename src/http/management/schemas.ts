@@ -8,7 +8,7 @@ import {
   ipRuleProblem,
   originRuleProblem,
 } from '../../domain/matchers.js';
-import { normaliseIp } from '../../policy/rules.js';
+import { normaliseIp } from '../../domain/addresses.js';
 import { MAX_LIST, parseExpiresOn, type TokenKind, type UpdateTokenInput } from '../../domain/tokens.js';
 import { copyWith } from '../../domain/objects.js';
 

@@ -5,7 +5,7 @@ import { effectiveCluster, matchesName, type TokenKind, type CreateTokenInput } 
 import type { TokenService } from '../../management/tokens.js';
 import { route, type RouteSpec } from '../route.js';
 import type { Enforcer } from '../../enforce/enforcer.js';
-import { normaliseIp, originHost } from '../../policy/rules.js';
+import { normaliseIp, originHost } from '../../domain/addresses.js';
 import {
   activeQuerySchema,
   checkBodySchema,

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import pRetry from 'p-retry';
 import { Agent, request } from 'undici';
 import type { MediaServerConfig } from '../../config/schema.js';
-import { TrustedProxies } from '../../http/client.js';
+import { TrustedProxies } from '../../domain/addresses.js';
 import { DriverError, type CutOutcome, type CutTarget, type Driver, type DriverHttp } from './driver.js';
 import { mediamtxDriver } from './mediamtx.js';
 import { nginxRtmpDriver } from './nginx-rtmp.js';

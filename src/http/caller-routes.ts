@@ -1,14 +1,17 @@
-// Mounts callers on the decision routes: one handler shape for all of them (read the request,
-// decide an admission through the Enforcer, start the session on allow, write the caller's answer).
+// The callers' routes on the HTTP side: mounted on the decision routes with one handler shape for
+// all of them (read the request, decide an admission through the Enforcer, start the session on
+// allow, write the caller's answer), and described for the OpenAPI document.
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { ServerResponse } from 'node:http';
 import type { Config } from '../config/schema.js';
-import type { DecisionRoutes } from '../http/decision-routes.js';
-import { bodyParsers, FORM_PARAMETER_LIMIT } from '../http/middleware.js';
-import { fastFormBody, fastJsonBody } from '../http/fast-body.js';
-import { sendJson, sendText } from '../http/answer.js';
-import { peerAddress } from '../http/client.js';
-import type { BodyEncoding, Caller, CallerContext, CallerRoute, Outcome, Reply } from './caller.js';
+import type { DecisionRoutes } from './decision-routes.js';
+import { bodyParsers, FORM_PARAMETER_LIMIT } from './middleware.js';
+import { fastFormBody, fastJsonBody } from './fast-body.js';
+import { sendJson, sendText } from './answer.js';
+import { peerAddress } from './client.js';
+import type { BodyEncoding, Caller, CallerContext, CallerRoute, Outcome, Reply } from '../callers/caller.js';
+import { CALLERS } from '../callers/registry.js';
+import type { DocRoute } from './openapi.js';
 
 /** Writes a described answer: its headers in order, then the body (the bytes of res.json / res.send). */
 export function writeReply(res: ServerResponse, r: Reply): void {
@@ -69,4 +72,28 @@ export function mountCallers(routes: DecisionRoutes, callers: readonly Caller[],
       if (route.below) routes.allUnder(route.path, ...chain);
     }
   }
+}
+
+/** The OpenAPI entries of every caller route (tag Hooks, hook secret). */
+export function callerDocs(callers: readonly Caller[] = CALLERS): DocRoute[] {
+  const out: DocRoute[] = [];
+  for (const c of callers) {
+    for (const r of c.routes) {
+      for (const d of r.docs) {
+        out.push({
+          method: d.method ?? (r.method === 'GET' ? 'get' : r.method === 'POST' ? 'post' : 'get'),
+          path: d.path ?? r.path,
+          params: d.params,
+          summary: d.summary,
+          tag: 'Hooks',
+          auth: 'hookSecret',
+          body: d.body,
+          bodyType: d.bodyType,
+          status: d.status,
+          answer: d.answer,
+        });
+      }
+    }
+  }
+  return out;
 }
