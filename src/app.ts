@@ -1,7 +1,7 @@
 // createApp(services): the express app without listen (what supertest drives).
 import express from 'express';
 import { VERSION, type Services } from './services.js';
-import { mountRoutes, unroutedRequests, type Guards, type RouteSpec } from './http/route.js';
+import { managementEndpoints, type RouteSpec } from './http/route.js';
 import { tokenRoutes } from './http/management/tokens.routes.js';
 import { webhookRoutes } from './http/management/webhooks.routes.js';
 import { analyticsRoutes } from './http/management/analytics.routes.js';
@@ -12,20 +12,17 @@ import { securedStreamRoutes } from './http/management/secured-streams.routes.js
 import { sessionRoutes } from './http/management/sessions.routes.js';
 import { notProvidedRoutes } from './http/management/not-provided.routes.js';
 import { openApiDocument } from './http/openapi.js';
-import { DOCUMENTED_ONLY } from './http/docs.js';
-import { directorCors, mountDirector } from './http/director.js';
+import { directorEndpoints } from './http/director.js';
 import { DecisionRoutes } from './http/decision-routes.js';
 import { CALLERS } from './callers/registry.js';
-import { mountCallers } from './http/caller-routes.js';
+import { callerEndpoints } from './http/caller-routes.js';
 import { callerContext } from './callers/context.js';
-import { requireHookSecret } from './http/hooks/hook-secret.js';
+import { hookCallers, requireHookSecret } from './http/hooks/hook-secret.js';
 import { TrustedProxies } from './http/client.js';
-import { mountDashboard } from './http/dashboard.js';
-import { configWarnings } from './observability/warnings.js';
+import { operationEndpoints } from './http/operations.js';
+import { mountSurfaces, type Endpoint, type Guards } from './http/surfaces.js';
 import {
-  discardBody,
   errorHandler,
-  jsonBody,
   managementJsonBody,
   notFound,
   requestContext,
@@ -33,7 +30,6 @@ import {
   requireAdminKey,
   requireApiSecret,
 } from './http/middleware.js';
-
 
 export function managementRoutes(s: Services): RouteSpec[] {
   return [
@@ -60,65 +56,49 @@ export function createApp(s: Services): express.Express {
   app.set('etag', false);
   app.set('trust proxy', s.config.server.trustProxy);
   const trusted = new TrustedProxies(s.config.hooks.trustedProxies, s.config.hooks.realIpHeader);
-  const limit = s.config.server.bodyLimitBytes;
+  const managementBody = managementJsonBody(s.config.server.bodyLimitBytes);
 
+  // The route table of every surface (src/http/surfaces.ts), each endpoint with the auth it
+  // declares. The callers' routes come from the registry (src/callers/registry.ts); each parses its
+  // caller's own encoding (JSON, form, raw bytes).
   const routes = managementRoutes(s);
-  const openapi = openApiDocument([...routes, ...DOCUMENTED_ONLY], VERSION);
+  let openapi: Record<string, unknown> = {};
+  const table: Endpoint[] = [
+    ...managementEndpoints(routes, { unknownFields: s.config.api.unknownFields, logger: s.logger, bodyParsers: managementBody }),
+    ...directorEndpoints(s, trusted),
+    ...callerEndpoints(CALLERS, callerContext(s, trusted)),
+    ...operationEndpoints(s, () => openapi),
+  ];
+  openapi = openApiDocument(table.flatMap((e) => e.openapi), VERSION);
+
+  // What each declared auth is checked by. hooks.allowFrom: a caller's own routes from its listed
+  // socket addresses need no hook secret. The director's token is read by its decision.
+  const guards: Guards = {
+    apiSecret: requireApiSecret(s.accounts),
+    admin: requireAdminKey(s.config.adminKey),
+    hookSecret: requireHookSecret(s.config.hooks.secret, { allowFrom: s.config.hooks.allowFrom, callers: hookCallers(table) }),
+    streamToken: null,
+  };
 
   // Request id, the request log line and metrics, and the drain rule: one layer for all three.
   app.use(requestContext(s.logger, s.metrics, () => s.draining));
   const onError = errorHandler(s.logger);
 
-  // The decision endpoints come first, in their own table (src/http/decision-routes.ts): express
-  // tries every earlier layer's and route's path on each request, and the director, behind every
-  // hook route, was the slowest adapter. The callers' routes come from the registry
-  // (src/callers/registry.ts); each parses its caller's own encoding (JSON, form, raw bytes).
-  // hooks.allowFrom: a caller's own routes from its listed socket addresses need no secret.
-  const hookGuard = requireHookSecret(s.config.hooks.secret, { allowFrom: s.config.hooks.allowFrom, callers: CALLERS });
-  const decisions = new DecisionRoutes().guard('/hooks', hookGuard);
-  mountCallers(decisions, CALLERS, callerContext(s, trusted));
-  // The director: the token is in the Authorization header, so before the API-secret check of /api.
-  mountDirector(decisions, s, trusted);
+  // The decision endpoints (hooks, director) come first, in their own table
+  // (src/http/decision-routes.ts): express tries every earlier layer's and route's path on each
+  // request, and the director, behind every hook route, was the slowest adapter.
+  const decisions = new DecisionRoutes();
   app.use(decisions.middleware());
-  // The same table, answered by the server before express (src/http/server.ts); requests served
-  // without the server (supertest) take the middleware above, with the same answers.
+  // Every endpoint behind the guard its declaration names; requests no endpoint answers meet the
+  // guard of their namespace (/hooks on the decision table; /api, /admin here) before the 404.
+  mountSurfaces({ app, decisions }, table, guards, managementBody);
+  // The same decision table, answered by the server before express (src/http/server.ts); requests
+  // served without the server (supertest) take the middleware above, with the same answers.
   app.locals.decisionDispatch = decisions.dispatcher(requestStart(s.logger, s.metrics, () => s.draining), onError);
-  app.locals.decisionRoutes = decisions; // what the tests enumerate
-  // The director's preflight (OPTIONS) and any other method on its paths.
-  app.use('/api/director', directorCors, ...jsonBody(limit));
-
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'success', data: { alive: true } });
-  });
-  app.get('/readyz', async (_req, res) => {
-    if (s.draining) {
-      res.status(503).json({ status: 'fail', data: { message: 'Shutting down', ready: false, store: s.store.kind } });
-      return;
-    }
-    try {
-      await s.store.ping();
-      const warnings = await configWarnings(s.config, s.accounts);
-      res.json({ status: 'success', data: { ready: true, store: s.store.kind, ...(warnings.length > 0 ? { warnings } : {}) } });
-    } catch {
-      res.status(503).json({ status: 'fail', data: { message: 'Store unavailable', ready: false, store: s.store.kind } });
-    }
-  });
-  app.get('/api/openapi.json', discardBody(limit), (_req, res) => {
-    res.json(openapi);
-  });
-  app.get('/metrics', discardBody(limit), async (_req, res) => {
-    res.setHeader('content-type', s.metrics.registry.contentType);
-    res.send(await s.metrics.registry.metrics());
-  });
-  mountDashboard(app, s.config.dashboard);
-
-  // Every management route behind the guard its declaration names, then its JSON body; requests
-  // no route answers meet the guard of their namespace (/api, /admin) before the 404.
-  const guards: Guards = { apiSecret: requireApiSecret(s.accounts), admin: requireAdminKey(s.config.adminKey) };
-  const managementBody = managementJsonBody(limit);
-  mountRoutes(app, routes, { unknownFields: s.config.api.unknownFields, logger: s.logger, guards, bodyParsers: managementBody });
-  app.use(unroutedRequests({ '/admin': guards.admin, '/api': guards.apiSecret }, managementBody));
-  app.locals.managementRoutes = routes; // what the tests enumerate
+  // what the tests enumerate
+  app.locals.decisionRoutes = decisions;
+  app.locals.routeTable = table;
+  app.locals.managementRoutes = routes;
 
   app.use(notFound());
   app.use(onError);

@@ -69,7 +69,7 @@ export interface Admission {
   credentialProblem?: Reason;
 }
 
-/** An answer, described: written by one function (src/callers/mount.ts) with the same bytes as res.json / res.send. */
+/** An answer, described: written by one function (src/http/caller-routes.ts) with the same bytes as res.json / res.send. */
 export interface Reply {
   status: number;
   /** A JSON body, or a plain-text one. */

@@ -1,7 +1,7 @@
-// The callers Streamgate answers, in one list: src/http/caller-routes.ts mounts their routes and
-// describes them for the OpenAPI document; it names the `adapter` label of the decision metrics,
-// lists the callers whose sessions usage reports can name, and feeds the tests that enumerate
-// callers. A new caller is one module and one line here.
+// The callers Streamgate answers, in one list: it gives the route table its hook routes (mounted
+// behind the hook secret and documented in the OpenAPI document, src/http/caller-routes.ts), names the
+// `adapter` label of the decision metrics, lists the callers whose sessions usage reports can name,
+// and feeds the tests that enumerate callers. A new caller is one module and one line here.
 import type { Caller } from './caller.js';
 import { authorize } from './authorize.js';
 import { authRequest } from './auth-request.js';

@@ -1,17 +1,15 @@
-// The callers' routes on the HTTP side: mounted on the decision routes with one handler shape for
-// all of them (read the request, decide an admission through the Enforcer, start the session on
-// allow, write the caller's answer), and described for the OpenAPI document.
+// The callers' routes as entries of the route table (src/http/surfaces.ts), served by the decision
+// table behind the hook secret: one handler shape for all of them (read the request, decide an
+// admission through the Enforcer, start the session on allow, write the caller's answer).
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { ServerResponse } from 'node:http';
 import type { Config } from '../config/schema.js';
-import type { DecisionRoutes } from './decision-routes.js';
+import type { DocRoute, Endpoint } from './surfaces.js';
 import { bodyParsers, FORM_PARAMETER_LIMIT } from './middleware.js';
 import { fastFormBody, fastJsonBody } from './fast-body.js';
 import { sendJson, sendText } from './answer.js';
 import { peerAddress } from './client.js';
 import type { BodyEncoding, Caller, CallerContext, CallerRoute, Outcome, Reply } from '../callers/caller.js';
-import { CALLERS } from '../callers/registry.js';
-import type { DocRoute } from './openapi.js';
 
 /** Writes a described answer: its headers in order, then the body (the bytes of res.json / res.send). */
 export function writeReply(res: ServerResponse, r: Reply): void {
@@ -61,38 +59,42 @@ function handler(caller: Caller, route: CallerRoute, ctx: CallerContext): Reques
   };
 }
 
-/** Mounts every route of every caller, each with its body parsers. */
-export function mountCallers(routes: DecisionRoutes, callers: readonly Caller[], ctx: CallerContext): void {
-  for (const caller of callers) {
-    for (const route of caller.routes) {
-      const chain = [...parsers(route.body, ctx.config), handler(caller, route, ctx)];
-      if (route.method === 'GET') routes.get(route.path, ...chain);
-      else if (route.method === 'POST') routes.post(route.path, ...chain);
-      else routes.all(route.path, ...chain);
-      if (route.below) routes.allUnder(route.path, ...chain);
-    }
-  }
+/** What /api/openapi.json says of a caller route (tag Hooks, hook secret). */
+function routeDocs(route: CallerRoute): DocRoute[] {
+  return route.docs.map((d) => ({
+    method: d.method ?? (route.method === 'POST' ? 'post' : 'get'),
+    path: d.path ?? route.path,
+    params: d.params,
+    summary: d.summary,
+    tag: 'Hooks',
+    auth: 'hookSecret',
+    body: d.body,
+    bodyType: d.bodyType,
+    status: d.status,
+    answer: d.answer,
+  }));
 }
 
-/** The OpenAPI entries of every caller route (tag Hooks, hook secret). */
-export function callerDocs(callers: readonly Caller[] = CALLERS): DocRoute[] {
-  const out: DocRoute[] = [];
-  for (const c of callers) {
-    for (const r of c.routes) {
-      for (const d of r.docs) {
-        out.push({
-          method: d.method ?? (r.method === 'GET' ? 'get' : r.method === 'POST' ? 'post' : 'get'),
-          path: d.path ?? r.path,
-          params: d.params,
-          summary: d.summary,
-          tag: 'Hooks',
-          auth: 'hookSecret',
-          body: d.body,
-          bodyType: d.bodyType,
-          status: d.status,
-          answer: d.answer,
-        });
-      }
+/** Every route of every caller, each with its body parsers, declared behind the hook secret. */
+export function callerEndpoints(callers: readonly Caller[], ctx: CallerContext): Endpoint[] {
+  const out: Endpoint[] = [];
+  for (const caller of callers) {
+    for (const route of caller.routes) {
+      const openapi = routeDocs(route);
+      // a route without docs of its own (nginx-rtmp's GET form) is summed up by its caller's first
+      const summary = openapi[0]?.summary ?? caller.routes.find((r) => r.path === route.path && r.docs.length > 0)?.docs[0].summary ?? caller.name;
+      out.push({
+        surface: 'hooks',
+        method: route.method === 'ALL' ? 'all' : route.method === 'POST' ? 'post' : 'get',
+        path: route.path,
+        below: route.below ? true : undefined,
+        auth: 'hookSecret',
+        served: 'decision',
+        summary,
+        openapi,
+        caller: caller.name,
+        handlers: [...parsers(route.body, ctx.config), handler(caller, route, ctx)],
+      });
     }
   }
   return out;

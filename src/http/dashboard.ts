@@ -3,6 +3,7 @@
 import express, { type Express, type RequestHandler } from 'express';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { mountEndpoints, type Endpoint } from './surfaces.js';
 import { fileURLToPath } from 'node:url';
 
 /** src/http/ and dist/http/ both sit two levels below the package root. */
@@ -28,11 +29,12 @@ const securityHeaders: RequestHandler = (_req, res, next) => {
   next();
 };
 
-export function mountDashboard(app: Express, opts: { enabled: boolean; dir?: string }): void {
-  if (!opts.enabled) return;
+/** The dashboard's entry of the route table (src/http/surfaces.ts), when it is enabled. */
+export function dashboardEndpoint(opts: { enabled: boolean; dir?: string }): Endpoint | undefined {
+  if (!opts.enabled) return undefined;
   const dir = opts.dir ?? DASHBOARD_DIR;
   const index = path.join(dir, 'index.html');
-  app.use('/dashboard', securityHeaders, (req, res, next) => {
+  const built: RequestHandler = (req, res, next) => {
     // Relative asset URLs in index.html need the trailing slash.
     if (req.originalUrl.split('?')[0] === '/dashboard') return res.redirect(301, '/dashboard/');
     // Checked per request, so building after start needs no restart.
@@ -41,17 +43,30 @@ export function mountDashboard(app: Express, opts: { enabled: boolean; dir?: str
       return;
     }
     next();
+  };
+  const files = express.static(dir, {
+    index: 'index.html',
+    redirect: false,
+    setHeaders(res, file) {
+      // Vite puts content-hashed names under assets/; index.html must be revalidated to find them.
+      const hashed = path.relative(dir, file).split(path.sep)[0] === 'assets';
+      res.setHeader('cache-control', hashed ? 'public, max-age=31536000, immutable' : 'no-cache');
+    },
   });
-  app.use(
-    '/dashboard',
-    express.static(dir, {
-      index: 'index.html',
-      redirect: false,
-      setHeaders(res, file) {
-        // Vite puts content-hashed names under assets/; index.html must be revalidated to find them.
-        const hashed = path.relative(dir, file).split(path.sep)[0] === 'assets';
-        res.setHeader('cache-control', hashed ? 'public, max-age=31536000, immutable' : 'no-cache');
-      },
-    }),
-  );
+  return {
+    surface: 'operations',
+    method: 'all',
+    path: '/dashboard',
+    below: true,
+    auth: 'none',
+    served: 'layer',
+    summary: 'The web dashboard (static files; every API call it makes carries the API secret)',
+    openapi: [],
+    handlers: [securityHeaders, built, files],
+  };
+}
+
+export function mountDashboard(app: Express, opts: { enabled: boolean; dir?: string }): void {
+  const e = dashboardEndpoint(opts);
+  if (e) mountEndpoints({ app }, [e], {});
 }

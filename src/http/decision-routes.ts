@@ -45,6 +45,7 @@ export class DecisionRoutes {
   private readonly exact = new Map<string, Route>();
   private readonly under: Array<{ prefix: string; route: Route }> = [];
   private readonly guards: Guard[] = [];
+  private readonly unroutedGuards: Guard[] = [];
 
   get(path: string, ...handlers: Handler[]): this {
     return this.add(path, 'GET', handlers);
@@ -73,6 +74,17 @@ export class DecisionRoutes {
   guard(prefix: string, handler: Handler): this {
     const p = prefix.toLowerCase();
     this.guards.push({ prefix: p, below: `${p}/`, chain: [handler] });
+    return this;
+  }
+
+  /**
+   * Runs for a request at or below `prefix` that no route answers, before it goes on to the app
+   * (the namespace guard of src/http/surfaces.ts: the routes carry their own guards, so an unknown
+   * hook path is refused as the hook routes are, and one with the secret goes on to the 404).
+   */
+  unrouted(prefix: string, handler: Handler): this {
+    const p = prefix.toLowerCase();
+    this.unroutedGuards.push({ prefix: p, below: `${p}/`, chain: [handler] });
     return this;
   }
 
@@ -156,12 +168,17 @@ export class DecisionRoutes {
           break;
         }
       }
+      if (guard === undefined) {
+        // The common case (the routes carry their guards): no closure per request.
+        (req as { route?: unknown }).route = { path: found.route.label };
+        run(found.chain, 0, req, res, done);
+        return true;
+      }
       const dispatch = () => {
         (req as { route?: unknown }).route = { path: found.route.label };
         run(found.chain, 0, req, res, done);
       };
-      if (!guard) dispatch();
-      else run(guard.chain, 0, req, res, (err?: unknown) => (err === undefined ? dispatch() : done(err)));
+      run(guard.chain, 0, req, res, (err?: unknown) => (err === undefined ? dispatch() : done(err)));
       return true;
     };
   }
@@ -175,7 +192,10 @@ export class DecisionRoutes {
       const guard = this.guards.find((g) => key === g.prefix || key.startsWith(g.below));
       const dispatch = () => {
         const found = this.find(key, req.method);
-        if (!found) return next();
+        if (!found) {
+          const namespace = this.unroutedGuards.find((g) => key === g.prefix || key.startsWith(g.below));
+          return namespace ? run(namespace.chain, 0, req, res, next) : next();
+        }
         // What express's router sets: the request log and metrics label by the route pattern.
         (req as { route?: unknown }).route = { path: found.route.label };
         run(found.chain, 0, req, res, next);

@@ -3,7 +3,7 @@
 // JWT's `millicast` claim are what the hosted platform's Web SDK reads (docs/api.md#director-api-browser-sdks).
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import type { DecisionRoutes } from './decision-routes.js';
+import type { Endpoint } from './surfaces.js';
 import { z } from 'zod';
 import { text } from './text.js';
 import type { Services } from '../services.js';
@@ -89,7 +89,20 @@ function deny(res: Response, d: DecisionResult): void {
   sendJson(res, d.status, { status: 'fail', data: { message: d.message, reason: d.reason } });
 }
 
-export function mountDirector(app: DecisionRoutes, s: Services, trusted: TrustedProxies): void {
+const directorOut = z.object({
+  urls: z.array(z.string()),
+  jwt: z.string(),
+  iceServers: z.array(z.object({ urls: z.array(z.string()), username: z.string().optional(), credential: z.string().optional() })),
+  streamAccountId: z.string(),
+  subscribeRequiresAuth: z.boolean().optional(),
+});
+
+/**
+ * The director's entries of the route table (src/http/surfaces.ts): publish and subscribe, whose
+ * token (Authorization: Bearer) the decision reads (`streamToken`), the JWKS, and the layer that
+ * answers the CORS preflight.
+ */
+export function directorEndpoints(s: Services, trusted: TrustedProxies): Endpoint[] {
   const cfg = s.config.director;
   const { accountInPath } = s.config.hooks;
   // An ES256 signature per call dominated the director's cost: the same grant is answered with the
@@ -217,12 +230,40 @@ export function mountDirector(app: DecisionRoutes, s: Services, trusted: Trusted
   };
 
   // CORS and the JSON body gate run here too: these routes are answered before the app's
-  // app.use('/api/director', ...) layer (which still serves the preflight and other methods).
+  // express layers (the director layer below still serves the preflight and other methods).
   const body = jsonBody(s.config.server.bodyLimitBytes);
-  app.post('/api/director/publish', directorCors, ...body, handler('publish'));
-  app.post('/api/director/subscribe', directorCors, ...body, handler('subscribe'));
-  app.get('/.well-known/jwks.json', (_req, res) => {
-    res.setHeader('cache-control', 'public, max-age=300');
-    res.json(s.keys.jwks());
-  });
+  const tag = 'Director';
+  return [
+    {
+      surface: 'director', method: 'post', path: '/api/director/publish', auth: 'streamToken', served: 'decision',
+      summary: 'Exchange a publish token for media URLs and a connection JWT',
+      openapi: [{ method: 'post', path: '/api/director/publish', summary: 'Exchange a publish token for media URLs and a connection JWT', tag, auth: 'streamToken', body: directorPublishSchema, response: directorOut }],
+      handlers: [directorCors, ...body, handler('publish')],
+    },
+    {
+      surface: 'director', method: 'post', path: '/api/director/subscribe', auth: 'streamToken', served: 'decision',
+      summary: 'Exchange a subscribe token, a self-signed JWT or nothing (open streams) for media URLs and a connection JWT',
+      openapi: [{ method: 'post', path: '/api/director/subscribe', summary: 'Exchange a subscribe token, a self-signed JWT or nothing (open streams) for media URLs and a connection JWT', tag, auth: 'streamToken', body: directorSubscribeSchema, response: directorOut }],
+      handlers: [directorCors, ...body, handler('subscribe')],
+    },
+    {
+      surface: 'director', method: 'get', path: '/.well-known/jwks.json', auth: 'none', served: 'decision',
+      summary: 'Public keys of the director connection JWTs (current and previous)',
+      openapi: [{ method: 'get', path: '/.well-known/jwks.json', summary: 'Public keys of the director connection JWTs (current and previous)', tag, auth: 'none', answer: 'A JWK Set' }],
+      handlers: [
+        (_req, res) => {
+          res.setHeader('cache-control', 'public, max-age=300');
+          res.json(s.keys.jwks());
+        },
+      ],
+    },
+    {
+      // The preflight (OPTIONS) and any other method on the director's paths: CORS, the JSON body
+      // gate, then on (a method the director does not serve meets the /api namespace's guard).
+      surface: 'director', method: 'all', path: '/api/director', below: true, auth: 'none', served: 'layer',
+      summary: 'CORS preflight (OPTIONS) of the director; other methods go on to the /api namespace',
+      openapi: [],
+      handlers: [directorCors, ...body],
+    },
+  ];
 }

@@ -1,16 +1,9 @@
-// Generates the OpenAPI 3.1 document from the route table: the schemas that validate requests
-// are the schemas that document them.
+// Generates the OpenAPI 3.1 document from the route table of every surface (src/http/surfaces.ts):
+// the schemas that validate requests are the schemas that document them.
 import { z } from 'zod';
-import type { RouteSpec } from './route.js';
+import type { DocRoute } from './surfaces.js';
 
-/** What the document needs of a route: the route table's entries, or a documented-only endpoint. */
-export type DocRoute = Omit<RouteSpec, 'handler' | 'auth'> & {
-  auth: RouteSpec['auth'] | 'hookSecret' | 'streamToken';
-  /** Request body media type when not JSON (form posts, images). */
-  bodyType?: string;
-  /** Success description when the answer is not the JSON envelope. */
-  answer?: string;
-};
+export type { DocRoute } from './surfaces.js';
 
 const jsonSchema = (s: z.ZodType, io: 'input' | 'output') =>
   z.toJSONSchema(s, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Record<string, unknown>;

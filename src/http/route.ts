@@ -1,7 +1,8 @@
-// A route table: each management endpoint is declared once, with its schemas and its
-// authentication. The same table mounts the express handlers (each behind the guard its `auth`
-// names, validating with the schemas) and generates the OpenAPI document.
-import { Router, type Express, type Request, type RequestHandler, type Response } from 'express';
+// The management routes: each endpoint is declared once, with its schemas and its authentication,
+// as an entry of the route table of every surface (src/http/surfaces.ts): the same table mounts the
+// express handlers (each behind the guard its `auth` names, validating with the schemas) and
+// generates the OpenAPI document.
+import type { Express, Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import type { Account } from '../store/store.js';
 import { ApiError } from '../errors.js';
@@ -10,8 +11,12 @@ import { Turns } from './turns.js';
 import { ignoredFieldsHeader, prepareBody } from './body-fields.js';
 import type { Logger } from '../observability/logger.js';
 import { untypedBodyAsJson } from './middleware.js';
+import { mountEndpoints, type Auth, type Endpoint, type Guards as SurfaceGuards } from './surfaces.js';
 
-export type Auth = 'apiSecret' | 'admin' | 'none';
+export { namespaceOf, unroutedRequests, type Auth } from './surfaces.js';
+
+/** What enforces the auths of the management routes (of the guards of every surface, src/http/surfaces.ts). */
+export type Guards = Record<'apiSecret' | 'admin', RequestHandler>;
 
 export interface HandlerContext<P, Q, B> {
   params: P;
@@ -51,33 +56,19 @@ export interface BodyOptions {
   logger?: Logger;
 }
 
-/** What enforces each `auth` a route can declare ('none' needs nothing). */
-export type Guards = Record<Exclude<Auth, 'none'>, RequestHandler>;
-
 export interface MountOptions extends BodyOptions {
-  guards: Guards;
+  guards: SurfaceGuards;
   /** The body rules (415/413/400), run after the guard: no body is read for a refused caller. */
   bodyParsers: RequestHandler[];
 }
 
-/** The guard a declaration names; a declaration naming no known guard is a programming error. */
-function guardOf(r: RouteSpec, guards: Guards): RequestHandler[] {
-  if (r.auth === 'none') return [];
-  const guard = Object.hasOwn(guards, r.auth) ? guards[r.auth] : undefined;
-  if (typeof guard !== 'function') throw new TypeError(`${r.method.toUpperCase()} ${r.path}: no guard for auth '${String(r.auth)}'`);
-  return [guard];
-}
-
-/**
- * Mounts every route behind the guard its declaration names, so whatever spelling of a path the
- * router accepts for a route (any letter case, a trailing slash, HEAD for GET) meets that guard.
- */
-export function mountRoutes(router: Express, routes: RouteSpec[], opts: MountOptions): void {
+/** The routes as entries of the route table (surface admin for /admin paths, else management). */
+export function managementEndpoints(routes: readonly RouteSpec[], opts: { unknownFields: BodyOptions['unknownFields']; logger?: Logger; bodyParsers: RequestHandler[] }): Endpoint[] {
   const turns = new Turns();
   const dropUnknown = opts.unknownFields === 'ignore';
-  for (const r of routes) {
+  return routes.map((r): Endpoint => {
     const bodyRules = r.jsonWithoutContentType ? [untypedBodyAsJson, ...opts.bodyParsers] : opts.bodyParsers;
-    router[r.method](r.path, ...guardOf(r, opts.guards), ...bodyRules, async (req: Request, res: Response) => {
+    const handler = async (req: Request, res: Response) => {
       let params: unknown, query: unknown, body: unknown;
       try {
         // Asynchronous: a body's stream patterns are compiled off the event loop, and bodies take
@@ -101,42 +92,17 @@ export function mountRoutes(router: Express, routes: RouteSpec[], opts: MountOpt
       }
       const data = await r.handler({ params, query, body, account: res.locals.account as Account, req, res });
       res.status(r.status ?? 200).json({ status: 'success', data });
-    });
-  }
+    };
+    const surface = r.path === '/admin' || r.path.startsWith('/admin/') ? 'admin' : 'management';
+    const { handler: _h, jsonWithoutContentType: _j, ...doc } = r;
+    return { surface, method: r.method, path: r.path, auth: r.auth, served: 'route', summary: r.summary, openapi: [doc], handlers: [...bodyRules, handler] };
+  });
 }
 
 /**
- * The namespace (one of `prefixes`, lower case) a request path falls in, under every spelling of it:
- * any letter case, repeated separators, percent-encoded or backslash separators.
+ * Mounts every route behind the guard its declaration names (the one mount of src/http/surfaces.ts),
+ * then its body rules, validation and handler.
  */
-export function namespaceOf(path: string, prefixes: Iterable<string>): string | undefined {
-  let p: string;
-  try {
-    p = decodeURIComponent(path);
-  } catch {
-    p = path.replace(/%2f|%5c/gi, '/');
-  }
-  p = p.replace(/\\/g, '/').replace(/\/{2,}/g, '/').toLowerCase();
-  for (const prefix of prefixes) if (p === prefix || p.startsWith(`${prefix}/`)) return prefix;
-  return undefined;
-}
-
-/**
- * For requests no route answered (an unknown path or method, OPTIONS, a spelling such as `//api/…`
- * or `/api%2F…` that no route matches): the guard of their namespace, then the body rules, then on
- * to the 404. A caller without credentials is refused as by the namespace's routes, one with them
- * learns the path does not exist. It never leads to a handler, so it cannot allow anything.
- */
-export function unroutedRequests(namespaces: Record<string, RequestHandler>, bodyParsers: RequestHandler[]): RequestHandler {
-  const chains = new Map<string, Router>();
-  for (const [prefix, guard] of Object.entries(namespaces)) {
-    const chain = Router();
-    chain.use(guard, ...bodyParsers);
-    chains.set(prefix.toLowerCase(), chain);
-  }
-  return (req, res, next) => {
-    const ns = namespaceOf(req.path, chains.keys());
-    if (ns === undefined) return next();
-    chains.get(ns)!(req, res, next);
-  };
+export function mountRoutes(router: Express, routes: RouteSpec[], opts: MountOptions): void {
+  mountEndpoints({ app: router }, managementEndpoints(routes, opts), opts.guards);
 }

@@ -1,4 +1,5 @@
-// The shared secret of /hooks/* (hooks.secret): callers are infrastructure, and an open hook
+// The guard `hookSecret` of the route table (src/http/surfaces.ts): the shared secret of /hooks/*
+// (hooks.secret): callers are infrastructure, and an open hook
 // endpoint would let anyone spend bind slots with forged addresses. A caller that can only send
 // the secret where it is logged (nginx-rtmp's notify URLs) may instead be named in hooks.allowFrom
 // with the socket addresses it calls from (docs/callers.md#nginx-rtmp-debian-libnginx-mod-rtmp):
@@ -8,11 +9,24 @@ import type { Request, RequestHandler } from 'express';
 import { safeEqual } from '../../domain/secrets.js';
 import { peerAddress, TrustedProxies } from '../client.js';
 import { routeKey } from '../decision-routes.js';
+import type { Endpoint } from '../surfaces.js';
 
 /** A caller's routes as the guard needs them (src/callers/caller.ts). */
 export interface GuardedCaller {
   name: string;
   routes: ReadonlyArray<{ path: string; below?: boolean }>;
+}
+
+/** The callers of the route table's hook endpoints (src/http/surfaces.ts), each with its routes. */
+export function hookCallers(endpoints: readonly Endpoint[]): GuardedCaller[] {
+  const byName = new Map<string, Array<{ path: string; below?: boolean }>>();
+  for (const e of endpoints) {
+    if (e.surface !== 'hooks' || e.caller === undefined) continue;
+    const routes = byName.get(e.caller) ?? [];
+    routes.push({ path: e.path, below: e.below });
+    byName.set(e.caller, routes);
+  }
+  return [...byName].map(([name, routes]) => ({ name, routes }));
 }
 
 /**
