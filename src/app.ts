@@ -16,7 +16,7 @@ import { directorEndpoints } from './http/director.js';
 import { DecisionRoutes } from './http/decision-routes.js';
 import { CALLERS } from './callers/registry.js';
 import { callerEndpoints } from './http/caller-routes.js';
-import { callerContext } from './callers/context.js';
+import { callerContext } from './admission/context.js';
 import { hookCallers, requireHookSecret } from './http/hooks/hook-secret.js';
 import { TrustedProxies } from './http/client.js';
 import { operationEndpoints } from './http/operations.js';

@@ -9,7 +9,7 @@ import { createLogger, logSinkOf, type Logger } from './observability/logger.js'
 import { AccountService, DEFAULT_ACCOUNT_META } from './management/accounts.js';
 import { TokenService } from './management/tokens.js';
 import { Metrics } from './observability/metrics.js';
-import { Enforcer } from './enforce/enforcer.js';
+import { Enforcer } from './admission/pipeline.js';
 import { openGeo, type GeoLookup } from './enforce/geo.js';
 import { KeyRing } from './director/keys.js';
 import { Clusters } from './director/clusters.js';
@@ -35,6 +35,7 @@ export interface Services {
   tokens: TokenService;
   metrics: Metrics;
   geo: GeoLookup;
+  /** The admission pipeline (src/admission/pipeline.ts): every decision goes through its admit(). */
   enforcer: Enforcer;
   keys: KeyRing;
   /** The director's URL sets (director.clusters, else the implicit `auto`; docs/api.md#clusters). */
@@ -136,7 +137,6 @@ export async function createServices(
     );
   }
   const defaultAccountId = (await store.getMeta(DEFAULT_ACCOUNT_META)) ?? undefined;
-  const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, { now, defaultAccountId });
   const keys = await KeyRing.load(store, now);
   const clusters = new Clusters(config.director);
   // Viewer credentials: signed with sessions.http.secret, else a key kept in the store; never anything a caller holds.
@@ -161,6 +161,8 @@ export async function createServices(
   );
   const sessions: SessionControl = new SessionControl(store, config, metrics, logger, lifecycle, cutter, now);
   sessions.start();
+  // The admission pipeline: every decision, and the sessions admissions start (docs/architecture.md#the-decision-flow).
+  const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, { now, defaultAccountId, sessions });
   const viewers = credentialKeys
     ? new ViewerSessions(
         config.sessions.http,

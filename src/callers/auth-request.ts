@@ -235,7 +235,7 @@ export const authRequest: Caller = {
     if (!d.allowed) {
       const headers: Array<[string, string]> = [['cache-control', 'no-store']];
       // A credential that did not hold, on a stream that needs one, is decided as its problem
-      // (never a 503; src/callers/context.ts): the answer is the decision, as counted and logged.
+      // (never a 503; src/admission/context.ts): the answer is the decision, as counted and logged.
       return { status: refusalStatus(d, 'by-reason'), headers, json: { allowed: false, reason: d.reason, message: d.message } };
     }
     const headers = allowHeaders(d.tokenId, d.trackingId, d.accountId, d.streamName);

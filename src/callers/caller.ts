@@ -4,8 +4,7 @@ import type { Request } from 'express';
 import type { z } from 'zod';
 import type { Config } from '../config/schema.js';
 import type { Logger } from 'pino';
-import type { AccessRequest, Reason } from '../contracts/decision.js';
-import type { DecisionResult } from '../enforce/enforcer.js';
+import type { Admission, DecisionResult } from '../contracts/admission.js';
 import type { LifecycleSignal } from '../lifecycle/events.js';
 import type { Session } from '../contracts/session.js';
 import type { TokenRecord } from '../domain/tokens.js';
@@ -26,16 +25,7 @@ export interface ViewerCredentials {
   setCookie(credential: string): string;
 }
 
-/**
- * How a caller names one of its connections, in its own terms: `id` is the key the session
- * registry keeps (qualified so it is unique across the caller's servers), `native` the parts the
- * caller's own API takes to act on the connection (MediaMTX `id`; SRS `server_id` + `client_id`;
- * nginx-rtmp server address + `clientid`; OvenMediaEngine address, port and URL).
- */
-export interface SessionIdentity {
-  id: string;
-  native: Readonly<Record<string, string>>;
-}
+export type { Admission, SessionIdentity } from '../contracts/admission.js';
 
 /** What a caller can do beyond asking for a decision. */
 export interface CallerCapabilities {
@@ -45,28 +35,6 @@ export interface CallerCapabilities {
   reasks: boolean;
   /** Streamgate can cut one of its sessions through its server's API (src/sessions/drivers, sessions.servers). */
   terminate: boolean;
-}
-
-/** An access request to decide, and what the caller's answer needs to know about it. */
-export interface Admission {
-  access: AccessRequest;
-  session?: SessionIdentity;
-  /** On allow, a session starts (false for a re-ask of an admitted connection). */
-  starts: boolean;
-  /** The caller asks again for a connection it admitted: enforcement.terminateOn decides whether a refusal ends it. */
-  reask?: boolean;
-  /** The request carried a credential of some kind (user, password or token): MediaMTX challenges only without one. */
-  credentialsGiven: boolean;
-  /**
-   * An HTTP request that starts a viewer session on allow (sessions.http): `presented` is the
-   * token or JWT it carries; the allow then carries the session's credential (setCookie).
-   */
-  viewer?: { presented: string; previous?: string };
-  /**
-   * The request's viewer credential did not hold and it carried no token: it is decided without
-   * one (an open stream is still served), and a refusal names the credential's problem.
-   */
-  credentialProblem?: Reason;
 }
 
 /** An answer, described: written by one function (src/http/caller-routes.ts) with the same bytes as res.json / res.send. */
@@ -126,7 +94,7 @@ export interface Caller {
 
 /**
  * The services a caller may use, and only these: it never reads the store itself (the session and
- * token reads it needs are methods here, made in src/callers/context.ts).
+ * token reads it needs are methods here, made in src/admission/context.ts).
  */
 export interface CallerContext {
   config: Config;

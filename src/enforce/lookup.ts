@@ -3,13 +3,35 @@
 // it (SQLite's kept versions, Redis's version watch), else one small read. Store calls here never
 // wait longer than storeTimeoutMs.
 import { LRUCache } from 'lru-cache';
-import { securesViewing, type TokenRecord } from '../domain/tokens.js';
+import { securesViewing, tokenHash, type TokenRecord } from '../domain/tokens.js';
 import { restrictsViewerCountries } from '../domain/viewer-rules.js';
 import { keptCountryToken, type SecuredStream } from '../domain/secured-streams.js';
 import type { LiveStream, Store } from '../store/store.js';
 import { compileRules, type CompiledRules } from '../policy/rules.js';
 import type { ViewerCountries } from '../policy/types.js';
 import { SecuringPatterns } from './securing-patterns.js';
+
+/**
+ * Token value → its SHA-256, for the values decided lately: a viewer or media server presents the
+ * same token on every request, and the hash (~3 µs) was the largest single step of a cached
+ * decision (docs/performance.md). Only values of plausible token length are kept. The credential
+ * resolvers (src/admission/credential.ts) and the viewer sessions (src/sessions/viewer-sessions.ts)
+ * read it.
+ */
+const hashes = new Map<string, string>();
+const HASHES_MAX = 10_000;
+export function hashOf(value: string): string {
+  let h = hashes.get(value);
+  if (h === undefined) {
+    h = tokenHash(value);
+    if (value.length <= 256) {
+      // emptied when full: a Map, so a hit costs no LRU bookkeeping
+      if (hashes.size >= HASHES_MAX) hashes.clear();
+      hashes.set(value, h);
+    }
+  }
+  return h;
+}
 
 export class StoreUnavailable extends Error {
   constructor(cause: unknown) {

@@ -13,7 +13,7 @@ import { bearer, jsonBody } from './middleware.js';
 import { clientAddress, requestOrigin, trustedCountry, type TrustedProxies } from './client.js';
 import { issuesToFieldErrors } from './validation.js';
 import { ignoredFieldsHeader, prepareBody } from './body-fields.js';
-import type { DecisionResult } from '../enforce/enforcer.js';
+import type { Admission, DecisionResult } from '../contracts/admission.js';
 import { LRUCache } from 'lru-cache';
 import { sendJson } from './answer.js';
 import { mediamtxPathProblem } from '../domain/paths.js';
@@ -166,12 +166,13 @@ export function directorEndpoints(s: Services, trusted: TrustedProxies): Endpoin
         // exemption from IP rules applies here, whatever streamType says.
         protocol: 'webrtc',
     };
-    // With director.admits (MediaMTX authMethod: jwt), the call is the admission a limited token's
-    // limits count; the session lasts the connection JWT's life (docs/api.md#session-limits).
-    const run = cfg.admits
-      ? s.sessions.begin('director', { access: copyWith(access, { sessionId: randomUUID(), admission: 'session' }), starts: true, credentialsGiven: token !== undefined }, undefined, cfg.jwtTtlSeconds)
+    // With director.admits (MediaMTX authMethod: jwt), the call is the admission: its session is
+    // registered as any caller's (counted by a limited token's limits) and lasts the connection
+    // JWT's life (docs/api.md#session-limits).
+    const admission: Admission | undefined = cfg.admits
+      ? { access: copyWith(access, { sessionId: randomUUID(), admission: 'session' }), starts: true, credentialsGiven: token !== undefined }
       : undefined;
-    const d = await s.enforcer.decide(cfg.admits ? copyWith(access, { admission: 'session' }) : access, 'director', run);
+    const d = await s.enforcer.admit(admission?.access ?? access, 'store', 'director', undefined, admission, undefined, cfg.jwtTtlSeconds);
     if (!d.allowed || d.accountId === undefined) return deny(res, d);
     const accountId = d.accountId;
     const cluster = s.clusters.all.length === 1 ? s.clusters.all[0] : await clusterOf(d.originCluster, accountId);

@@ -6,8 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import type { Admission } from '../callers/caller.js';
-import type { AdmissionStep, Admitter, Answer, DecisionResult } from '../enforce/enforcer.js';
+import type { Admission, AdmissionStep, Admitter, Answer, DecisionResult, Reasked } from '../contracts/admission.js';
 import type { Lifecycle } from '../lifecycle/lifecycle.js';
 import type { TokenChecked } from '../lifecycle/events.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -28,7 +27,7 @@ export interface SessionCutter {
   cut(target: CutTarget): Promise<unknown>;
 }
 
-/** One admission in progress: the step that may refuse it, and what follows the decision. */
+/** One admission in progress (src/admission/pipeline.ts runs it): the step that may refuse it, and what follows the decision. */
 export interface AdmissionRun {
   admit?: Admitter;
   /** Whether `admit` would leave this decision as it is without a store step (no limits to count, no conflict to check). */
@@ -168,21 +167,24 @@ export class SessionControl {
    * (session_terminated); otherwise the decision is taken again, and a refusal ends the session
    * only when its token change is listed in enforcement.terminateOn — the store not answering, or
    * a rule edited since the admission, keeps it, and the caller is told an allow. The decision is
-   * counted and logged as told, with why (docs/api.md#running-sessions).
+   * counted and logged as told, with why (docs/api.md#running-sessions). `decide` runs the
+   * admission pipeline with the step given; the pipeline registers the session again when the
+   * answer says so (`registerAgain`).
    */
-  async reask(caller: string, a: Admission, decide: (step: AdmissionStep) => Promise<DecisionResult>, serverAddress?: string): Promise<DecisionResult> {
+  async reask(caller: string, a: Admission, decide: (step: AdmissionStep) => Promise<DecisionResult>): Promise<Reasked> {
     const access = a.access;
     const at = this.iso();
     const session = access.sessionId ? await this.store.touchSession(caller, access.sessionId, this.ttl, at).catch(() => null) : null;
     if (session?.endedReason !== undefined && session.endedReason !== 'done') {
       const ended = session.endedReason;
-      return decide({
+      const refused = await decide({
         admit: async (d): Promise<Answer> => ({
           decision: decision('session_terminated', fieldsOf(d)),
           rule: ADMISSION_RULE,
           detail: `Streamgate ended this session (${ended}): its re-asks are refused`,
         }),
       });
+      return { decision: refused, registerAgain: false };
     }
     if (session && session.action === 'publish' && session.feedId) {
       const live = { accountId: session.accountId, streamName: session.streamName, tokenId: session.tokenId ?? 0, feedId: session.feedId, startedOn: session.startedOn, caller };
@@ -216,12 +218,11 @@ export class SessionControl {
         return { decision: copyWith(decided, decision('allowed', fieldsOf(decided))), rule: KEPT_RULE, detail: `${why}; ${because}: the running session is kept` };
       },
     });
-    // a running connection the registry does not know (its entry lapsed, or the store was replaced): registered again
-    if (d.allowed && !kept && session === null && access.sessionId !== undefined) this.begin(caller, copyWith(a, { starts: true }), serverAddress).settle(d);
     if (ends !== undefined && session && session.endedReason === undefined) {
       await this.end([session], ends === 'expire' ? 'token_expired' : 'token_revoked', ends, false);
     }
-    return d;
+    // a running connection the registry does not know (its entry lapsed, or the store was replaced): registered again
+    return { decision: d, registerAgain: d.allowed && !kept && session === null && access.sessionId !== undefined };
   }
 
   /** An allow, with lifetimeMs when expiry ends sessions and the token expires (OvenMediaEngine's `lifetime`). */

@@ -53,7 +53,7 @@ const MAX_CREDENTIAL = 2048;
 /**
  * A value's tag: the first 12 base64url characters of its SHA-256 (tells a value from another,
  * reveals nothing usable), made from the SHA-256 in hex that the decision path already remembers
- * (tokenHash, src/enforce/credential.ts hashOf): no second hash.
+ * (tokenHash, src/enforce/lookup.ts hashOf): no second hash.
  */
 export function valueTagFromHash(hexSha256: string): string {
   // 12 base64url characters are 9 bytes

@@ -11,7 +11,7 @@ import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { until } from '../helpers/until.js';
 import { counting } from '../helpers/counting-store.js';
 import { pino } from 'pino';
-import { Enforcer } from '../../src/enforce/enforcer.js';
+import { Enforcer } from '../../src/admission/pipeline.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { fixedGeo } from '../../src/enforce/geo.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -155,7 +155,7 @@ describe('redis: watched account versions', () => {
       const t = await inner.createToken(newTokenRecord('subscribe', id, { label: 'p', streams: [{ streamName: 'cam1' }] }, id.repeat(11).slice(0, 64), Date.now()));
       const { store, calls } = counting(inner);
       const enforcer = new Enforcer(store, loadConfig({ env: {} }).enforcement, fixedGeo({}), new Metrics({ defaultMetrics: false }), pino({ level: 'silent' }));
-      const ask = () => enforcer.decide({ action: 'subscribe', token: t.token, streamName: 'cam1', clientIp: '203.0.113.7', protocol: 'hls' }, 'test');
+      const ask = () => enforcer.admit({ action: 'subscribe', token: t.token, streamName: 'cam1', clientIp: '203.0.113.7', protocol: 'hls' }, 'store', 'test');
       assert.equal((await ask()).allowed, true); // warms the cache
       if (lag) await known(inner, id);
       calls.length = 0;

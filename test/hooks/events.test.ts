@@ -74,7 +74,7 @@ describe('callers translate, the Enforcer decides', () => {
       if (file !== 'context.ts') assert.ok(!/\.(store|enforcer)\b/.test(text), `${file} reaches the store or the Enforcer`);
     }
     assert.match(readFileSync(`${ROOT}src/http/caller-routes.ts`, 'utf8'), /\bctx\.admit\(/);
-    assert.match(readFileSync(`${dir}/context.ts`, 'utf8'), /\bs\.enforcer\.decide\(/);
-    assert.match(readFileSync(`${ROOT}src/http/director.ts`, 'utf8'), /\benforcer\.decide\(/);
+    assert.match(readFileSync(`${ROOT}src/admission/context.ts`, 'utf8'), /\bs\.enforcer\.admit\(/);
+    assert.match(readFileSync(`${ROOT}src/http/director.ts`, 'utf8'), /\benforcer\.admit\(/);
   });
 });

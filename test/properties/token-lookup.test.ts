@@ -89,7 +89,7 @@ for (const factory of [sqliteFactory(), redisFactory()] as StoreFactory[]) {
                 if (live) assert.deepEqual([rec?.id, rec?.kind, rec?.isActive, rec?.token], [m.id, m.kind, m.isActive, value], `${who}: live token ${id}`);
                 else assert.equal(rec, null, `${who}: ${m.deleted ? 'deleted' : 'old value of'} token ${id} must not be found`);
               }
-              const d = await enforcer.decide({ action: m.kind, token: value, streamName: 'cam1', clientIp: '203.0.113.7', protocol: 'webrtc' }, 'property');
+              const d = await enforcer.admit({ action: m.kind, token: value, streamName: 'cam1', clientIp: '203.0.113.7', protocol: 'webrtc' }, 'store', 'property');
               const expected = !live ? 'token_invalid' : !m.isActive ? 'token_disabled' : undefined;
               if (expected) assert.deepEqual([d.allowed, d.reason], [false, expected], `decision on token ${id}`);
               else assert.ok(d.reason !== 'token_invalid' && d.reason !== 'token_disabled', `live active token ${id}: ${d.reason}`);

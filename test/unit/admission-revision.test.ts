@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { Enforcer, type AdmissionStep } from '../../src/enforce/enforcer.js';
+import { Enforcer, type AdmissionStep } from '../../src/admission/pipeline.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { fixedGeo } from '../../src/enforce/geo.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -44,7 +44,7 @@ describe('a limited token’s admission checks the token revision', () => {
       },
     };
     const ask = (token: string) =>
-      enforcer.decide({ action: 'subscribe', token, streamName: 'cam1', clientIp: '203.0.113.7', protocol: 'rtmp', admission: 'session' }, 'test', step);
+      enforcer.admit({ action: 'subscribe', token, streamName: 'cam1', clientIp: '203.0.113.7', protocol: 'rtmp', admission: 'session' }, 'store', 'test', step);
     const close = async () => {
       await mine.close();
       await other.close();

@@ -12,10 +12,10 @@ import { SignJWT } from 'jose';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { newTokenRecord, tokenHash, type TokenRecord } from '../../src/domain/tokens.js';
 import { TokenLookup } from '../../src/enforce/lookup.js';
-import { resolveCredential, MAX_TOKEN_LENGTH, type Reading } from '../../src/enforce/credential.js';
+import { resolveCredential, MAX_TOKEN_LENGTH, type Reading } from '../../src/admission/credential.js';
 import { evaluate, type Evaluation } from '../../src/policy/evaluate.js';
 import { applyBind } from '../../src/policy/bind.js';
-import { Enforcer } from '../../src/enforce/enforcer.js';
+import { Enforcer } from '../../src/admission/pipeline.js';
 import { Lifecycle } from '../../src/lifecycle/lifecycle.js';
 import type { UsageService } from '../../src/analytics/usage.js';
 import { Metrics } from '../../src/observability/metrics.js';
@@ -236,7 +236,7 @@ describe('dependencies given at construction', () => {
     const enforcement = loadConfig({ env: {} }).enforcement;
     const make = (cfg: typeof enforcement, defaultAccountId?: string) =>
       new Enforcer(store, cfg, fixedGeo({}), new Metrics({ defaultMetrics: false }), pino({ level: 'silent' }), { now: () => NOW, defaultAccountId });
-    const ask = (e: Enforcer) => e.decide({ action: 'subscribe', streamName: 'cam1', protocol: 'hls' }, 'test');
+    const ask = (e: Enforcer) => e.admit({ action: 'subscribe', streamName: 'cam1', protocol: 'hls' }, 'store', 'test');
     const none = await ask(make({ ...enforcement, defaultAccountId: '' }));
     assert.deepEqual([none.allowed, none.reason, none.accountId], [false, 'token_required', undefined]);
     const given = await ask(make({ ...enforcement, defaultAccountId: '' }, 'ACC001'));

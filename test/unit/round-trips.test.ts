@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { Enforcer } from '../../src/enforce/enforcer.js';
+import { Enforcer } from '../../src/admission/pipeline.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { fixedGeo } from '../../src/enforce/geo.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -28,7 +28,7 @@ describe('store round trips per decision', () => {
     const cfg = loadConfig({ env: {} }).enforcement;
     const enforcer = new Enforcer(store, cfg, fixedGeo({}), new Metrics({ defaultMetrics: false }), pino({ level: 'silent' }));
     const ask = (token: string | undefined) =>
-      enforcer.decide({ action: 'subscribe', token, streamName: 'cam1', accountId: token ? undefined : 'ACC001', clientIp: '203.0.113.7', protocol: 'hls' }, 'test');
+      enforcer.admit({ action: 'subscribe', token, streamName: 'cam1', accountId: token ? undefined : 'ACC001', clientIp: '203.0.113.7', protocol: 'hls' }, 'store', 'test');
 
     for (const token of [plain.token, binding.token, undefined]) {
       assert.equal((await ask(token)).allowed, true); // warms the cache
@@ -46,7 +46,7 @@ describe('store round trips per decision', () => {
     const { store, calls } = counting(inner);
     const enforcer = new Enforcer(store, loadConfig({ env: {} }).enforcement, fixedGeo({}), new Metrics({ defaultMetrics: false }), pino({ level: 'silent' }));
     const ask = (clientIp: string) => {
-      const d = enforcer.decideSoon({ action: 'subscribe', token: binding.token, streamName: 'cam1', clientIp, protocol: 'hls' }, 'test');
+      const d = enforcer.admit({ action: 'subscribe', token: binding.token, streamName: 'cam1', clientIp, protocol: 'hls' }, 'soon', 'test');
       return d instanceof Promise ? d.then((x) => [x.allowed, x.reason, 'awaited']) : [d.allowed, d.reason, 'from memory'];
     };
     const binds = () => calls.filter((c) => c === 'bindAddress').length;
@@ -74,7 +74,7 @@ describe('store round trips per decision', () => {
     await inner.createToken(newTokenRecord('publish', 'ACC001', { label: 's', streams: [{ streamName: 'secret' }], subscribeRequiresAuth: true }, 'c'.repeat(64), Date.now()));
     const { store, calls } = counting(inner, { reading: true });
     const enforcer = new Enforcer(store, loadConfig({ env: {} }).enforcement, fixedGeo({}), new Metrics({ defaultMetrics: false }), pino({ level: 'silent' }));
-    const ask = (streamName: string) => enforcer.decide({ action: 'subscribe', streamName, accountId: 'ACC001', protocol: 'hls' }, 'test');
+    const ask = (streamName: string) => enforcer.admit({ action: 'subscribe', streamName, accountId: 'ACC001', protocol: 'hls' }, 'store', 'test');
     const answers = await Promise.all(Array.from({ length: 32 }, (_, i) => ask(i % 2 === 0 ? 'open' : 'secret')));
     assert.deepEqual(answers.map((d) => d.allowed), Array.from({ length: 32 }, (_, i) => i % 2 === 0));
     assert.equal(calls.filter((c) => c === 'viewerRuleTokens').length, 1);
@@ -92,7 +92,7 @@ describe('store round trips per decision', () => {
     const { store, calls } = counting(inner, { reading: true });
     const enforcer = new Enforcer(store, loadConfig({ env: {} }).enforcement, fixedGeo({ '192.0.2.1': 'FR', '192.0.2.2': 'DE', '192.0.2.3': 'US' }), new Metrics({ defaultMetrics: false }), pino({ level: 'silent' }));
     const ask = (token: string | undefined, streamName: string, clientIp: string) =>
-      enforcer.decide({ action: 'subscribe', token, streamName, accountId: token ? undefined : 'ACC001', clientIp, protocol: 'hls' }, 'test');
+      enforcer.admit({ action: 'subscribe', token, streamName, accountId: token ? undefined : 'ACC001', clientIp, protocol: 'hls' }, 'store', 'test');
 
     // [token, stream, address, expected reason]: cam1 is live (publish token's deniedCountries),
     // cam2 is not (the matching publish token's), camX matches no publish token (the account default)
@@ -132,7 +132,7 @@ describe('store round trips per decision', () => {
     await inner.createToken(newTokenRecord('publish', 'ACC001', { label: 'de', streams: [{ streamName: 'cam1' }], deniedCountries: ['DE'] }, 'd'.repeat(64), now));
     const { store, calls } = counting(inner, { reading: true });
     const enforcer = new Enforcer(store, loadConfig({ env: {} }).enforcement, fixedGeo({ '192.0.2.1': 'FR', '192.0.2.2': 'DE' }), new Metrics({ defaultMetrics: false }), pino({ level: 'silent' }));
-    const ask = async (clientIp: string) => (await enforcer.decide({ action: 'subscribe', streamName: 'cam1', accountId: 'ACC001', clientIp, protocol: 'hls' }, 'test')).reason;
+    const ask = async (clientIp: string) => (await enforcer.admit({ action: 'subscribe', streamName: 'cam1', accountId: 'ACC001', clientIp, protocol: 'hls' }, 'store', 'test')).reason;
     // not live: both publish tokens' lists apply
     assert.deepEqual([await ask('192.0.2.1'), await ask('192.0.2.2')], ['country_not_allowed', 'country_not_allowed']);
     const before = await inner.accountVersion('ACC001');

@@ -4,7 +4,7 @@ import { ApiError } from '../../errors.js';
 import { effectiveCluster, matchesName, type TokenKind, type CreateTokenInput } from '../../domain/tokens.js';
 import type { TokenService } from '../../management/tokens.js';
 import { route, type RouteSpec } from '../route.js';
-import type { Enforcer } from '../../enforce/enforcer.js';
+import type { Enforcer } from '../../admission/pipeline.js';
 import { normaliseIp, originHost } from '../../domain/addresses.js';
 import {
   activeQuerySchema,
@@ -182,14 +182,15 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enf
       }),
       handler: async ({ account, params, body }) => {
         const token = await tokens.record(account.id, kind, params.id);
-        const { decision, rules } = await enforcer.explain(token, {
+        const probe = {
           action: kind,
           streamName: body.streamName,
           clientIp: normaliseIp(body.clientIp),
           origin: originHost(body.origin),
           country: body.country?.toUpperCase(),
           protocol: (body.protocol ?? 'webrtc').toLowerCase(),
-        });
+        };
+        const { decision, rules } = await enforcer.admit(probe, 'explain', 'check', token);
         return { allowed: decision.allowed, status: decision.status, reason: decision.reason, message: decision.message, rules };
       },
     }),

@@ -1,16 +1,17 @@
 // The narrow set of services callers get (src/callers/caller.ts, CallerContext), made from the
 // application's services in one place: the only reads of the store a caller needs happen here,
-// behind the context's methods, never in a caller module.
+// behind the context's methods, never in a caller module. Every admission a caller reads goes to
+// the admission pipeline (src/admission/pipeline.ts, Enforcer.admit).
 import type { Services } from '../services.js';
 import type { TrustedProxies } from '../domain/addresses.js';
 import { tokenHash } from '../domain/tokens.js';
-import type { Admission, CallerContext, ViewerCredentials } from './caller.js';
-import type { AdmissionStep, DecisionResult } from '../enforce/enforcer.js';
+import type { CallerContext, ViewerCredentials } from '../callers/caller.js';
+import type { Admission, AdmissionStep, DecisionResult } from '../contracts/admission.js';
 import { decision, type Reason } from '../contracts/decision.js';
 import type { CredentialCheck } from '../contracts/viewer-credential.js';
 import type { ViewerSessions } from '../sessions/viewer-sessions.js';
 import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
-import { andThen } from './shared.js';
+import { andThen } from '../callers/shared.js';
 import { copyWith } from '../domain/objects.js';
 
 /**
@@ -36,15 +37,13 @@ async function admitViewer(
   if (repeat !== undefined) {
     // the same viewer without its cookie: decided in full, no second session
     const access = copyWith(a.access, { sessionId: repeat, admission: 'session' });
-    const d = await s.enforcer.decideSoon(access, caller);
+    const d = await s.enforcer.admit(access, 'soon', caller);
     const again = d.allowed ? viewers.issue(d, access, repeat, presented) : undefined;
     return again === undefined ? d : withCredential(s, viewers, d, again);
   }
   const sid = viewers.newSessionId();
   const access = copyWith(a.access, { sessionId: sid, admission: 'session' });
-  const run = s.sessions.begin(caller, copyWith(a, { access, starts: true }), serverAddress, s.config.sessions.http.idleSeconds);
-  const d = await s.enforcer.decide(access, caller, run);
-  run.settle(d);
+  const d = await s.enforcer.admit(access, 'store', caller, undefined, copyWith(a, { access, starts: true }), serverAddress, s.config.sessions.http.idleSeconds);
   const credential = d.allowed ? viewers.issue(d, access, sid, presented) : undefined;
   return credential === undefined ? d : withCredential(s, viewers, d, credential);
 }
@@ -89,28 +88,26 @@ function viewerCredentials(s: Services, viewers: ViewerSessions): ViewerCredenti
 }
 
 export function callerContext(s: Services, trusted: TrustedProxies): CallerContext {
+  const lifetime = (d: DecisionResult) => s.sessions.withLifetime(d);
   return {
     config: s.config,
     logger: s.logger,
     trusted,
     admit: (caller, a, serverAddress) => {
       if (a.viewer !== undefined && s.viewers !== undefined) return admitViewer(s, s.viewers, caller, a, a.viewer, serverAddress);
-      if (a.reask) return s.sessions.reask(caller, a, (step) => s.enforcer.decide(a.access, caller, step), serverAddress);
+      // a re-ask refreshes the running session and is decided with the store
+      if (a.reask) return s.enforcer.admit(a.access, 'store', caller, undefined, a, serverAddress);
       // What an allow starts: a session the registry keeps, or (HTTP callers, no connection named) nothing it can count.
       // The access request is this request's own (read() made it): marked in place, not copied.
       const access = a.access;
       access.admission = a.starts && access.sessionId !== undefined ? 'session' : 'none';
-      // nothing starts (an HTTP caller's request, a check): no admission step, nothing to settle;
-      // either way a cached token is decided from memory when it can be (decideSoon)
+      // nothing starts (an HTTP caller's request, a check): no session to begin or settle;
+      // either way a cached token is decided from memory when it can be ('soon')
       if (!a.starts) {
         const told = a.credentialProblem !== undefined ? credentialRefusal(a.credentialProblem) : undefined;
-        return andThen(s.enforcer.decideSoon(access, caller, told), (d) => s.sessions.withLifetime(d));
+        return andThen(s.enforcer.admit(access, 'soon', caller, told), lifetime);
       }
-      const run = s.sessions.begin(caller, copyWith(a, { access }), serverAddress);
-      return andThen(s.enforcer.decideSoon(access, caller, run), (d) => {
-        run.settle(d);
-        return s.sessions.withLifetime(d);
-      });
+      return andThen(s.enforcer.admit(access, 'soon', caller, undefined, a, serverAddress), lifetime);
     },
     viewers: s.viewers && viewerCredentials(s, s.viewers),
     signal: (sig) => s.lifecycle.signal(sig),
