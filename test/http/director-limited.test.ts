@@ -138,4 +138,34 @@ describe('director: no MediaMTX permission for a token whose admission the media
     const open = await f.token('subscribe');
     assert.deepEqual(await claimsOf(f, 'subscribe', open.token), expected(f, 'subscribe', open.id, true));
   });
+
+  it('director.admits true: an unlimited token\'s call registers exactly one session, as a limited token\'s does', async (t) => {
+    const f = await hookFixture({ director: { admits: true } });
+    t.after(() => f.close());
+    const sessionsOf = async (tokenId: number) => {
+      await f.settle();
+      return f.t.services.store.listSessions(f.acct.id, { tokenId }, { offset: 0, limit: 10 });
+    };
+    const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+    const registered = async (tokenId: number) => {
+      const { total, items } = await sessionsOf(tokenId);
+      assert.equal(total, 1);
+      assert.equal(items.length, 1);
+      const { id, sessionId, startedOn, lastSeenOn, ...rest } = items[0];
+      assert.match(id, UUID);
+      assert.match(sessionId, UUID);
+      assert.equal(startedOn, lastSeenOn);
+      assert.ok(Math.abs(Date.parse(startedOn) - Date.now()) < 60_000, startedOn);
+      return rest;
+    };
+    const fields = (tokenId: number) => ({ caller: 'director', action: 'subscribe', accountId: f.acct.id, streamName: 'cam1', tokenId, clientIp: '127.0.0.1', protocol: 'webrtc' });
+
+    const open = await f.token('subscribe');
+    assert.deepEqual(await claimsOf(f, 'subscribe', open.token), expected(f, 'subscribe', open.id, true));
+    assert.deepEqual(await registered(open.id), fields(open.id));
+
+    const limited = await f.token('subscribe', { maxConcurrentSessions: 5 });
+    assert.deepEqual(await claimsOf(f, 'subscribe', limited.token), expected(f, 'subscribe', limited.id, true));
+    assert.deepEqual(await registered(limited.id), fields(limited.id));
+  });
 });
