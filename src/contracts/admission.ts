@@ -2,7 +2,6 @@
 // hands over with its session identity, the decision it gets back, and the step a session control
 // runs inside the decision. Types only: no layer depends on the pipeline itself through them.
 import type { AccessRequest, Decision, Reason } from '../policy/types.js';
-import type { RuleOutcome } from '../policy/evaluate.js';
 
 export interface DecisionResult extends Decision {
   decisionId: string;
@@ -29,6 +28,13 @@ export interface Answer {
  */
 export type Admitter = (d: Decision, timed: <T>(p: Promise<T>) => Promise<T>) => Promise<Decision | Answer | 'token_changed'>;
 
+/** The check that refused a decision, as a step after the policy reads it (the policy's RuleOutcome has this shape). */
+export interface FailedRule {
+  rule: string;
+  reason: Reason;
+  detail?: string;
+}
+
 /** The admission step the pipeline runs after an allow (SessionControl.begin's AdmissionRun is one). */
 export interface AdmissionStep {
   admit?: Admitter;
@@ -44,7 +50,7 @@ export interface AdmissionStep {
    * refusal, the rule that failed. Undefined: the decision as it is. Runs before the decision is
    * counted and logged, so the metrics and the log line say what the caller was told.
    */
-  answer?(d: Decision, failed: RuleOutcome | undefined): Answer | undefined | Promise<Answer | undefined>;
+  answer?(d: Decision, failed: FailedRule | undefined): Answer | undefined | Promise<Answer | undefined>;
 }
 
 /**

@@ -6,12 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import type { Admission, AdmissionStep, Admitter, Answer, DecisionResult, Reasked } from '../contracts/admission.js';
+import type { Admission, AdmissionStep, Admitter, Answer, DecisionResult, FailedRule, Reasked } from '../contracts/admission.js';
 import type { Lifecycle } from '../lifecycle/lifecycle.js';
 import type { TokenChecked } from '../lifecycle/events.js';
 import type { Metrics } from '../observability/metrics.js';
 import { decision, type Decision, type Reason } from '../policy/types.js';
-import type { RuleOutcome } from '../policy/evaluate.js';
 import type { Session, SessionEndReason, Store } from '../store/store.js';
 import type { TokenKind, TokenRecord } from '../domain/tokens.js';
 import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
@@ -57,7 +56,7 @@ function admissionDetail(reason: 'session_limit' | 'uses_exhausted' | 'stream_ta
 }
 
 /** A refusal's own explanation: the failed check's detail and its reason code. */
-const refusalWhy = (reason: Reason, failed: RuleOutcome | undefined) => (failed?.detail !== undefined ? `${failed.detail} (${reason})` : reason);
+const refusalWhy = (reason: Reason, failed: FailedRule | undefined) => (failed?.detail !== undefined ? `${failed.detail} (${reason})` : reason);
 
 export class SessionControl {
   private sweeper?: NodeJS.Timeout;
