@@ -166,17 +166,17 @@ export class SessionControl {
    * (session_terminated); otherwise the decision is taken again, and a refusal ends the session
    * only when its token change is listed in enforcement.terminateOn — the store not answering, or
    * a rule edited since the admission, keeps it, and the caller is told an allow. The decision is
-   * counted and logged as told, with why (docs/api.md#running-sessions). `decide` runs the
+   * counted and logged as told, with why (docs/api.md#running-sessions). `pipeline` runs the
    * admission pipeline with the step given; the pipeline registers the session again when the
    * answer says so (`registerAgain`).
    */
-  async reask(caller: string, a: Admission, decide: (step: AdmissionStep) => Promise<DecisionResult>): Promise<Reasked> {
+  async reask(caller: string, a: Admission, pipeline: (step: AdmissionStep) => Promise<DecisionResult>): Promise<Reasked> {
     const access = a.access;
     const at = this.iso();
     const session = access.sessionId ? await this.store.touchSession(caller, access.sessionId, this.ttl, at).catch(() => null) : null;
     if (session?.endedReason !== undefined && session.endedReason !== 'done') {
       const ended = session.endedReason;
-      const refused = await decide({
+      const refused = await pipeline({
         admit: async (d): Promise<Answer> => ({
           decision: decision('session_terminated', fieldsOf(d)),
           rule: ADMISSION_RULE,
@@ -192,7 +192,7 @@ export class SessionControl {
     /** The listed token change behind a refusal: the session ends. */
     let ends: TerminationTrigger | undefined;
     let kept = false;
-    const d = await decide({
+    const d = await pipeline({
       answer: async (decided, failed) => {
         if (decided.allowed) return undefined;
         const why = refusalWhy(decided.reason, failed);
