@@ -615,11 +615,10 @@ export class Enforcer {
       } catch (e) {
         if (!(e instanceof StoreUnavailable)) throw e;
         this.parts.metrics.storeErrors.inc();
+        // onStoreError deny: refused, and nothing is left to decide (the cache column's session
+        // admission step would leave a refusal as it is)
         if (this.parts.cfg.onStoreError === 'allow-cached') mode = 'cache';
-        else {
-          x.ev = unavailable(x.req, STORE_DOWN);
-          // limits are counted in the store; an unavailable decision admits nothing anyway
-        }
+        else x.ev = unavailable(x.req, STORE_DOWN);
       }
     }
     if (mode === 'cache') await this.runSteps(x, this.plans.cache.decide, 0);
