@@ -1,7 +1,7 @@
 // What callers and sessions know of an admission (src/admission/pipeline.ts): the request a caller
 // hands over with its session identity, the decision it gets back, and the step a session control
 // runs inside the decision. Types only: no layer depends on the pipeline itself through them.
-import type { AccessRequest, Decision, Reason } from '../policy/types.js';
+import type { AccessRequest, Decision, Reason } from './decision.js';
 
 export interface DecisionResult extends Decision {
   decisionId: string;

@@ -401,7 +401,7 @@ export class TokenLookup {
     const matching = this.matchingGeoTokens(g, streamName);
     // No publish token with lists covers the name: whoever publishes it, the defaults apply.
     if (matching.length === 0) return remember(g, streamName, g.defaults, Infinity);
-    return this.liveStream(e, streamName).then((live) => this.settle(g, streamName, matching, live));
+    return this.liveStream(e, streamName).then((live) => this.countriesGiven(g, streamName, matching, live));
   }
 
   /** viewerCountries from what this version already holds, without the store; null when it would need the store. */
@@ -417,7 +417,7 @@ export class TokenLookup {
     return g.tokens.filter((t) => this.rulesOf(t.token).streams(streamName));
   }
 
-  private settle(g: AccountGeo, streamName: string, matching: GeoToken[], live: LiveStream | null): ViewerCountries | undefined {
+  private countriesGiven(g: AccountGeo, streamName: string, matching: GeoToken[], live: LiveStream | null): ViewerCountries | undefined {
     if (live !== null && live.tokenId > 0) {
       // Live: its publishing token's lists, or the defaults when that token sets none.
       const started = Date.parse(live.startedOn);

@@ -404,8 +404,8 @@ export class ViewerSessions {
     if (claims.i !== undefined && claims.i !== req.clientIp) return { ok: false, reason: 'credential_address', previous };
     const go = (): CredentialCheck | Promise<CredentialCheck> => {
       const t = this.tokens.get(claims.t);
-      if (t === undefined) return this.load(claims).then((loaded) => this.settle(claims, loaded, req, this.now(), previous));
-      return this.settle(claims, t, req, now, previous);
+      if (t === undefined) return this.load(claims).then((loaded) => this.judge(claims, loaded, req, this.now(), previous));
+      return this.judge(claims, t, req, now, previous);
     };
     if (!rendition) return go();
     // A rendition another token secures is not this credential's to open: decided in full.
@@ -445,7 +445,7 @@ export class ViewerSessions {
     return undefined;
   }
 
-  private settle(claims: ViewerClaims, t: TokenState | undefined, req: CredentialRequest, now: number, previous: string | undefined): CredentialCheck {
+  private judge(claims: ViewerClaims, t: TokenState | undefined, req: CredentialRequest, now: number, previous: string | undefined): CredentialCheck {
     // Unknown here and the store not answering: the credential was granted at most
     // credentialSeconds ago by an instance that decided in full; its signature is what is left.
     if (t !== undefined) {
