@@ -5,6 +5,8 @@
 // (baseline, current, baseline, current, ...) and each build keeps its median. Exits non-zero when
 // a case's CPU per request rose by more than BENCH_MAX_RISE.
 //   BENCH_BASELINE=<checkout> (required)  BENCH_ROUNDS (default 5)  BENCH_MAX_RISE (default 0.05)
+//   BENCH_TOGETHER=1: each round loads both builds at the same time (a machine whose core speed moves
+//   between periods; docs/performance.md#comparing-two-builds)
 //   BENCH_CASES, BENCH_DURATION, BENCH_CONNECTIONS, BENCH_NO_BUILD, BENCH_REDIS_CPU: as for npm run bench (run.ts)
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -21,7 +23,13 @@ import { type BenchRedis, stopTarget, streamgate } from './lib/targets.js';
 const STORES = ['sqlite', 'redis'] as const;
 
 /** The two builds' Streamgates on one store, the same cases seeded in each, every case's interleaved rounds compared. */
-async function compareStore(store: (typeof STORES)[number], redis: BenchRedis, baselineRoot: string, rounds: number, maxRise: number, selected: Set<string>): Promise<Comparison[]> {
+async function compareStore(
+  store: (typeof STORES)[number],
+  redis: BenchRedis,
+  baselineRoot: string,
+  { rounds, maxRise, together }: { rounds: number; maxRise: number; together: boolean },
+  selected: Set<string>,
+): Promise<Comparison[]> {
   // Each build has a data directory of its own and, on Redis, a key prefix of its own (of the same length).
   const env = (build: string): Record<string, string> => (store === 'redis' ? { REDIS_URL: redis.url, STREAMGATE_REDIS_KEYPREFIX: `bench-${build}:` } : {});
   const baseline = await streamgate(`baseline ${store}`, env('b'), baselineRoot);
@@ -37,8 +45,15 @@ async function compareStore(store: (typeof STORES)[number], redis: BenchRedis, b
       const b: Result[] = [];
       const c: Result[] = [];
       for (let round = 0; round < rounds; round++) {
-        b.push(await load(baseline.t, baselineCases[i]));
-        c.push(await load(current.t, currentCases[i]));
+        if (together) {
+          // both at once: whatever the host does to the servers' core meanwhile, it does to both
+          const [rb, rc] = await Promise.all([load(baseline.t, baselineCases[i]), load(current.t, currentCases[i])]);
+          b.push(rb);
+          c.push(rc);
+        } else {
+          b.push(await load(baseline.t, baselineCases[i]));
+          c.push(await load(current.t, currentCases[i]));
+        }
       }
       const row = compareRounds(currentCases[i].name, store, b, c, maxRise);
       console.log(`${row.case}, ${store}: CPU µs/req ${row.baseline.cpuUs} → ${row.current.cpuUs} (${row.ratio}×; rounds ${row.baseline.rounds.cpuUs.join(' ')} / ${row.current.rounds.cpuUs.join(' ')})`);
@@ -53,28 +68,28 @@ async function compareStore(store: (typeof STORES)[number], redis: BenchRedis, b
 async function main(): Promise<void> {
   pinToLoadCore();
   // Before the build: a missing baseline or a BENCH_CASES typo stops the run at once.
-  const { baseline, rounds, maxRise } = compareSettings();
+  const { baseline, rounds, maxRise, together } = compareSettings();
   const selected = selectCases(CASE_NAMES);
   const status = buildCurrent();
   if (status !== undefined && status !== 0) throw new Error(`npm run build of ${ROOT} failed (exit ${status}): the current build would be a stale dist/`);
   if (!existsSync(path.join(ROOT, 'dist/main.js'))) throw new Error(`${path.join(ROOT, 'dist/main.js')} is absent: build this checkout (npm run build) or unset BENCH_NO_BUILD`);
   const machine = describeMachine();
   const builds = { baseline: checkoutOf(baseline), current: checkoutOf(ROOT) };
-  console.log(`baseline: ${JSON.stringify(builds.baseline)}; current: ${JSON.stringify(builds.current)}; ${rounds} interleaved rounds per case, load: ${WRK ? 'wrk' : 'autocannon'}`);
-  const out: Record<string, unknown> = { kind: 'compare', machine, duration: DURATION, connections: CONNECTIONS, rounds, maxRise, builds, at: new Date().toISOString() };
+  console.log(`baseline: ${JSON.stringify(builds.baseline)}; current: ${JSON.stringify(builds.current)}; ${rounds} ${together ? 'simultaneous' : 'interleaved'} rounds per case, load: ${WRK ? 'wrk' : 'autocannon'}`);
+  const out: Record<string, unknown> = { kind: 'compare', machine, duration: DURATION, connections: CONNECTIONS, rounds, together, maxRise, builds, at: new Date().toISOString() };
   const load1m = [loadavg()[0]];
   const stalls = [await measureStalls()];
   const rows: Comparison[] = [];
   const redis = await startPinnedRedis();
   try {
-    for (const store of STORES) rows.push(...(await compareStore(store, redis, baseline, rounds, maxRise, selected)));
+    for (const store of STORES) rows.push(...(await compareStore(store, redis, baseline, { rounds, maxRise, together }, selected)));
   } finally {
     await redis.stop();
   }
   stalls.push(await measureStalls());
   load1m.push(loadavg()[0]);
   Object.assign(out, { comparisons: rows, medianSpread: medianSpread(rows), stalls, loadAverage1m: load1m });
-  console.log(`\nCPU µs per request, median of ${rounds} interleaved rounds; current / baseline passes up to ${1 + maxRise}×:`);
+  console.log(`\nCPU µs per request, median of ${rounds} ${together ? 'simultaneous' : 'interleaved'} rounds; current / baseline passes up to ${1 + maxRise}×:`);
   printComparison(rows);
   console.log(`machine pauses: before, ${describeStalls(stalls[0])}; after, ${describeStalls(stalls[1])}`);
   console.log(`load average (1 min): ${load1m[0].toFixed(2)} before, ${load1m[1].toFixed(2)} after, on ${machine.cpus} CPUs`);

@@ -17,6 +17,8 @@ export interface CompareSettings {
   rounds: number;
   /** The largest rise of CPU per request that passes: current / baseline <= 1 + maxRise. */
   maxRise: number;
+  /** BENCH_TOGETHER=1: each round loads both builds at the same time, instead of one after the other. */
+  together: boolean;
 }
 
 /** BENCH_BASELINE (required), BENCH_ROUNDS (default 5), BENCH_MAX_RISE (default 0.05); a bad value stops the run with the setting named. */
@@ -32,7 +34,9 @@ export function compareSettings(env: NodeJS.ProcessEnv = process.env, exists: (f
   if (!Number.isFinite(maxRise) || maxRise < 0 || env.BENCH_MAX_RISE?.trim() === '') {
     throw new Error(`BENCH_MAX_RISE=${env.BENCH_MAX_RISE}: the largest rise of CPU per request that passes, a fraction of 0 or more (default 0.05, 5%)`);
   }
-  return { baseline, rounds, maxRise };
+  const together = env.BENCH_TOGETHER?.trim() ?? '';
+  if (together !== '' && together !== '0' && together !== '1') throw new Error(`BENCH_TOGETHER=${env.BENCH_TOGETHER}: 1 to load both builds at the same time in each round, 0 or unset for interleaved rounds`);
+  return { baseline, rounds, maxRise, together: together === '1' };
 }
 
 /** Where a build came from: its checkout, commit and whether it had uncommitted changes (unknown outside git). */

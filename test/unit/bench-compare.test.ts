@@ -37,12 +37,15 @@ describe('bench:compare settings', () => {
   });
 
   it('defaults to 5 rounds and a 5% rise, and takes both from the environment', () => {
-    assert.deepEqual(compareSettings({ BENCH_BASELINE: '/srv/before' }, built), { baseline: path.resolve('/srv/before'), rounds: 5, maxRise: 0.05 });
-    assert.deepEqual(compareSettings({ BENCH_BASELINE: '/srv/before/', BENCH_ROUNDS: '7', BENCH_MAX_RISE: '0' }, built), { baseline: path.resolve('/srv/before'), rounds: 7, maxRise: 0 });
+    assert.deepEqual(compareSettings({ BENCH_BASELINE: '/srv/before' }, built), { baseline: path.resolve('/srv/before'), rounds: 5, maxRise: 0.05, together: false });
+    assert.deepEqual(compareSettings({ BENCH_BASELINE: '/srv/before/', BENCH_ROUNDS: '7', BENCH_MAX_RISE: '0' }, built), { baseline: path.resolve('/srv/before'), rounds: 7, maxRise: 0, together: false });
+    assert.deepEqual(compareSettings({ BENCH_BASELINE: '/srv/before', BENCH_TOGETHER: '1' }, built), { baseline: path.resolve('/srv/before'), rounds: 5, maxRise: 0.05, together: true });
+    assert.equal(compareSettings({ BENCH_BASELINE: '/srv/before', BENCH_TOGETHER: '0' }, built).together, false);
   });
 
   it('refuses a round count or a rise that is not one, naming the setting', () => {
     for (const v of ['0', '2.5', 'five', '']) assert.throws(() => compareSettings({ BENCH_BASELINE: '/srv/before', BENCH_ROUNDS: v }, built), { message: new RegExp(`^BENCH_ROUNDS=${v}: a whole number of rounds, 1 or more`) });
+    for (const v of ['yes', '2', 'true']) assert.throws(() => compareSettings({ BENCH_BASELINE: '/srv/before', BENCH_TOGETHER: v }, built), { message: new RegExp(`^BENCH_TOGETHER=${v}: 1 to load both builds at the same time`) });
     for (const v of ['-0.01', '5%', '', 'Infinity']) assert.throws(() => compareSettings({ BENCH_BASELINE: '/srv/before', BENCH_MAX_RISE: v }, built), { message: new RegExp(`^BENCH_MAX_RISE=${v}: the largest rise of CPU per request that passes`) });
   });
 });
