@@ -27,7 +27,7 @@ import { copyWith } from '../domain/objects.js';
 import { TokenLookup, StoreUnavailable, securedBy, type AccountEntry } from '../enforce/lookup.js';
 import type { GeoLookup } from '../enforce/geo.js';
 import type { AdmissionRun, SessionControl } from '../sessions/control.js';
-import type { Admission, AdmissionStep, Answer, DecisionResult } from '../contracts/admission.js';
+import type { Admission, AdmissionStep, Admitter, Answer, DecisionResult } from '../contracts/admission.js';
 import { resolveCredential, resolveNow, type Reading, type Resolved } from './credential.js';
 
 export type { Admission, AdmissionStep, Admitter, Answer, DecisionResult } from '../contracts/admission.js';
@@ -235,7 +235,10 @@ function accountFromMemory(p: Parts, x: Run): Next {
   return 'next';
 }
 
-async function accountWithStore(p: Parts, x: Run): Promise<Next> {
+// The store column's steps return a promise only when they have something to wait for: an await of
+// a step that had nothing to do costs a decision a turn of the microtask queue.
+
+function accountWithStore(p: Parts, x: Run): Next | Promise<Next> {
   const { req } = x;
   const r = x.r!;
   x.secured = false;
@@ -248,30 +251,55 @@ async function accountWithStore(p: Parts, x: Run): Promise<Next> {
     // could widen access, and the store step after it checks the token's revision, not this.
     const cached = p.lookup.accountAt(owner.accountId, r.ver);
     if (!r.verified && cached?.ipRulesOnRtmp !== true) return 'again';
-    x.ipRulesOnRtmp = (cached ?? (await p.lookup.loadAccountAt(owner.accountId, r.ver))).ipRulesOnRtmp;
+    if (cached === undefined) {
+      return p.lookup.loadAccountAt(owner.accountId, r.ver).then((account) => {
+        x.ipRulesOnRtmp = account.ipRulesOnRtmp;
+        return viewerContext(p, x, owner);
+      });
+    }
+    x.ipRulesOnRtmp = cached.ipRulesOnRtmp;
   }
+  return viewerContext(p, x, owner);
+}
+
+/** A subscribe's part of the account context: the stream's security (no token), the viewer's country lists. */
+function viewerContext(p: Parts, x: Run, owner: TokenRecord | undefined): Next | Promise<Next> {
+  const { req } = x;
+  const r = x.r!;
   if (req.action !== 'subscribe') return 'next';
-  let account: AccountEntry | undefined;
   if (r.cred.type === 'none') {
     // the credential step already resolved the account of a token-less request (named or default)
-    if (req.accountId === undefined) x.secured = true;
-    else {
-      account = await p.lookup.account(req.accountId);
-      x.secured = securedBy(account, req.streamName);
-      if (x.secured) account = undefined; // refused for want of a token: no country rule runs
+    if (req.accountId === undefined) {
+      x.secured = true;
+      return 'next';
     }
-  } else if (owner !== undefined && inheritsCountries(owner)) {
-    // The version this decision read with the token tells whether the cached account entry is current.
-    account = p.lookup.accountAt(owner.accountId, r.ver);
-    // An unchecked cached copy (bind on usage) decides alone only while its account is known to
-    // have no country rules; otherwise read the version first.
-    if (!r.verified && (account === undefined || account.geo !== undefined)) return 'again';
-    if (account === undefined) account = await p.lookup.loadAccountAt(owner.accountId, r.ver);
+    return p.lookup.account(req.accountId).then((account) => {
+      x.secured = securedBy(account, req.streamName);
+      // refused for want of a token: no country rule runs
+      return x.secured ? 'next' : countriesOf(p, x, account);
+    });
   }
-  if (account !== undefined && account.geo !== undefined) {
-    const v = p.lookup.viewerCountries(account, req.streamName, p.now());
-    x.viewerCountries = v instanceof Promise ? await v : v;
+  if (owner === undefined || !inheritsCountries(owner)) return 'next';
+  // The version this decision read with the token tells whether the cached account entry is current.
+  const account = p.lookup.accountAt(owner.accountId, r.ver);
+  // An unchecked cached copy (bind on usage) decides alone only while its account is known to
+  // have no country rules; otherwise read the version first.
+  if (!r.verified && (account === undefined || account.geo !== undefined)) return 'again';
+  if (account === undefined) return p.lookup.loadAccountAt(owner.accountId, r.ver).then((loaded) => countriesOf(p, x, loaded));
+  return countriesOf(p, x, account);
+}
+
+/** The viewer's country lists under an account with country rules (the live registry read when they need it). */
+function countriesOf(p: Parts, x: Run, account: AccountEntry): Next | Promise<Next> {
+  if (account.geo === undefined) return 'next';
+  const v = p.lookup.viewerCountries(account, x.req.streamName, p.now());
+  if (v instanceof Promise) {
+    return v.then((countries) => {
+      x.viewerCountries = countries;
+      return 'next';
+    });
   }
+  x.viewerCountries = v;
   return 'next';
 }
 
@@ -345,10 +373,13 @@ function boundFromMemory(p: Parts, x: Run): Next {
   return 'next';
 }
 
-async function bindInStore(p: Parts, x: Run): Promise<Next> {
+function bindInStore(p: Parts, x: Run): Next | Promise<Next> {
+  return x.decided.bind === undefined ? 'next' : bindNow(p, x);
+}
+
+async function bindNow(p: Parts, x: Run): Promise<Next> {
   const ev = x.decided;
-  if (ev.bind === undefined) return 'next';
-  const { token, address } = ev.bind;
+  const { token, address } = ev.bind!;
   const result = await p.lookup.timed(p.store.bindAddress(token, address));
   if (result === 'stale') {
     p.lookup.forget(token, x.r!.hash); // the token changed since we read it
@@ -397,10 +428,13 @@ function admissionFromMemory(_p: Parts, x: Run): Next {
   return passes !== undefined && !passes(x.decided.decision) ? 'decline' : 'next';
 }
 
-async function admitInStore(p: Parts, x: Run): Promise<Next> {
-  const ev = x.decided;
+function admitInStore(p: Parts, x: Run): Next | Promise<Next> {
   const admit = x.step?.admit;
-  if (!ev.decision.allowed || admit === undefined) return 'next';
+  return !x.decided.decision.allowed || admit === undefined ? 'next' : admitNow(p, x, admit);
+}
+
+async function admitNow(p: Parts, x: Run, admit: Admitter): Promise<Next> {
+  const ev = x.decided;
   const admitted = await admit(ev.decision, p.timed);
   if (admitted === 'token_changed') {
     const token = tokenOf(x.r!.cred);
@@ -426,9 +460,17 @@ function limitsNeedStore(_p: Parts, x: Run): Next {
 
 // ---- after the decision: what the caller is told, the count and log line, the session's start
 
-async function answerStep(_p: Parts, x: Run): Promise<Next> {
+function answerStep(_p: Parts, x: Run): Next | Promise<Next> {
   const answer = x.step?.answer;
-  if (answer !== undefined) x.told = await answer(x.decided.decision, failedRule(x.decided.rules));
+  if (answer === undefined) return 'next';
+  const told = answer(x.decided.decision, failedRule(x.decided.rules));
+  if (told instanceof Promise) {
+    return told.then((t) => {
+      x.told = t;
+      return 'next';
+    });
+  }
+  x.told = told;
   return 'next';
 }
 
