@@ -113,9 +113,16 @@ function jwtRules(jwt: string): { exp?: number; ips: string[]; origins: string[]
 function geoFingerprint(e: AccountEntry | undefined): string {
   if (e === undefined) return '?';
   if (e.geo === undefined) return '';
-  const parts = [e.geo.defaults?.lists ?? [], e.geo.tokens.map((g) => [g.token.id, g.token.streams, g.alone.lists])];
-  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 12);
+  // an entry's content never changes (a new version is a new entry): hashed once per entry
+  let f = fingerprints.get(e);
+  if (f === undefined) {
+    const parts = [e.geo.defaults?.lists ?? [], e.geo.tokens.map((g) => [g.token.id, g.token.streams, g.alone.lists])];
+    f = createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 12);
+    fingerprints.set(e, f);
+  }
+  return f;
 }
+const fingerprints = new WeakMap<AccountEntry, string>();
 
 /** Whether a country passes lists as evaluate() applies them (src/policy/evaluate.ts, countryCheck). */
 function countryPasses(l: { allowed: readonly string[]; denied: readonly string[] }, c: string | undefined): boolean {
@@ -229,11 +236,13 @@ export class ViewerSessions {
     return valueTagFromHash(hashOf(presented));
   }
 
-  /** Mints a credential, remembering its expiry for the Set-Cookie that follows. */
+  /**
+   * Mints a credential, remembering its expiry for the Set-Cookie that follows. It is not put in
+   * the verified cache: a full decision mints one per request that carries the token, and most of
+   * those values are never presented back; the first check of one verifies it once (verify()).
+   */
   private mint(claims: ViewerClaims): string {
-    const signing = this.keys.signing;
-    const value = mintCredential(signing.key, claims);
-    this.verified.set(value, { claims, key: signing.id });
+    const value = mintCredential(this.keys.signing.key, claims);
     this.minted = { value, e: claims.e };
     return value;
   }
