@@ -1,0 +1,189 @@
+// The embedded store's tables, and the upgrade of a file written by an earlier build.
+import type Database from 'better-sqlite3';
+
+export const SCHEMA = `
+CREATE TABLE IF NOT EXISTS accounts (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  created_on TEXT NOT NULL,
+  secure_viewer INTEGER NOT NULL DEFAULT 0,
+  secret_hash TEXT UNIQUE,
+  seq INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tokens (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  account_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  token_hash TEXT NOT NULL UNIQUE,
+  sort_name TEXT NOT NULL,
+  added_ms INTEGER NOT NULL,
+  rev INTEGER NOT NULL,
+  securing INTEGER NOT NULL DEFAULT 0,
+  data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tokens_securing ON tokens (account_id, securing);
+CREATE INDEX IF NOT EXISTS tokens_by_name ON tokens (account_id, kind, sort_name, id);
+CREATE INDEX IF NOT EXISTS tokens_by_added ON tokens (account_id, kind, added_ms, id);
+CREATE TABLE IF NOT EXISTS bound_addresses (
+  token_id INTEGER NOT NULL,
+  address TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  PRIMARY KEY (token_id, address)
+);
+CREATE TABLE IF NOT EXISTS account_versions (
+  account_id TEXT PRIMARY KEY,
+  ver INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS webhooks (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  account_id TEXT NOT NULL,
+  rev INTEGER NOT NULL,
+  data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhooks_by_account ON webhooks (account_id, id);
+CREATE TABLE IF NOT EXISTS deliveries (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  webhook_id INTEGER NOT NULL,
+  data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS deliveries_by_webhook ON deliveries (webhook_id, seq);
+CREATE TABLE IF NOT EXISTS recordings (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  account_id TEXT NOT NULL,
+  stream_name TEXT NOT NULL,
+  path TEXT NOT NULL,
+  status TEXT NOT NULL,
+  data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS recordings_by_stream ON recordings (account_id, stream_name, id);
+CREATE TABLE IF NOT EXISTS usage (
+  account_id TEXT NOT NULL,
+  tracking_id TEXT NOT NULL,
+  token_id INTEGER NOT NULL,
+  stream_name TEXT NOT NULL,
+  day TEXT NOT NULL,
+  bytes_out INTEGER NOT NULL,
+  bytes_in INTEGER NOT NULL,
+  PRIMARY KEY (account_id, tracking_id, day, stream_name, token_id)
+);
+CREATE INDEX IF NOT EXISTS usage_by_stream ON usage (account_id, stream_name, day);
+CREATE INDEX IF NOT EXISTS usage_by_day ON usage (account_id, day);
+-- Usage per UTC hour (YYYY-MM-DDTHH), tracking_id '' for the usage without one; a row is read and
+-- kept until keep_until (epoch ms), then deleted by the usage writes (pruneHourlyUsage).
+CREATE TABLE IF NOT EXISTS usage_hourly (
+  account_id TEXT NOT NULL,
+  tracking_id TEXT NOT NULL,
+  stream_name TEXT NOT NULL,
+  hour TEXT NOT NULL,
+  bytes_out INTEGER NOT NULL,
+  bytes_in INTEGER NOT NULL,
+  keep_until INTEGER NOT NULL,
+  PRIMARY KEY (account_id, tracking_id, hour, stream_name)
+);
+CREATE INDEX IF NOT EXISTS usage_hourly_by_stream ON usage_hourly (account_id, stream_name, hour);
+CREATE INDEX IF NOT EXISTS usage_hourly_by_hour ON usage_hourly (account_id, hour);
+CREATE INDEX IF NOT EXISTS usage_hourly_expiry ON usage_hourly (keep_until);
+CREATE TABLE IF NOT EXISTS usage_reports (
+  account_id TEXT NOT NULL,
+  report_id TEXT NOT NULL,
+  PRIMARY KEY (account_id, report_id)
+);
+DROP TABLE IF EXISTS sessions;
+-- The session registry: live rows (ended = 0) expire at expires_ms = lastSeen + ttl; ended rows are
+-- kept until expires_ms = endedOn + keep (late reports, re-asks).
+CREATE TABLE IF NOT EXISTS registry_sessions (
+  id TEXT PRIMARY KEY,
+  caller TEXT NOT NULL,
+  caller_sid TEXT NOT NULL,
+  account_id TEXT NOT NULL,
+  token_id INTEGER,
+  stream_name TEXT NOT NULL,
+  action TEXT NOT NULL,
+  started_ms INTEGER NOT NULL,
+  expires_ms INTEGER NOT NULL,
+  ended INTEGER NOT NULL DEFAULT 0,
+  data TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS registry_sessions_caller ON registry_sessions (caller, caller_sid);
+CREATE INDEX IF NOT EXISTS registry_sessions_token ON registry_sessions (account_id, token_id, ended);
+CREATE INDEX IF NOT EXISTS registry_sessions_stream ON registry_sessions (account_id, stream_name, ended);
+CREATE INDEX IF NOT EXISTS registry_sessions_started ON registry_sessions (account_id, ended, started_ms);
+CREATE INDEX IF NOT EXISTS registry_sessions_expiry ON registry_sessions (expires_ms);
+CREATE TABLE IF NOT EXISTS token_uses (
+  account_id TEXT NOT NULL,
+  token_id INTEGER NOT NULL,
+  uses INTEGER NOT NULL,
+  PRIMARY KEY (account_id, token_id)
+);
+CREATE TABLE IF NOT EXISTS expiry_cuts (
+  account_id TEXT NOT NULL,
+  token_id INTEGER NOT NULL,
+  at_ms INTEGER NOT NULL,
+  PRIMARY KEY (account_id, token_id)
+);
+CREATE TABLE IF NOT EXISTS secured_streams (
+  account_id TEXT NOT NULL,
+  stream_name TEXT NOT NULL,
+  is_regex INTEGER NOT NULL,
+  token_id INTEGER NOT NULL,
+  added_on TEXT NOT NULL,
+  rules TEXT NOT NULL,
+  PRIMARY KEY (account_id, stream_name, is_regex, token_id)
+);
+CREATE TABLE IF NOT EXISTS live_streams (
+  account_id TEXT NOT NULL,
+  stream_name TEXT NOT NULL,
+  token_id INTEGER NOT NULL,
+  feed_id TEXT NOT NULL,
+  expires_ms INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (account_id, stream_name)
+);
+CREATE TABLE IF NOT EXISTS marks (
+  account_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  value TEXT NOT NULL,
+  expires_ms INTEGER NOT NULL,
+  PRIMARY KEY (account_id, name)
+);
+CREATE INDEX IF NOT EXISTS marks_expiry ON marks (expires_ms);
+`;
+
+/**
+ * Brings a file written by an earlier build up to this schema. `user_version` 1: accounts carry
+ * viewer country defaults, and `tokens.securing` holds viewer-rule flags (1 secures viewing, 2
+ * restricts viewer countries; see domain/viewer-rules.ts) instead of a 0/1 flag.
+ */
+export function migrate(db: Database.Database): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version >= 3) return;
+  db.transaction(() => {
+    const columns = new Set((db.prepare('PRAGMA table_info(accounts)').all() as Array<{ name: string }>).map((c) => c.name));
+    const add = (column: string, type: string) => {
+      if (!columns.has(column)) db.exec(`ALTER TABLE accounts ADD COLUMN ${column} ${type}`);
+    };
+    if (version < 1) {
+      add('allowed_countries', "TEXT NOT NULL DEFAULT ''");
+      add('denied_countries', "TEXT NOT NULL DEFAULT ''");
+    }
+    if (version < 2) {
+      // `user_version` 2: the flags no longer depend on isActive (a disabled publish token keeps
+      // securing its streams and restricting their viewers' countries; domain/viewer-rules.ts).
+      db.exec(`UPDATE tokens SET securing =
+          (CASE WHEN json_extract(data, '$.subscribeRequiresAuth') THEN 1 ELSE 0 END)
+        | (CASE WHEN json_array_length(data, '$.allowedCountries') > 0 OR json_array_length(data, '$.deniedCountries') > 0 THEN 2 ELSE 0 END)
+        WHERE kind = 'publish'`);
+    }
+    // `user_version` 3: accounts carry their default cluster, geo cascade setting and whether
+    // address rules apply on RTMP (docs/api.md#clusters, docs/api.md#rtmp); existing accounts
+    // get none set and address rules on, as before.
+    add('default_cluster', "TEXT NOT NULL DEFAULT ''");
+    add('geo_cascade', "TEXT NOT NULL DEFAULT ''");
+    add('ip_rules_on_rtmp', 'INTEGER NOT NULL DEFAULT 1');
+    db.pragma('user_version = 3');
+  })();
+}
