@@ -1,10 +1,14 @@
 #!/usr/bin/env node
 // Runs node's test runner (with tsx) over test files: `node scripts/run-tests.mjs [dir ...]`.
-// Node 20's --test does not expand globs, so the files are collected here.
+// It compiles the server into dist/ first (`tsc -p tsconfig.build.json`, a few seconds): the
+// contract tests take the store suite by its package name, `streamgate/store-contract`, which
+// resolves to the build, as it does for a backend outside the repository. Node 20's --test does not
+// expand globs, so the files are collected here.
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const roots = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const extra = process.argv.slice(2).filter((a) => a.startsWith('--'));
@@ -25,6 +29,13 @@ if (files.length === 0) {
   console.error('run-tests: no test files found');
   process.exit(1);
 }
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const build = spawnSync(path.join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+if (build.status !== 0) {
+  console.error('run-tests: the build failed (tsc -p tsconfig.build.json)');
+  process.exit(build.status ?? 1);
+}
+
 // TAP to stdout as always, and the failures alone to a file printed after the summary, so a
 // failure in a long run is found without searching the whole log.
 const dir = mkdtempSync(path.join(tmpdir(), 'run-tests-'));

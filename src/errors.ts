@@ -1,6 +1,8 @@
 // The errors of the store (StoreUnavailable, StoreConflict, AccountExists), beside the client-answer
 // errors, which are defined with the domain rules that raise them (src/domain/errors.ts) and
-// re-exported here.
+// re-exported here. A backend outside the repository throws the store's from `streamgate/store`
+// (the service tells them apart by class); the store suite matches them by `name`
+// (docs/architecture.md#the-contract-suite).
 export { ApiError, FieldErrorList, type FieldErrors } from './domain/errors.js';
 
 /**
@@ -18,10 +20,6 @@ export class StoreUnavailable extends Error {
   }
 }
 
-/**
- * A store write lost its compare-and-set race more times than the store retries (many writers on
- * one record at once): retryable, answered 503.
- */
 /** createAccount: the id is taken (ids are random; the caller draws another). */
 export class AccountExists extends Error {
   constructor(readonly accountId: string) {
@@ -30,6 +28,10 @@ export class AccountExists extends Error {
   }
 }
 
+/**
+ * A store write lost its compare-and-set race more times than the store retries (many writers on
+ * one record at once): retryable, answered 503.
+ */
 export class StoreConflict extends Error {
   constructor(what: string, attempts: number) {
     super(`${what}: too much write contention (${attempts} attempts)`);

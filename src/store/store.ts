@@ -1,14 +1,15 @@
 // The persistence contract: one interface per aggregate (each in its own file beside this one,
 // each implemented by a file per backend under store/sqlite and store/redis), and Store, their
-// intersection, which a backend answers as a whole. Every backend passes the same suite, published
-// as `streamgate/store-contract` (src/store-contract, docs/architecture.md#the-store). Every method
-// is scoped: a token or account of another account is invisible (null / false), never an error.
-// Failures are typed (errors.ts): a backend that does not answer rejects with StoreUnavailable, a
-// write that loses its compare-and-set race more often than the store retries with StoreConflict;
-// both are retryable. Every write of several records is one atomic step (a transaction, a Lua
-// script); keys outside an account's Redis Cluster slot are only hints, verified against the record
-// on read. Rules both backends apply (recording merge, bind decision, deliveries kept, admission
-// order) are in domain/store-rules.ts.
+// intersection, which a backend answers as a whole. Every backend passes the same suite, one part
+// per aggregate, published as `streamgate/store-contract` (src/store-contract,
+// docs/architecture.md#the-contract-suite); these types and the errors it throws are published as
+// `streamgate/store` (index.ts). Every method is scoped: a token or account of another account is
+// invisible (null / false), never an error. Failures are typed (errors.ts): a backend that does not
+// answer rejects with StoreUnavailable, a write that loses its compare-and-set race more often than
+// the store retries with StoreConflict; both are retryable. Every write of several records is one
+// atomic step (a transaction, a Lua script); keys outside an account's Redis Cluster slot are only
+// hints, verified against the record on read. Rules both backends apply (recording merge, bind
+// decision, deliveries kept, admission order) are in domain/store-rules.ts.
 import type { AccountStore } from './accounts.js';
 import type { BindStore } from './binds.js';
 import type { LiveStreamStore } from './live-streams.js';

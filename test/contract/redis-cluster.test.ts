@@ -1,4 +1,4 @@
-import { storeContract } from './store-contract.js';
+import { storeContract } from 'streamgate/store-contract';
 import { redisClusterFactory } from '../helpers/stores.js';
 
 storeContract(redisClusterFactory());

@@ -1,4 +1,4 @@
-import { storeContract } from './store-contract.js';
+import { storeContract } from 'streamgate/store-contract';
 import { sqliteFactory } from '../helpers/stores.js';
 
 storeContract(sqliteFactory());

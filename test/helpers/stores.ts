@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import type { Store } from '../../src/store/store.js';
+import type { StoreFactory as ContractFactory } from 'streamgate/store-contract';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { startRedis, type TestRedis } from './redis.js';
@@ -11,14 +12,8 @@ import { startCluster, type TestCluster } from './redis-cluster.js';
 import { createRedisClient, connectRedis } from '../../src/store/redis/connect.js';
 import { randomBytes } from 'node:crypto';
 
-export interface StoreFactory {
-  name: string;
-  /** Called once before the suite (start servers). */
-  setup(): Promise<void>;
-  /** A fresh, empty store. `now` is the store's clock. */
-  make(opts?: { now?: () => number }): Promise<Store>;
-  teardown(): Promise<void>;
-}
+/** The store contract's factory (`streamgate/store-contract`), of whole stores. */
+export type StoreFactory = ContractFactory<Store>;
 
 export function sqliteFactory(): StoreFactory {
   let dir = '';

@@ -1,0 +1,203 @@
+// The session registry: start, read, touch, end once, expire; admissions that hold their limits
+// under concurrency and check the token's revision; lists, the gauge's counts, and the expiry cuts
+// (src/store/sessions.ts).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { applyTokenUpdate } from '../domain/tokens.js';
+import { newSecret } from '../domain/secrets.js';
+import type { Session, SessionEndReason, SessionStore, StoreLifecycle, TokenStore } from '../store/store.js';
+import { sessionRecord, T0, tok } from './fixtures.js';
+import type { Fresh } from './factory.js';
+
+/** What the sessions part runs on: the sessions, and the tokens whose revision an admission checks. */
+export type SessionsUnderTest = SessionStore & TokenStore & StoreLifecycle;
+
+export function sessionTests(fresh: Fresh<SessionsUnderTest>): void {
+  describe('sessions', () => {
+    const session = (over: Partial<Session> & { sessionId: string }): Session => sessionRecord({ accountId: 'A', tokenId: 4, ...over }, T0);
+    const end = (reason: SessionEndReason, at = T0) => ({ reason, at: new Date(at).toISOString(), keepSeconds: 600 });
+
+    it('starts, reads and ends a session once (kept, marked ended), and expires a lost one', async () => {
+      let now = T0;
+      const s = await fresh(() => now);
+      const sess = session({ sessionId: '5f1c2b0e-6a3d-4c1e-9d0b-1d2f3a4b5c6d', trackingId: 'grp', clientIp: '192.0.2.7', native: { id: 'x', path: 'cam1' } });
+      await s.startSession(sess, 60);
+      await s.startSession(session({ caller: 'srs', sessionId: 'x1' }), 1);
+      assert.deepEqual(await s.getSession('mediamtx', sess.sessionId), sess);
+      assert.deepEqual(await s.getSessionById('A', sess.id), sess);
+      assert.equal(await s.getSessionById('B', sess.id), null, "another account's session is invisible");
+      assert.equal(await s.getSession('srs', sess.sessionId), null);
+      const ends = await Promise.all([s.endSession('mediamtx', sess.sessionId, end('done')), s.endSession('mediamtx', sess.sessionId, end('done'))]);
+      const ended = { ...sess, endedReason: 'done', endedOn: new Date(T0).toISOString() };
+      assert.deepEqual(ends.filter(Boolean), [ended]);
+      assert.deepEqual(await s.getSession('mediamtx', sess.sessionId), ended, 'kept after its end, marked ended');
+      assert.deepEqual((await s.listSessions('A', {}, { offset: 0, limit: 10 })).items.map((x) => x.sessionId), ['x1']);
+      if (s.kind === 'sqlite') now += 1001;
+      else await new Promise((r) => setTimeout(r, 1100)); // Redis expires keys on its own clock
+      assert.equal(await s.getSession('srs', 'x1'), null);
+      assert.equal((await s.listSessions('A', {}, { offset: 0, limit: 10 })).total, 0);
+    });
+
+    it('touch keeps a live session alive and answers an ended one as it is', async () => {
+      const s = await fresh(() => Date.now());
+      const t0 = Date.now();
+      await s.startSession(session({ sessionId: 'r1', lastSeenOn: new Date(t0).toISOString() }), 1);
+      await new Promise((r) => setTimeout(r, 600));
+      const at = new Date(Date.now()).toISOString();
+      assert.equal((await s.touchSession('mediamtx', 'r1', 1, at))?.lastSeenOn, at);
+      await new Promise((r) => setTimeout(r, 600));
+      assert.equal((await s.getSession('mediamtx', 'r1'))?.endedReason, undefined, 'alive past its first second');
+      await s.endSession('mediamtx', 'r1', end('token_revoked', Date.now()));
+      assert.equal((await s.touchSession('mediamtx', 'r1', 60, new Date().toISOString()))?.endedReason, 'token_revoked');
+      assert.equal(await s.touchSession('mediamtx', 'nope', 60, at), null);
+    });
+
+    it('admits exactly maxConcurrent of concurrent starts, and frees a slot when one ends', async () => {
+      const s = await fresh(() => Date.now());
+      const at = new Date().toISOString();
+      const tries = Array.from({ length: 20 }, (_, i) => session({ sessionId: `c${i}`, lastSeenOn: at }));
+      const results = await Promise.all(tries.map((t) => s.admitSession(t, 60, { maxConcurrent: 3 })));
+      assert.equal(results.filter((r) => r.admitted).length, 3);
+      assert.deepEqual([...new Set(results.filter((r) => !r.admitted).map((r) => (r.admitted ? '' : r.reason)))], ['session_limit']);
+      const admitted = tries.filter((_, i) => results[i]!.admitted);
+      assert.equal((await s.listSessions('A', { tokenId: 4 }, { offset: 0, limit: 10 })).total, 3);
+      await s.endSession('mediamtx', admitted[0]!.sessionId, end('done'));
+      assert.equal((await s.admitSession(session({ sessionId: 'late', lastSeenOn: at }), 60, { maxConcurrent: 3 })).admitted, true);
+      assert.deepEqual(await s.admitSession(session({ sessionId: 'later', lastSeenOn: at }), 60, { maxConcurrent: 3 }), { admitted: false, reason: 'session_limit' });
+    });
+
+    it('admits exactly maxUses admissions ever, counting the unlimited starts too', async () => {
+      const s = await fresh(() => Date.now());
+      const at = new Date().toISOString();
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => s.admitSession(session({ sessionId: `u${i}`, tokenId: 9, lastSeenOn: at }), 60, { maxUses: 1 })));
+      assert.equal(results.filter((r) => r.admitted).length, 1);
+      const first = results.findIndex((r) => r.admitted);
+      await s.endSession('mediamtx', `u${first}`, end('done'));
+      assert.deepEqual(await s.admitSession(session({ sessionId: 'again', tokenId: 9, lastSeenOn: at }), 60, { maxUses: 1 }), { admitted: false, reason: 'uses_exhausted' });
+      await s.startSession(session({ sessionId: 'free', tokenId: 10, lastSeenOn: at }), 60);
+      assert.deepEqual(await s.admitSession(session({ sessionId: 'second', tokenId: 10, lastSeenOn: at }), 60, { maxUses: 1 }), { admitted: false, reason: 'uses_exhausted' });
+    });
+
+    it('with tokenRev, admits only while the token is at that revision; a changed or deleted token registers nothing', async () => {
+      const s = await fresh(() => Date.now());
+      const at = new Date().toISOString();
+      const t = await s.createToken(tok('A', 'subscribe', 'limited', T0, { maxConcurrentSessions: 5 }));
+      const mine = (sid: string) => session({ sessionId: sid, tokenId: t.id, lastSeenOn: at });
+      assert.equal((await s.admitSession(mine('r1'), 60, { maxConcurrent: 5, tokenRev: t.rev })).admitted, true);
+      const edited = await s.updateToken('A', 'subscribe', t.id, (cur) => applyTokenUpdate(cur, { label: 'renamed' }, T0, newSecret));
+      assert.ok(edited && edited.rev !== t.rev);
+      assert.deepEqual(await s.admitSession(mine('r2'), 60, { maxConcurrent: 5, tokenRev: t.rev }), { admitted: false, reason: 'token_changed' });
+      assert.equal(await s.getSession('mediamtx', 'r2'), null, 'nothing registered');
+      assert.deepEqual((await s.listSessions('A', { tokenId: t.id }, { offset: 0, limit: 10 })).items.map((x) => x.sessionId), ['r1']);
+      // no use counted for the refused one: one use left of two
+      assert.equal((await s.admitSession(mine('r3'), 60, { maxUses: 2, tokenRev: edited!.rev })).admitted, true);
+      assert.deepEqual(await s.admitSession(mine('r4'), 60, { maxUses: 2, tokenRev: edited!.rev }), { admitted: false, reason: 'uses_exhausted' });
+      // the same connection asking again with a stale revision keeps its earlier record
+      assert.deepEqual(await s.admitSession(mine('r1'), 60, { tokenRev: t.rev }), { admitted: false, reason: 'token_changed' });
+      assert.equal((await s.getSession('mediamtx', 'r1'))?.endedReason, undefined);
+      assert.equal(await s.deleteToken('A', 'subscribe', t.id), true);
+      assert.deepEqual(await s.admitSession(mine('r5'), 60, { tokenRev: edited!.rev }), { admitted: false, reason: 'token_changed' });
+      // without tokenRev nothing is checked (a token-less session, or a caller that does not ask)
+      assert.equal((await s.admitSession(mine('r6'), 60, {})).admitted, true);
+    });
+
+    it('a second publisher is refused (reject) or ends the first (replace)', async () => {
+      const s = await fresh(() => Date.now());
+      const at = new Date().toISOString();
+      const pub = (sid: string, tokenId: number) => session({ sessionId: sid, action: 'publish', tokenId, lastSeenOn: at, feedId: `f-${sid}` });
+      assert.equal((await s.admitSession(pub('p1', 1), 60, { publishConflict: 'reject' })).admitted, true);
+      assert.deepEqual(await s.admitSession(pub('p2', 2), 60, { publishConflict: 'reject' }), { admitted: false, reason: 'stream_taken' });
+      await s.startSession(session({ sessionId: 'v1', lastSeenOn: at }), 60);
+      const r = await s.admitSession(pub('p3', 3), 60, { publishConflict: 'replace' });
+      assert.equal(r.admitted, true);
+      assert.deepEqual(r.admitted ? r.replaced.map((x) => [x.sessionId, x.endedReason]) : [], [['p1', 'replaced']]);
+      assert.equal((await s.getSession('mediamtx', 'p1'))?.endedReason, 'replaced');
+      const live = await s.listSessions('A', { streamName: 'cam1' }, { offset: 0, limit: 10 });
+      assert.deepEqual(live.items.map((x) => x.sessionId).sort(), ['p3', 'v1']);
+      assert.deepEqual((await s.listSessions('A', { streamName: 'cam1', action: 'publish' }, { offset: 0, limit: 10 })).items.map((x) => x.sessionId), ['p3']);
+      // the same token taking over frees its own slot
+      assert.equal((await s.admitSession(pub('p4', 3), 60, { publishConflict: 'replace', maxConcurrent: 1 })).admitted, true);
+    });
+
+    it('a refused admission leaves the connection\'s earlier record as it was; an admitted one replaces it without counting it', async () => {
+      const s = await fresh(() => Date.now());
+      const at = new Date().toISOString();
+      const rec = (sid: string, id: string, over: Partial<Session> = {}) => session(Object.assign({ sessionId: sid, id, startedOn: at, lastSeenOn: at }, over));
+      const ids = async () => (await s.listSessions('A', {}, { offset: 0, limit: 10 })).items.map((x) => `${x.sessionId}:${x.id}:${x.action}`).sort();
+      assert.equal((await s.admitSession(rec('p1', 'a1', { action: 'publish', tokenId: 1, feedId: 'f1' }), 60, { publishConflict: 'reject' })).admitted, true);
+      assert.equal((await s.admitSession(rec('c7', 'a2', { tokenId: 2 }), 60, {})).admitted, true);
+      // the same connection (c7) asking to publish the taken stream: refused, its viewing record stays
+      assert.deepEqual(await s.admitSession(rec('c7', 'a3', { action: 'publish', tokenId: 2, feedId: 'f3' }), 60, { publishConflict: 'reject' }), { admitted: false, reason: 'stream_taken' });
+      assert.deepEqual(await ids(), ['c7:a2:subscribe', 'p1:a1:publish']);
+      assert.equal((await s.getSession('mediamtx', 'c7'))?.id, 'a2');
+      // refused by the token's limits: the same
+      assert.deepEqual(await s.admitSession(rec('c7', 'a4', { tokenId: 2 }), 60, { maxUses: 1 }), { admitted: false, reason: 'uses_exhausted' });
+      assert.deepEqual(await s.admitSession(rec('c9', 'a5', { tokenId: 2 }), 60, { maxConcurrent: 1 }), { admitted: false, reason: 'session_limit' });
+      assert.deepEqual(await ids(), ['c7:a2:subscribe', 'p1:a1:publish']);
+      // admitted again, the connection's earlier record is not one of the token's sessions it counts, and goes
+      assert.deepEqual(await s.admitSession(rec('c7', 'a6', { tokenId: 2 }), 60, { maxConcurrent: 1 }), { admitted: true, replaced: [] });
+      assert.deepEqual(await ids(), ['c7:a6:subscribe', 'p1:a1:publish']);
+      // the publishing connection registering again does not conflict with itself
+      assert.deepEqual(await s.admitSession(rec('p1', 'a7', { action: 'publish', tokenId: 1, feedId: 'f7' }), 60, { publishConflict: 'reject' }), { admitted: true, replaced: [] });
+      assert.deepEqual(await ids(), ['c7:a6:subscribe', 'p1:a7:publish']);
+    });
+
+    it('lists an account\'s live sessions by stream, token and action, oldest first, a page at a time', async () => {
+      const s = await fresh(() => Date.now());
+      const t = Date.now();
+      const iso = (ms: number) => new Date(ms).toISOString();
+      for (let i = 0; i < 5; i++) {
+        await s.startSession(session({ sessionId: `l${i}`, tokenId: i % 2 === 0 ? 4 : 5, streamName: i < 3 ? 'cam1' : 'cam2', startedOn: iso(t + i), lastSeenOn: iso(t) }), 60);
+      }
+      await s.startSession(session({ sessionId: 'other', accountId: 'B', lastSeenOn: iso(t) }), 60);
+      const all = await s.listSessions('A', {}, { offset: 1, limit: 2 });
+      assert.deepEqual([all.total, all.items.map((x) => x.sessionId)], [5, ['l1', 'l2']]);
+      assert.deepEqual((await s.listSessions('A', { tokenId: 4 }, { offset: 0, limit: 10 })).items.map((x) => x.sessionId), ['l0', 'l2', 'l4']);
+      assert.deepEqual((await s.listSessions('A', { streamName: 'cam2', tokenId: 5 }, { offset: 0, limit: 10 })).items.map((x) => x.sessionId), ['l3']);
+      assert.equal((await s.listSessions('A', { action: 'publish' }, { offset: 0, limit: 10 })).total, 0);
+      assert.deepEqual((await s.listSessions('B', {}, { offset: 0, limit: 10 })).items.map((x) => x.sessionId), ['other']);
+      // The gauge's counts are written after the admission without a wait (on Redis Cluster they
+      // live on another node, so they may land a moment later): read until they settle, 2 s at most.
+      const want = [{ caller: 'mediamtx', action: 'subscribe', count: 6 }];
+      let counts = (await s.sessionCounts()).filter((c) => c.caller === 'mediamtx');
+      for (let i = 0; i < 40 && JSON.stringify(counts) !== JSON.stringify(want); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        counts = (await s.sessionCounts()).filter((c) => c.caller === 'mediamtx');
+      }
+      assert.deepEqual(counts, want);
+    });
+
+    it('a connection registered again is one live session in the gauge, whatever its action', async () => {
+      const s = await fresh(() => Date.now());
+      const t = new Date().toISOString();
+      const counts = async (want: Array<{ action: string; count: number }>) => {
+        const key = (c: Array<{ action: string; count: number }>) => JSON.stringify(c.map((x) => [x.action, x.count]).sort());
+        // on Redis Cluster the gauge lives on another node and lands a moment later: 2 s at most
+        let got = (await s.sessionCounts()).filter((c) => c.caller === 'mediamtx' && c.count > 0);
+        for (let i = 0; i < 40 && key(got) !== key(want); i++) {
+          await new Promise((r) => setTimeout(r, 50));
+          got = (await s.sessionCounts()).filter((c) => c.caller === 'mediamtx' && c.count > 0);
+        }
+        assert.equal(key(got), key(want));
+      };
+      assert.deepEqual(await s.admitSession(session({ sessionId: 'again', id: 'g1', startedOn: t, lastSeenOn: t }), 60, {}), { admitted: true, replaced: [] });
+      assert.deepEqual(await s.admitSession(session({ sessionId: 'again', id: 'g2', startedOn: t, lastSeenOn: t }), 60, {}), { admitted: true, replaced: [] });
+      await counts([{ action: 'subscribe', count: 1 }]);
+      const asPublisher = session({ sessionId: 'again', id: 'g3', action: 'publish', startedOn: t, lastSeenOn: t });
+      assert.deepEqual(await s.admitSession(asPublisher, 60, {}), { admitted: true, replaced: [] });
+      await counts([{ action: 'publish', count: 1 }]);
+      assert.deepEqual((await s.listSessions('A', {}, { offset: 0, limit: 10 })).items.map((x) => x.id), ['g3']);
+    });
+
+    it('hands each due expiry cut to exactly one taker', async () => {
+      const s = await fresh(() => Date.now());
+      await s.scheduleExpiry('A', 7, T0 + 1000);
+      await s.scheduleExpiry('A', 8, T0 + 5000);
+      await s.scheduleExpiry('A', 8, T0 + 500); // replaced: due earlier
+      assert.deepEqual(await s.takeDueExpiries(T0, 10), []);
+      const takes = await Promise.all([s.takeDueExpiries(T0 + 1000, 10), s.takeDueExpiries(T0 + 1000, 10), s.takeDueExpiries(T0 + 1000, 10)]);
+      assert.deepEqual(takes.flat().sort((a, b) => a.tokenId - b.tokenId), [{ accountId: 'A', tokenId: 7 }, { accountId: 'A', tokenId: 8 }]);
+      assert.deepEqual(await s.takeDueExpiries(T0 + 9000, 10), []);
+    });
+  });
+}

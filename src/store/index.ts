@@ -1,0 +1,52 @@
+// The package entry `streamgate/store`: what a store backend outside this repository implements (the
+// interfaces of store.ts and the records they take), throws (the errors of src/errors.ts, which the
+// server maps to its answers) and applies (the rules both backends share, domain/store-rules.ts).
+// Nothing in src/ imports it; docs/architecture.md#a-backend-outside-the-repository.
+export type {
+  Account,
+  AccountGeoCascade,
+  AccountPatch,
+  AccountStore,
+  AdmitResult,
+  BindResult,
+  BindStore,
+  Delivery,
+  ListQuery,
+  LiveStream,
+  LiveStreamStore,
+  MarkStore,
+  MetaStore,
+  NewRecording,
+  Recording,
+  RecordingStore,
+  Session,
+  SessionEndReason,
+  SessionFilter,
+  SessionLimits,
+  SessionStore,
+  SortBy,
+  Store,
+  StoreLifecycle,
+  TokenChange,
+  TokenStore,
+  UsageDay,
+  UsageHour,
+  UsageRecord,
+  UsageSelector,
+  UsageStore,
+  UsageSum,
+  UsageTotal,
+  Webhook,
+  WebhookStore,
+} from './store.js';
+export type { NewTokenRecord, TokenKind, TokenRecord } from '../domain/tokens.js';
+export type { SecuredStream } from '../domain/secured-streams.js';
+export { AccountExists, StoreConflict, StoreUnavailable } from '../errors.js';
+export {
+  admissionStep,
+  bindDecision,
+  completedRecording,
+  DELIVERIES_KEPT,
+  ENDED_SESSION_KEEP_S,
+  tokenUnchanged,
+} from '../domain/store-rules.js';
