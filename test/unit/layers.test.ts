@@ -118,6 +118,61 @@ describe('layer rules', () => {
     assert.deepEqual(r.layer, ['lint/style/noRestrictedImports src/contracts/probe.ts:1', 'lint/style/noRestrictedImports src/domain/probe.ts:1']);
   });
 
+  it('the store contract may import the store interfaces, the domain, the contracts and the errors', () => {
+    const r = lintScratch({
+      'src/store/store.ts': STORE,
+      'src/domain/tokens.ts': 'export const tok = (id: number) => ({ id });\n',
+      'src/contracts/session.ts': STORE,
+      'src/errors.ts': 'export class E extends Error {}\n',
+      'src/store-contract/fixtures.ts': 'export const T0 = 0;\n',
+      'src/store-contract/probe.ts': [
+        "import type { Session } from '../store/store.js';",
+        "import type { Session as Same } from '../contracts/session.js';",
+        "import { tok } from '../domain/tokens.js';",
+        "import { E } from '../errors.js';",
+        "import { T0 } from './fixtures.js';",
+        'export const id = (s: Session, t: Same) => [s.id, t.id, tok(T0), new E()];',
+        '',
+      ].join('\n'),
+    });
+    assert.deepEqual([r.status, r.layer], [0, []]);
+  });
+
+  it('the store contract that imports a backend or the store\'s other modules fails the lint, by noRestrictedImports', () => {
+    const r = lintScratch({
+      'src/store/sqlite/sqlite-store.ts': 'export class SqliteStore {}\n',
+      'src/store/failures.ts': 'export const attempts = 100;\n',
+      'src/store-contract/probe.ts': [
+        "import { SqliteStore } from '../store/sqlite/sqlite-store.js';",
+        "import { attempts } from '../store/failures.js';",
+        'export const made = [new SqliteStore(), attempts];',
+        '',
+      ].join('\n'),
+    });
+    assert.notEqual(r.status, 0);
+    assert.deepEqual(r.layer, ['lint/style/noRestrictedImports src/store-contract/probe.ts:1', 'lint/style/noRestrictedImports src/store-contract/probe.ts:2']);
+    assert.match(r.output, /src\/store-contract imports only src\/store\/store\.ts/);
+  });
+
+  it('nothing in src/ imports the store contract, by path or by package name', () => {
+    const suite = 'export function storeContract(): void {}\n';
+    const r = lintScratch({
+      'src/store-contract/index.ts': suite,
+      'src/index.ts': "export { storeContract } from './store-contract/index.js';\n",
+      'src/store/sqlite/probe.ts': "import { storeContract } from '../../store-contract/index.js';\nexport const s = storeContract;\n",
+      'src/http/probe.ts': "import { storeContract } from 'streamgate/store-contract';\nexport const s = storeContract;\n",
+      'src/policy/probe.ts': "import { storeContract } from '../store-contract/index.js';\nexport const s = storeContract;\n",
+    });
+    assert.notEqual(r.status, 0);
+    assert.deepEqual(r.layer, [
+      'lint/style/noRestrictedImports src/http/probe.ts:1',
+      'lint/style/noRestrictedImports src/index.ts:1',
+      'lint/style/noRestrictedImports src/policy/probe.ts:1',
+      'lint/style/noRestrictedImports src/store/sqlite/probe.ts:1',
+    ]);
+    assert.match(r.output, /nothing in src\/ imports src\/store-contract/);
+  });
+
   it('two modules that import each other fail the lint, by noImportCycles, when the imports are type-only too', () => {
     const r = lintScratch({
       'src/policy/a.ts': "import type { B } from './b.js';\nexport interface A { b?: B }\n",
