@@ -49,8 +49,9 @@ export function startServer(env: Record<string, string>, args: string[] = []): P
   });
 }
 
-export async function runNode(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, args, { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs node with `args` in `cwd` (the repository unless given) to its exit. */
+export async function runNode(args: string[], env: Record<string, string>, cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
+  const proc = spawn(process.execPath, args, { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   proc.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
