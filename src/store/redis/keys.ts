@@ -7,6 +7,7 @@ const TAG_HEAD = '{a:';
 const VERSION_TAIL = '}:ver';
 const tag = (accountId: string): string => `${TAG_HEAD}${accountId}}`;
 const sessionCount = (callerAction: string) => `ssc:${callerAction}`;
+const gaugeMember = (accountId: string, id: string) => `${accountId}\n${id}`;
 
 export const keys = {
   accountList: 'accounts',
@@ -55,11 +56,15 @@ export const keys = {
   tokenUses: (accountId: string, tokenId: number | undefined) => `${tag(accountId)}:t:${tokenId ?? 0}:uses`,
   /** Live sessions of every account by caller and action (the metrics' gauge): "<account>\n<id>" → expiry ms; and the set of those keys' names. */
   sessionCount,
+  /** The gauge's count key of a caller and action. */
+  sessionCountOf: (caller: string, action: string) => sessionCount(`${caller}:${action}`),
   /** A registry record's entry in the sessions gauge: the count key of its caller and action, and its member. */
   sessionGauge: (r: { caller: string; action: string; accountId: string; id: string }): [key: string, member: string] => [
     sessionCount(`${r.caller}:${r.action}`),
-    `${r.accountId}\n${r.id}`,
+    gaugeMember(r.accountId, r.id),
   ],
+  /** A registry record's member in the sessions gauge. */
+  sessionGaugeMember: (accountId: string, id: string) => gaugeMember(accountId, id),
   sessionCountNames: 'ssc',
   /** Expiry cuts to carry out: "<account>\n<token id>" → when (ms). */
   expiryCuts: 'expcuts',

@@ -1,8 +1,6 @@
 // The Redis store (standalone, Sentinel or Cluster) for many instances sharing state. Atomic
 // multi-key changes are the Lua scripts in ./lua; lookups by secret or token value go through
 // hint keys that are always verified against the authoritative record.
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../../domain/tokens.js';
 import { PUBLISH_SETTING_DEFAULTS, securesViewing, tokenHash } from '../../domain/tokens.js';
 import { setsViewerRules } from '../../domain/viewer-rules.js';
@@ -40,11 +38,24 @@ import { AccountExists, StoreUnavailable } from '../../errors.js';
 import { DELIVERIES_KEPT, ENDED_SESSION_KEEP_S, completedRecording, type CompletedRecording } from '../../domain/store-rules.js';
 import { compareAndSet, typeStoreFailures } from '../failures.js';
 import { isRedisUnavailable } from './failures.js';
-import { Reply, casReply } from './codes.js';
+import { Reply, bindResult, casReply, codeOf } from './codes.js';
+import { loadScript } from './lua-loader.js';
+import { SessionAdmission } from './session-admit.js';
 import { copyWith } from '../../domain/objects.js';
 import { VersionWatch, globLiteral } from './version-watch.js';
 
-const SCRIPTS = {
+export interface ScriptSpec {
+  file: string;
+  keys: number;
+  varying?: true;
+}
+
+/**
+ * The Lua scripts (docs/architecture.md#redis-scripts) by command name: the file, and the number of
+ * KEYS each call passes (its header lists them). A script with `varying` takes that many and more,
+ * as its ARGV say: each call passes the number of keys first.
+ */
+export const SCRIPTS = {
   tokenCreate: { file: 'token-create.lua', keys: 5 },
   tokenUpdate: { file: 'token-update.lua', keys: 5 },
   tokenDelete: { file: 'token-delete.lua', keys: 7 },
@@ -63,14 +74,13 @@ const SCRIPTS = {
   livePrune: { file: 'live-prune.lua', keys: 1 },
   usageAdd: { file: 'usage-add.lua', keys: 6 },
   usageTotal: { file: 'usage-total.lua', keys: 1 },
-  sessionAdmit: { file: 'session-admit.lua', keys: 8 },
-  /** The same script on one Redis server (not a Cluster): it also writes the connection's pointer and the gauge's entry. */
-  sessionAdmitLocal: { file: 'session-admit.lua', keys: 10 },
+  /** On one Redis server (not a Cluster) it also writes the connection's pointer and the gauge's entries. */
+  sessionAdmit: { file: 'session-admit.lua', keys: 8, varying: true },
   sessionTouch: { file: 'session-touch.lua', keys: 6 },
   sessionEnd: { file: 'session-end.lua', keys: 6 },
   markSwap: { file: 'mark-swap.lua', keys: 1 },
   markTake: { file: 'mark-take.lua', keys: 1 },
-} as const;
+} satisfies Record<string, ScriptSpec>;
 type ScriptName = keyof typeof SCRIPTS;
 
 const MAX_CAS_ATTEMPTS = 100;
@@ -149,10 +159,6 @@ function streamSums(h: Record<string, string>): Map<string, { bytesOut: number; 
     out.set(streamName, b);
   }
   return out;
-}
-
-function loadScript(file: string): string {
-  return readFileSync(fileURLToPath(new URL(`./lua/${file}`, import.meta.url)), 'utf8');
 }
 
 /**
@@ -251,6 +257,8 @@ export class RedisStore implements Store {
   private readonly waitReplicas: number;
   private readonly waitTimeoutMs: number;
   private readonly watch: VersionWatch | undefined;
+  /** The session admission's calls of its script (session-admit.ts). */
+  private readonly admissions: SessionAdmission;
 
   constructor(
     private readonly redis: RedisClient,
@@ -261,9 +269,13 @@ export class RedisStore implements Store {
     this.waitTimeoutMs = opts.waitTimeoutMs ?? 1000;
     const lag = opts.versionLagMs ?? 0;
     this.watch = lag > 0 && !(redis instanceof Cluster) ? new VersionWatch(redis.duplicate(), { keyPrefix: redis.options.keyPrefix ?? '', maxLagMs: lag }) : undefined;
-    for (const [name, s] of Object.entries(SCRIPTS)) {
-      redis.defineCommand(name, { numberOfKeys: s.keys, lua: loadScript(s.file) });
+    for (const [name, s] of Object.entries(SCRIPTS) as Array<[ScriptName, ScriptSpec]>) {
+      redis.defineCommand(name, { numberOfKeys: s.varying ? undefined : s.keys, lua: loadScript(s.file) });
     }
+    this.admissions = new SessionAdmission(
+      (args) => this.run('sessionAdmit', ...args),
+      (accountId, ids) => this.redis.mget(...ids.map((id) => keys.sessionRecord(accountId, id))),
+    );
     typeStoreFailures(this, isRedisUnavailable);
     // Every write that can move an account version forgets the shared version reads, when it
     // starts and when it is acknowledged, and the watched versions when it is acknowledged: a
@@ -337,7 +349,7 @@ export class RedisStore implements Store {
       ...(a.ipRulesOnRtmp === false ? [['ipRulesOnRtmp', '0']] : []),
       ...(a.secretHash ? [['secretHash', a.secretHash]] : []),
     ].flat();
-    const r = Number(await this.run('accountCreate', keys.account(a.id), keys.version(a.id), ...fields));
+    const r = codeOf(await this.run('accountCreate', keys.account(a.id), keys.version(a.id), ...fields));
     if (r === Reply.EXISTS) {
       if (a.secretHash) await this.redis.del(keys.secret(a.secretHash));
       throw new AccountExists(a.id);
@@ -374,11 +386,13 @@ export class RedisStore implements Store {
     if (patch.geoCascade !== undefined) fields.push('geoCascade', JSON.stringify(patch.geoCascade));
     if (patch.ipRulesOnRtmp !== undefined) fields.push('ipRulesOnRtmp', patch.ipRulesOnRtmp ? '1' : '0');
     // one script: the change, the version and the record read back (no other writer in between)
-    const flat = (await this.run('accountUpdate', keys.account(id), keys.version(id), ...fields)) as string[] | null;
-    if (!flat) return null;
+    const reply = await this.run('accountUpdate', keys.account(id), keys.version(id), ...fields);
+    if (codeOf(reply) === Reply.GONE) return null;
     if (fields.length > 0) await this.replicated();
+    // {DONE, field, value, ...}
+    const flat = reply as string[];
     const h: Record<string, string> = {};
-    for (let i = 0; i < flat.length; i += 2) h[flat[i]] = flat[i + 1];
+    for (let i = 1; i < flat.length; i += 2) h[flat[i]] = flat[i + 1];
     return accountFrom(h);
   }
 
@@ -387,14 +401,12 @@ export class RedisStore implements Store {
     // script that answers the hash it replaced, whose hint goes; of two racing rotations with the
     // same expected hash exactly one wins, and an unconditional one never needs another attempt
     if (secretHash) await this.redis.set(keys.secret(secretHash), id);
-    const [reply, previous] = (await this.run('secretSet', keys.account(id), expected !== undefined ? '1' : '0', expected ?? '', secretHash ?? '')) as [
-      number,
-      string,
-    ];
-    if (reply !== Reply.DONE) {
+    const reply = await this.run('secretSet', keys.account(id), expected !== undefined ? '1' : '0', expected ?? '', secretHash ?? '');
+    if (codeOf(reply) !== Reply.DONE) {
       if (secretHash) await this.redis.del(keys.secret(secretHash));
       return false;
     }
+    const previous = (reply as [number, string])[1];
     if (previous && previous !== secretHash) await this.redis.del(keys.secret(previous));
     await this.replicated();
     return true;
@@ -427,7 +439,7 @@ export class RedisStore implements Store {
       setsViewerRules(t) ? '1' : '0',
       id,
     );
-    if (Number(ok) !== Reply.DONE) throw new Error(`token id ${id} already taken (sequence reset?)`);
+    if (codeOf(ok) !== Reply.DONE) throw new Error(`token id ${id} already taken (sequence reset?)`);
     await this.replicated();
     return copyWith(t, { id, rev: 1 });
   }
@@ -544,7 +556,8 @@ export class RedisStore implements Store {
   }
 
   async removeSecuredStream(accountId: string, streamName: string): Promise<SecuredStream[]> {
-    const [exact, regex] = (await this.run('securedRemove', keys.secured(accountId), keys.version(accountId), keys.securedField(streamName, false), keys.securedField(streamName, true))) as [
+    const [, exact, regex] = (await this.run('securedRemove', keys.secured(accountId), keys.version(accountId), keys.securedField(streamName, false), keys.securedField(streamName, true))) as [
+      number,
       string | null,
       string | null,
     ];
@@ -804,7 +817,7 @@ export class RedisStore implements Store {
         JSON.stringify(rec),
         rec.id,
       );
-      return Number(reply) === Reply.DONE ? { done: rec } : 'retry';
+      return codeOf(reply) === Reply.DONE ? { done: rec } : 'retry';
     });
     await this.replicated();
     return rec;
@@ -821,10 +834,10 @@ export class RedisStore implements Store {
   }
 
   async deleteRecording(accountId: string, id: number): Promise<Recording | null> {
-    const raw = (await this.run('recordingDelete', keys.recording(accountId, id), keys.recordings(accountId), keys.openRecordings(accountId), id)) as string | null;
-    if (!raw) return null;
+    const reply = await this.run('recordingDelete', keys.recording(accountId, id), keys.recordings(accountId), keys.openRecordings(accountId), id);
+    if (codeOf(reply) === Reply.GONE) return null;
     await this.replicated();
-    return JSON.parse(raw) as Recording;
+    return JSON.parse((reply as [number, string])[1]) as Recording;
   }
 
   // ---- usage ----
@@ -855,7 +868,7 @@ export class RedisStore implements Store {
       hourly ? Math.ceil(hourly.keepUntilMs / 1000) : '0',
       ...keys.usageTotalFields,
     );
-    return ok === 1;
+    return codeOf(ok) === Reply.DONE;
   }
 
   async usageByTracking(accountId: string, trackingIds: string[], startDay: string, stopDay: string): Promise<UsageTotal[]> {
@@ -1019,14 +1032,9 @@ export class RedisStore implements Store {
   }
 
   async bindAddress(token: TokenRecord, address: string): Promise<BindResult> {
-    return (await this.run(
-      'bindAddress',
-      keys.token(token.accountId, token.id),
-      keys.bound(token.accountId, token.id),
-      token.rev,
-      address,
-      token.bindIpsOnUsage ?? 0,
-    )) as BindResult;
+    return bindResult(
+      await this.run('bindAddress', keys.token(token.accountId, token.id), keys.bound(token.accountId, token.id), token.rev, address, token.bindIpsOnUsage ?? 0),
+    );
   }
 
   // ---- live streams ----
@@ -1045,7 +1053,7 @@ export class RedisStore implements Store {
     if (feedId !== undefined && s.feedId !== feedId) return null;
     // removed only if still the entry read above (a newer start of the stream stays live)
     const removed = await this.run('liveEnd', keys.live(accountId), keys.version(accountId), keys.securing(accountId), streamName, raw);
-    return removed === 1 ? s : null;
+    return codeOf(removed) === Reply.DONE ? s : null;
   }
 
   async startSession(s: Session, ttlSeconds: number): Promise<void> {
@@ -1072,32 +1080,37 @@ export class RedisStore implements Store {
     const [gaugeKey, member] = keys.sessionGauge(s);
     const pointerKey = keys.session(s.caller, s.sessionId);
     const pointerJson = JSON.stringify(pointer);
-    // The connection's pointer and the gauge's entry live outside the account's slot. On one Redis
+    // The connection's pointer and the gauge's entries live outside the account's slot. On one Redis
     // server the script writes them too (one command per admission); a Cluster sends them after.
     const local = !(this.redis instanceof Cluster);
-    const reply = (await this.run(
-      local ? 'sessionAdmitLocal' : 'sessionAdmit',
-      ...this.sessionKeys(pointer, s.caller, s.sessionId),
-      keys.tokenUses(s.accountId, s.tokenId),
-      keys.token(s.accountId, s.tokenId ?? 0),
-      ...(local ? [pointerKey, gaugeKey] : []),
-      JSON.stringify(s),
-      expires,
-      now,
-      s.id,
-      limits.maxUses ?? '',
-      limits.maxConcurrent ?? '',
-      limits.publishConflict ?? '',
-      s.action,
-      s.tokenId ?? '',
-      new Date(now).toISOString(),
-      ENDED_SESSION_KEEP_S * 1000,
-      limits.tokenRev ?? '',
-      ...(local ? [pointerJson, member] : []),
-    )) as string[];
-    if (reply[0] !== 'ok') return { admitted: false, reason: reply[0] as 'session_limit' | 'uses_exhausted' | 'stream_taken' | 'token_changed' };
-    // reply[1], reply[2]: the action and id of this connection's earlier record, which the script removed
-    const replaced = reply.slice(3).map((r) => JSON.parse(r) as Session);
+    const reply = await this.admissions.admit(
+      s,
+      [
+        ...this.sessionKeys(pointer, s.caller, s.sessionId),
+        keys.tokenUses(s.accountId, s.tokenId),
+        keys.token(s.accountId, s.tokenId ?? 0),
+        ...(local ? [pointerKey, keys.sessionCountOf(s.caller, 'subscribe'), keys.sessionCountOf(s.caller, 'publish')] : []),
+      ],
+      [
+        JSON.stringify(s),
+        expires,
+        now,
+        s.id,
+        limits.maxUses ?? '',
+        limits.maxConcurrent ?? '',
+        limits.publishConflict ?? '',
+        s.action,
+        s.tokenId ?? '',
+        new Date(now).toISOString(),
+        ENDED_SESSION_KEEP_S * 1000,
+        limits.tokenRev ?? '',
+        local ? '1' : '0',
+        local ? pointerJson : '',
+        local ? member : '',
+      ],
+    );
+    if (!reply.admitted) return reply;
+    const replaced = reply.replaced;
     // On a Cluster the pointer is not waited for: commands on one connection run in order, so every
     // later read of it through this client (a re-ask, a media server's "done") finds it, and the
     // admission answers a round trip sooner. Lost with Redis itself, it makes a re-ask register the
@@ -1111,7 +1124,7 @@ export class RedisStore implements Store {
       // Waited for: a Cluster may resend a command after a redirection, so an unawaited entry could
       // land after the removal a later admission of the same connection sends for it.
       await Promise.all([
-        reply[2] !== '' ? this.redis.zrem(...keys.sessionGauge({ caller: s.caller, action: reply[1], accountId: s.accountId, id: reply[2] })) : undefined,
+        reply.goneId !== '' ? this.redis.zrem(...keys.sessionGauge({ caller: s.caller, action: reply.goneAction, accountId: s.accountId, id: reply.goneId })) : undefined,
         this.redis.zadd(gaugeKey, expires, member),
       ]).catch(ignore);
     }
@@ -1154,9 +1167,10 @@ export class RedisStore implements Store {
     const p = await this.pointerOf(caller, sessionId);
     if (!p) return null;
     const ttl = ttlSeconds * 1000;
-    const raw = (await this.run('sessionTouch', ...this.sessionKeys(p, caller, sessionId), ttl, at, Date.parse(at))) as string | null;
-    if (!raw) return null;
-    const s = JSON.parse(raw) as Session;
+    const reply = await this.run('sessionTouch', ...this.sessionKeys(p, caller, sessionId), ttl, at, Date.parse(at));
+    if (codeOf(reply) === Reply.GONE) return null;
+    // {DONE, record} touched, {ENDED, record} as it is
+    const s = JSON.parse((reply as [number, string])[1]) as Session;
     if (s.endedReason === undefined) {
       const [gaugeKey, member] = keys.sessionGauge(s);
       void Promise.all([
@@ -1171,9 +1185,10 @@ export class RedisStore implements Store {
     const p = await this.pointerOf(caller, sessionId);
     if (!p) return null;
     const keep = end.keepSeconds * 1000;
-    const raw = (await this.run('sessionEnd', ...this.sessionKeys(p, caller, sessionId), end.reason, end.at, keep)) as string | null;
-    if (!raw) return null;
-    const s = JSON.parse(raw) as Session;
+    const reply = await this.run('sessionEnd', ...this.sessionKeys(p, caller, sessionId), end.reason, end.at, keep);
+    // GONE (unknown) or ENDED (another call ended it)
+    if (codeOf(reply) !== Reply.DONE) return null;
+    const s = JSON.parse((reply as [number, string])[1]) as Session;
     void Promise.all([
       this.redis.pexpire(keys.session(caller, sessionId), keep),
       this.redis.zrem(...keys.sessionGauge(s)),
@@ -1269,11 +1284,12 @@ export class RedisStore implements Store {
   // ---- marks ----
 
   async swapMark(accountId: string, name: string, value: string, ttlMs: number, when: 'always' | 'absent' | 'present' = 'always'): Promise<string | null> {
-    const held = await this.run('markSwap', keys.mark(accountId, name), value, Math.max(1, Math.ceil(ttlMs)), this.now(), when);
+    // {DONE | EXISTS | GONE, the value held before}
+    const [, held] = (await this.run('markSwap', keys.mark(accountId, name), value, Math.max(1, Math.ceil(ttlMs)), this.now(), when)) as [number, string | null];
     return typeof held === 'string' ? held : null;
   }
 
   async takeMark(accountId: string, name: string, value: string): Promise<boolean> {
-    return Number(await this.run('markTake', keys.mark(accountId, name), value, this.now())) === Reply.DONE;
+    return codeOf(await this.run('markTake', keys.mark(accountId, name), value, this.now())) === Reply.DONE;
   }
 }

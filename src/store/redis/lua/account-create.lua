@@ -1,8 +1,10 @@
 -- account-create: stores a new account's record and moves its version, in one step.
--- KEYS[1] account hash {a:<account>}:account, KEYS[2] account version {a:<account>}:ver
--- ARGV field, value, field, value, ... (the whole record)
--- Returns DONE (1), or EXISTS (-2) when the account exists (nothing written).
-if redis.call('EXISTS', KEYS[1]) == 1 then return -2 end
+-- KEYS[1] the account hash (keys.account)
+-- KEYS[2] the account version (keys.version)
+-- ARGV[1..] field, value, field, value, ... (the whole record)
+-- Replies: DONE; EXISTS when the account exists (nothing written).
+--- @include "version"
+if redis.call('EXISTS', KEYS[1]) == 1 then return Reply.EXISTS end
 redis.call('HSET', KEYS[1], unpack(ARGV))
-redis.call('PUBLISH', KEYS[2], redis.call('INCR', KEYS[2]))
-return 1
+moveVersion(2)
+return Reply.DONE

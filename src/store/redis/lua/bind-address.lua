@@ -1,12 +1,18 @@
--- bind-address: binds a client address to a token that binds on usage, atomically.
--- KEYS[1] record string "<rev>:<json>", KEYS[2] bound addresses zset (score = binding order)
--- ARGV[1] the rev the caller decided on, ARGV[2] address, ARGV[3] limit
--- Returns 'stale' (record gone or changed), 'already', 'bound' or 'full': the rule of
+-- bind-address: binds a client address to a token that binds on usage, atomically: the rule of
 -- domain/store-rules.ts bindDecision, run here so that the check and the bind are one step.
-local cur = redis.call('GET', KEYS[1])
-if not cur or string.match(cur, '^(%d+):') ~= ARGV[1] then return 'stale' end
-if redis.call('ZSCORE', KEYS[2], ARGV[2]) then return 'already' end
+-- KEYS[1] the token record "<rev>:<json>" (keys.token)
+-- KEYS[2] its bound addresses, a zset scored by binding order (keys.bound)
+-- ARGV[1] the revision the caller decided on
+-- ARGV[2] the address
+-- ARGV[3] how many addresses the token binds (bindIpsOnUsage)
+-- Replies: DONE when bound now; EXISTS when bound already; FULL when the limit is reached; GONE (the
+--   token is gone) or MOVED (it is at another revision), both 'stale' to the caller.
+--- @include "revision"
+local rev = tokenRevision(1)
+if not rev then return Reply.GONE end
+if rev ~= ARGV[1] then return Reply.MOVED end
+if redis.call('ZSCORE', KEYS[2], ARGV[2]) then return Reply.EXISTS end
 local n = redis.call('ZCARD', KEYS[2])
-if n >= tonumber(ARGV[3]) then return 'full' end
+if n >= tonumber(ARGV[3]) then return Reply.FULL end
 redis.call('ZADD', KEYS[2], n + 1, ARGV[2])
-return 'bound'
+return Reply.DONE

@@ -1,79 +1,151 @@
 -- session-admit: registers a session if the token's limits allow it, in one atomic step (the rule
--- is admissionStep in domain/store-rules.ts, mirrored here where it must run to stay exact).
--- KEYS[1] record {a}:ss:<id>, KEYS[2] account's live sessions, KEYS[3] the token's, KEYS[4] the
--- stream's, KEYS[5] the stream's publishers (zsets: id -> expiry ms), KEYS[6] caller-id pointer
--- {a}:sp:<caller>:<caller id> -> id (KEYS[1..6] as session-touch and session-end take them),
--- KEYS[7] the token's use count, KEYS[8] the token's record "<rev>:<json>"
--- ARGV[1] record JSON, ARGV[2] expiry (ms), ARGV[3] now (ms), ARGV[4] id, ARGV[5] maxUses ('' = none),
--- ARGV[6] maxConcurrent ('' = none), ARGV[7] publish conflict ('' | reject | replace),
--- ARGV[8] action, ARGV[9] token id ('' = none), ARGV[10] now (ISO), ARGV[11] how long an ended record is kept (ms),
+-- is admissionStep in domain/store-rules.ts, mirrored here where it must run to stay exact). A
+-- registration replaces the connection's earlier record, and with publish conflict 'replace' ends
+-- the stream's other publishers: their keys are named by ids only this script can read, so the
+-- caller passes those it knows and the script asks for the others (NEEDS_KEYS) before writing
+-- anything (docs/architecture.md#redis-scripts).
+-- KEYS[1] the new registry record (keys.sessionRecord)
+-- KEYS[2] the account's live sessions (keys.sessionsLive)
+-- KEYS[3] the token's live sessions (keys.sessionsOfToken)
+-- KEYS[4] the stream's live sessions (keys.sessionsOfStream)
+-- KEYS[5] the stream's live publishers (keys.publishersOfStream)
+-- KEYS[6] the caller-id pointer in the account's slot, → registry id (keys.sessionPointer)
+-- KEYS[7] the token's use count (keys.tokenUses)
+-- KEYS[8] the token record "<rev>:<json>" (keys.token)
+-- KEYS[9..] as ARGV[13], ARGV[16] and ARGV[20..] say, in this order:
+--   on one Redis server (ARGV[13] '1'; not on a Cluster, where these live in other slots): the
+--     connection's pointer (keys.session), the gauge of subscribers and the gauge of publishers of
+--     the caller (keys.sessionCountOf with 'subscribe', then 'publish');
+--   for the earlier record ARGV[16] names: its record (keys.sessionRecord), its token's, its
+--     stream's and its stream's publishers' live sessions (keys.sessionsOfToken,
+--     keys.sessionsOfStream, keys.publishersOfStream);
+--   for each publisher ARGV[20..] names: its record (keys.sessionRecord) and its token's live
+--     sessions (keys.sessionsOfToken).
+-- ARGV[1] the record JSON
+-- ARGV[2] its expiry (ms)
+-- ARGV[3] now (ms)
+-- ARGV[4] its registry id
+-- ARGV[5] maxUses ('' = none)
+-- ARGV[6] maxConcurrent ('' = none)
+-- ARGV[7] publish conflict ('' | reject | replace)
+-- ARGV[8] the action (subscribe | publish)
+-- ARGV[9] the token id ('' = none)
+-- ARGV[10] now (ISO)
+-- ARGV[11] how long an ended record is kept (ms)
 -- ARGV[12] the token revision the decision was made on ('' = not checked)
--- On one Redis server (not a Cluster), also KEYS[9] the connection's pointer sess:<caller>:<caller id>
--- and KEYS[10] the sessions gauge ssc:<caller>:<action>, outside the account's slot, with ARGV[13]
--- the pointer JSON and ARGV[14] the gauge member "<account>\n<id>".
--- Returns {'ok', <the action of this connection's earlier record, or ''>, <its id, or ''>,
--- <replaced publisher records...>} or {<refusal reason>}.
+-- ARGV[13] '1' on one Redis server (the pointer and gauge keys are given), else '0'
+-- ARGV[14] the pointer JSON (one Redis server)
+-- ARGV[15] the gauge member "<account>\n<id>" (one Redis server)
+-- ARGV[16] the id of an earlier record of the connection whose keys are given ('' = none)
+-- ARGV[17] its token id (0 = none), whose index is given
+-- ARGV[18] its stream name, whose indexes are given
+-- ARGV[19] its gauge member
+-- ARGV[20..] publisher id, its token id (0 = none), ...: publishers whose keys are given
+-- Replies: {DONE, the action of the connection's earlier record or '', its id or '', the replaced
+--   publisher records' JSON...}; TOKEN_CHANGED, USES_EXHAUSTED, STREAM_TAKEN or SESSION_LIMIT, a
+--   refusal (nothing registered); {NEEDS_KEYS, the earlier record's id or '', publisher ids...}: the
+--   keys of those records (and of their token's and stream's indexes) are missing or were given for
+--   another token or stream, nothing written: call again with them.
+--- @include "revision"
+--- @include "session-indexes"
+--- @include "session-record"
+
 -- First, before any write: the token must still be at the decision's revision (tokenUnchanged).
-if ARGV[12] ~= '' then
-  local rec = redis.call('GET', KEYS[8])
-  if not rec or string.match(rec, '^(%d+):') ~= ARGV[12] then return {'token_changed'} end
-end
+if ARGV[12] ~= '' and tokenRevision(8) ~= ARGV[12] then return Reply.TOKEN_CHANGED end
 local now = tonumber(ARGV[3])
-local base = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[4] - 3)
-for i = 2, 5 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end
+local standalone = ARGV[13] == '1'
+-- where the keys given for other records are: the earlier record's first, then each publisher's
+local at = standalone and 12 or 9
+local earlierAt = nil
+if ARGV[16] ~= '' then
+  earlierAt = at
+  at = at + 4
+end
+local publisherAt = {}
+local publisherToken = {}
+for i = 20, #ARGV, 2 do
+  publisherAt[ARGV[i]] = at
+  publisherToken[ARGV[i]] = tonumber(ARGV[i + 1])
+  at = at + 2
+end
+-- whether keys given for `tokenId` and `streamName` are a record's own
+local function indexedAs(rec, tokenId, streamName)
+  return (tonumber(rec.tokenId) or 0) == tokenId and (streamName == nil or rec.streamName == streamName)
+end
+
+local uses = tonumber(redis.call('GET', KEYS[7]) or '0')
+if ARGV[5] ~= '' and uses >= tonumber(ARGV[5]) then
+  pruneIndexes(2, 5, now)
+  return Reply.USES_EXHAUSTED
+end
 -- the same connection registered again: its earlier record is not counted below, and goes once
 -- the admission is decided (a refusal keeps it)
 local old = redis.call('GET', KEYS[6])
+if old == ARGV[4] then old = false end
 local oldRec = nil
-if old and old ~= ARGV[4] then
-  local raw = redis.call('GET', base .. 'ss:' .. old)
-  if raw then oldRec = cjson.decode(raw) end
-end
-if not oldRec then old = nil end
-local uses = tonumber(redis.call('GET', KEYS[7]) or '0')
-if ARGV[5] ~= '' and uses >= tonumber(ARGV[5]) then return {'uses_exhausted'} end
-local pubs = {}
-if ARGV[8] == 'publish' then
-  for _, pid in ipairs(redis.call('ZRANGE', KEYS[5], 0, -1)) do
-    if pid ~= old then pubs[#pubs + 1] = pid end
-  end
-end
-if #pubs > 0 and ARGV[7] == 'reject' then return {'stream_taken'} end
-local replaced = {}
-local freed = 0
-if #pubs > 0 and ARGV[7] == 'replace' then
-  for _, pid in ipairs(pubs) do
-    local raw = redis.call('GET', base .. 'ss:' .. pid)
+local needEarlier = false
+if old then
+  if old ~= ARGV[16] then
+    needEarlier = true
+  else
+    local raw = redis.call('GET', KEYS[earlierAt])
     if raw then
-      local rec = cjson.decode(raw)
-      replaced[#replaced + 1] = rec
-      if ARGV[9] ~= '' and tonumber(rec.tokenId) == tonumber(ARGV[9]) then freed = freed + 1 end
+      oldRec = cjson.decode(raw)
+      needEarlier = not indexedAs(oldRec, tonumber(ARGV[17]), ARGV[18])
     end
   end
 end
+-- the earlier record is not a publisher this one conflicts with (when it is still unread, taken to
+-- be one: the next call decides)
+local ownId = (oldRec or needEarlier) and old or nil
+local pubs = {}
+if ARGV[8] == 'publish' then
+  for _, pid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. ARGV[3], '+inf')) do
+    if pid ~= ownId then pubs[#pubs + 1] = pid end
+  end
+end
+if #pubs > 0 and ARGV[7] == 'reject' then
+  pruneIndexes(2, 5, now)
+  return Reply.STREAM_TAKEN
+end
+local replaced = {}
+local freed = 0
+local needPublishers = {}
+if #pubs > 0 and ARGV[7] == 'replace' then
+  for _, pid in ipairs(pubs) do
+    local k = publisherAt[pid]
+    local raw = k and redis.call('GET', KEYS[k])
+    if not k then
+      needPublishers[#needPublishers + 1] = pid
+    elseif raw then
+      local rec = cjson.decode(raw)
+      if not indexedAs(rec, publisherToken[pid], nil) then
+        needPublishers[#needPublishers + 1] = pid
+      else
+        replaced[#replaced + 1] = {rec = rec, at = k}
+        if ARGV[9] ~= '' and tonumber(rec.tokenId) == tonumber(ARGV[9]) then freed = freed + 1 end
+      end
+    end
+  end
+end
+if needEarlier or #needPublishers > 0 then
+  return {Reply.NEEDS_KEYS, needEarlier and old or '', unpack(needPublishers)}
+end
+
+pruneIndexes(2, 5, now)
 local mine = 0
-if old and redis.call('ZSCORE', KEYS[3], old) then mine = 1 end
-if ARGV[6] ~= '' and redis.call('ZCARD', KEYS[3]) - mine - freed >= tonumber(ARGV[6]) then return {'session_limit'} end
+if oldRec and redis.call('ZSCORE', KEYS[3], old) then mine = 1 end
+if ARGV[6] ~= '' and redis.call('ZCARD', KEYS[3]) - mine - freed >= tonumber(ARGV[6]) then return Reply.SESSION_LIMIT end
 local gone = {'', ''}
 if oldRec then
   gone = {oldRec.action, old}
-  redis.call('DEL', base .. 'ss:' .. old)
-  redis.call('ZREM', KEYS[2], old)
-  redis.call('ZREM', base .. 'ssi:t:' .. tostring(oldRec.tokenId or 0), old)
-  redis.call('ZREM', base .. 'ssi:s:' .. oldRec.streamName, old)
-  redis.call('ZREM', base .. 'ssi:p:' .. oldRec.streamName, old)
+  redis.call('DEL', KEYS[earlierAt])
+  unindex(old, {2, earlierAt + 1, earlierAt + 2, earlierAt + 3})
 end
-local out = {'ok', gone[1], gone[2]}
-for _, rec in ipairs(replaced) do
-  rec.endedReason = 'replaced'
-  rec.endedOn = ARGV[10]
-  local raw = cjson.encode(rec)
-  redis.call('SET', base .. 'ss:' .. rec.id, raw, 'PX', ARGV[11])
-  redis.call('ZREM', KEYS[2], rec.id)
-  redis.call('ZREM', KEYS[4], rec.id)
-  redis.call('ZREM', KEYS[5], rec.id)
-  redis.call('ZREM', base .. 'ssi:t:' .. tostring(rec.tokenId or 0), rec.id)
-  out[#out + 1] = raw
+local ended = {}
+for _, r in ipairs(replaced) do
+  ended[#ended + 1] = endRecord(r.at, r.rec, 'replaced', ARGV[10], ARGV[11])
+  unindex(r.rec.id, {2, 4, 5, r.at + 1})
 end
 local ttl = tonumber(ARGV[2]) - now
 if ttl < 1 then ttl = 1 end
@@ -84,12 +156,12 @@ redis.call('ZADD', KEYS[3], ARGV[2], ARGV[4])
 redis.call('ZADD', KEYS[4], ARGV[2], ARGV[4])
 if ARGV[8] == 'publish' then redis.call('ZADD', KEYS[5], ARGV[2], ARGV[4]) end
 if ARGV[9] ~= '' then redis.call('INCR', KEYS[7]) end
-if #KEYS >= 10 then
-  redis.call('SET', KEYS[9], ARGV[13], 'PX', ttl)
-  -- the earlier record's gauge entry goes (its caller is this one; its action may differ)
-  if gone[2] ~= '' then
-    redis.call('ZREM', string.sub(KEYS[10], 1, #KEYS[10] - #ARGV[8]) .. gone[1], string.match(ARGV[14], '^(.-)\n') .. '\n' .. gone[2])
-  end
-  redis.call('ZADD', KEYS[10], ARGV[2], ARGV[14])
+if standalone then
+  -- the gauge of each action: the earlier record's entry goes (its caller is this one; its action
+  -- may differ), this one's comes
+  local gauge = {subscribe = 10, publish = 11}
+  redis.call('SET', KEYS[9], ARGV[14], 'PX', ttl)
+  if oldRec then redis.call('ZREM', KEYS[gauge[oldRec.action]], ARGV[19]) end
+  redis.call('ZADD', KEYS[gauge[ARGV[8]]], ARGV[2], ARGV[15])
 end
-return out
+return {Reply.DONE, gone[1], gone[2], unpack(ended)}

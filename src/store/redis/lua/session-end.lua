@@ -1,16 +1,22 @@
 -- session-end: ends a live session once: the record says why and when and is kept a while; it
 -- leaves the live indexes. Of concurrent calls exactly one gets the record.
--- KEYS[1] record, KEYS[2..5] the live indexes (account, token, stream, stream publishers), KEYS[6] caller-id pointer
--- ARGV[1] reason, ARGV[2] now (ISO), ARGV[3] keep (ms)
--- Returns the ended record JSON, or false when unknown or already ended.
+-- KEYS[1] the registry record (keys.sessionRecord)
+-- KEYS[2] the account's live sessions (keys.sessionsLive)
+-- KEYS[3] its token's live sessions (keys.sessionsOfToken)
+-- KEYS[4] its stream's live sessions (keys.sessionsOfStream)
+-- KEYS[5] its stream's live publishers (keys.publishersOfStream)
+-- KEYS[6] the caller-id pointer in the account's slot (keys.sessionPointer)
+-- ARGV[1] the reason
+-- ARGV[2] now (ISO)
+-- ARGV[3] how long the ended record is kept (ms)
+-- Replies: {DONE, the ended record's JSON}; GONE when unknown; ENDED when ended already.
+--- @include "session-indexes"
+--- @include "session-record"
 local raw = redis.call('GET', KEYS[1])
-if not raw then return false end
+if not raw then return Reply.GONE end
 local rec = cjson.decode(raw)
-if rec.endedReason then return false end
-rec.endedReason = ARGV[1]
-rec.endedOn = ARGV[2]
-raw = cjson.encode(rec)
-redis.call('SET', KEYS[1], raw, 'PX', ARGV[3])
+if rec.endedReason then return Reply.ENDED end
+raw = endRecord(1, rec, ARGV[1], ARGV[2], ARGV[3])
 redis.call('PEXPIRE', KEYS[6], ARGV[3])
-for i = 2, 5 do redis.call('ZREM', KEYS[i], rec.id) end
-return raw
+unindex(rec.id, {2, 3, 4, 5})
+return {Reply.DONE, raw}

@@ -1,12 +1,20 @@
 -- session-touch: a re-ask of a live session moves its lastSeenOn and expiry; an ended one is
 -- answered as it is.
--- KEYS[1] record, KEYS[2..5] the live indexes (account, token, stream, stream publishers), KEYS[6] caller-id pointer
--- ARGV[1] ttl (ms), ARGV[2] now (ISO), ARGV[3] now (ms)
--- Returns the record JSON, or false when unknown.
+-- KEYS[1] the registry record (keys.sessionRecord)
+-- KEYS[2] the account's live sessions (keys.sessionsLive)
+-- KEYS[3] its token's live sessions (keys.sessionsOfToken)
+-- KEYS[4] its stream's live sessions (keys.sessionsOfStream)
+-- KEYS[5] its stream's live publishers (keys.publishersOfStream)
+-- KEYS[6] the caller-id pointer in the account's slot (keys.sessionPointer)
+-- ARGV[1] ttl (ms)
+-- ARGV[2] now (ISO)
+-- ARGV[3] now (ms)
+-- Replies: {DONE, the record's JSON} when touched; {ENDED, the record's JSON} when ended; GONE when
+--   unknown.
 local raw = redis.call('GET', KEYS[1])
-if not raw then return false end
+if not raw then return Reply.GONE end
 local rec = cjson.decode(raw)
-if rec.endedReason then return raw end
+if rec.endedReason then return {Reply.ENDED, raw} end
 rec.lastSeenOn = ARGV[2]
 raw = cjson.encode(rec)
 local expires = tonumber(ARGV[3]) + tonumber(ARGV[1])
@@ -15,4 +23,4 @@ redis.call('PEXPIRE', KEYS[6], ARGV[1])
 for i = 2, 5 do
   if redis.call('ZSCORE', KEYS[i], rec.id) then redis.call('ZADD', KEYS[i], expires, rec.id) end
 end
-return raw
+return {Reply.DONE, raw}

@@ -1,16 +1,26 @@
 -- token-delete: removes a token record, its index entries and its bound addresses, if it is still
 -- the revision the caller read (the caller computed the index members from that revision), and
 -- keeps a securing token's stream rules on the account's secured streams.
--- KEYS[1] record string "<rev>:<json>", KEYS[2] name index zset, KEYS[3] added index zset,
--- KEYS[4] bound zset, KEYS[5] account version, KEYS[6] securing set, KEYS[7] secured-streams hash
--- ARGV[1] expected rev, ARGV[2] name member, ARGV[3] id member, ARGV[4] id,
--- ARGV[5..] field, entry pairs of the secured streams it leaves (securedAfterDelete; none when it set no
--- viewer rules): each entry is appended to its field's newline-separated list
--- Returns DONE (1) when deleted, GONE (-1) when the record is gone, MOVED (0) when rev moved on
--- (re-read and retry).
-local cur = redis.call('GET', KEYS[1])
-if not cur then return -1 end
-if string.match(cur, '^(%d+):') ~= ARGV[1] then return 0 end
+-- KEYS[1] the token record "<rev>:<json>" (keys.token)
+-- KEYS[2] its kind's name index, a zset (keys.byName)
+-- KEYS[3] its kind's added index, a zset (keys.byAdded)
+-- KEYS[4] its bound addresses, a zset (keys.bound)
+-- KEYS[5] the account version (keys.version)
+-- KEYS[6] the account's viewer-rule tokens, a set (keys.securing)
+-- KEYS[7] the account's secured streams, a hash (keys.secured)
+-- ARGV[1] the expected rev
+-- ARGV[2] its name member
+-- ARGV[3] its id member
+-- ARGV[4] the id
+-- ARGV[5..] field, entry pairs of the secured streams it leaves (securedAfterDelete; none when it set
+--   no viewer rules): each entry is appended to its field's newline-separated list
+-- Replies: DONE when deleted; GONE when the record is gone; MOVED when its rev moved on (read again
+--   and retry).
+--- @include "revision"
+--- @include "version"
+local rev = tokenRevision(1)
+if not rev then return Reply.GONE end
+if rev ~= ARGV[1] then return Reply.MOVED end
 redis.call('ZREM', KEYS[2], ARGV[2])
 redis.call('ZREM', KEYS[3], ARGV[3])
 redis.call('SREM', KEYS[6], ARGV[4])
@@ -23,5 +33,5 @@ for i = 5, #ARGV, 2 do
     redis.call('HSET', KEYS[7], ARGV[i], ARGV[i + 1])
   end
 end
-redis.call('PUBLISH', KEYS[5], redis.call('INCR', KEYS[5]))
-return 1
+moveVersion(5)
+return Reply.DONE
