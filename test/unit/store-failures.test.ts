@@ -112,7 +112,8 @@ describe('SQLite locked past its busy timeout', () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'sg-busy-')), 'db');
     const holder = new SqliteStore({ file, synchronous: 'NORMAL' });
     const writer = new SqliteStore({ file, synchronous: 'NORMAL' });
-    const db = (s: SqliteStore) => (s as unknown as { db: { exec(sql: string): void; pragma(p: string): unknown } }).db;
+    // the connection's database handle (src/store/sqlite/connection.ts), which the store keeps private
+    const db = (s: SqliteStore) => (s as unknown as { c: { db: { exec(sql: string): void; pragma(p: string): unknown } } }).c.db;
     db(writer).pragma('busy_timeout = 0');
     db(holder).exec('BEGIN IMMEDIATE');
     const account = { id: 'AAAAAA', name: 'a', createdOn: '2026-01-01T00:00:00.000Z', secureViewer: false };

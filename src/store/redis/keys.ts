@@ -16,7 +16,7 @@ export const keys = {
   account: (accountId: string) => `${tag(accountId)}:account`,
   /** Hint: secret hash → account id (verified against the account's secretHash on read). */
   secret: (secretHash: string) => `secret:${secretHash}`,
-  /** The token record: a string "<rev>:<compact JSON>" (see redis-store.ts encodeToken). */
+  /** The token record: a string "<rev>:<compact JSON>" (see token-record.ts encodeToken). */
   token: (accountId: string, id: number) => `${tag(accountId)}:t:${id}`,
   bound: (accountId: string, id: number) => `${tag(accountId)}:t:${id}:bound`,
   byName: (accountId: string, kind: TokenKind) => `${tag(accountId)}:tokens:${kind}:byName`,

@@ -1,0 +1,148 @@
+// Accounts on Redis: a hash per account in its slot, the account list, secret hints verified on
+// read, and the account version (held current by the version watch, or read and shared).
+import type { Account, AccountGeoCascade, AccountPatch, AccountStore } from '../accounts.js';
+import { keys } from './keys.js';
+import { AccountExists } from '../../errors.js';
+import { Reply, codeOf } from './codes.js';
+import type { RedisConnection } from './connection.js';
+
+function accountFrom(h: Record<string, string>): Account | null {
+  if (!h.id) return null;
+  const a: Account = { id: h.id, name: h.name, createdOn: h.createdOn, secureViewer: h.secureViewer === '1' };
+  if (h.secretHash) a.secretHash = h.secretHash;
+  // viewer country defaults: comma-separated codes, absent or '' when none
+  if (h.allowedCountries) a.allowedCountries = h.allowedCountries.split(',');
+  if (h.deniedCountries) a.deniedCountries = h.deniedCountries.split(',');
+  // the distribution settings (docs/api.md#clusters): absent or '' when never set
+  if (h.defaultCluster) a.defaultCluster = h.defaultCluster;
+  if (h.geoCascade) a.geoCascade = JSON.parse(h.geoCascade) as AccountGeoCascade;
+  // absent (accounts written before the setting existed) or '1': on
+  if (h.ipRulesOnRtmp === '0') a.ipRulesOnRtmp = false;
+  return a;
+}
+
+export class RedisAccounts implements AccountStore {
+  constructor(private readonly c: RedisConnection) {}
+
+  /**
+   * The account's record and version in one script. The keys outside its slot come first: the
+   * list entry and the secret hint are verified against the record on read, so a crash between
+   * them and the record leaves nothing a reader believes.
+   */
+  async createAccount(a: Account): Promise<Account> {
+    if (a.secretHash) await this.c.redis.set(keys.secret(a.secretHash), a.id);
+    await this.c.redis.zadd(keys.accountList, 'NX', Date.parse(a.createdOn), a.id);
+    await this.c.redis.set(keys.bootstrap, a.id, 'NX');
+    const fields = [
+      ['id', a.id],
+      ['name', a.name],
+      ['createdOn', a.createdOn],
+      ['secureViewer', a.secureViewer ? '1' : '0'],
+      ['allowedCountries', (a.allowedCountries ?? []).join(',')],
+      ['deniedCountries', (a.deniedCountries ?? []).join(',')],
+      ...(a.defaultCluster ? [['defaultCluster', a.defaultCluster]] : []),
+      ...(a.geoCascade ? [['geoCascade', JSON.stringify(a.geoCascade)]] : []),
+      ...(a.ipRulesOnRtmp === false ? [['ipRulesOnRtmp', '0']] : []),
+      ...(a.secretHash ? [['secretHash', a.secretHash]] : []),
+    ].flat();
+    const r = codeOf(await this.c.run('accountCreate', keys.account(a.id), keys.version(a.id), ...fields));
+    if (r === Reply.EXISTS) {
+      if (a.secretHash) await this.c.redis.del(keys.secret(a.secretHash));
+      throw new AccountExists(a.id);
+    }
+    await this.c.replicated();
+    return { ...a };
+  }
+
+  async createFirstAccount(a: Account): Promise<boolean> {
+    // The bootstrap marker is set by every account creation: NX wins only on an empty store.
+    const won = await this.c.redis.set(keys.bootstrap, a.id, 'NX');
+    if (won !== 'OK') return false;
+    await this.createAccount(a);
+    return true;
+  }
+
+  async getAccount(id: string): Promise<Account | null> {
+    return accountFrom(await this.c.redis.hgetall(keys.account(id)));
+  }
+
+  async listAccounts(): Promise<Account[]> {
+    const ids = await this.c.redis.zrange(keys.accountList, 0, -1);
+    const all = await Promise.all(ids.map((id) => this.getAccount(id)));
+    return all.filter((a): a is Account => a !== null);
+  }
+
+  async updateAccount(id: string, patch: AccountPatch): Promise<Account | null> {
+    const fields: string[] = [];
+    if (patch.secureViewer !== undefined) fields.push('secureViewer', patch.secureViewer ? '1' : '0');
+    if (patch.name !== undefined) fields.push('name', patch.name);
+    if (patch.allowedCountries !== undefined) fields.push('allowedCountries', patch.allowedCountries.join(','));
+    if (patch.deniedCountries !== undefined) fields.push('deniedCountries', patch.deniedCountries.join(','));
+    if (patch.defaultCluster !== undefined) fields.push('defaultCluster', patch.defaultCluster);
+    if (patch.geoCascade !== undefined) fields.push('geoCascade', JSON.stringify(patch.geoCascade));
+    if (patch.ipRulesOnRtmp !== undefined) fields.push('ipRulesOnRtmp', patch.ipRulesOnRtmp ? '1' : '0');
+    // one script: the change, the version and the record read back (no other writer in between)
+    const reply = await this.c.run('accountUpdate', keys.account(id), keys.version(id), ...fields);
+    if (codeOf(reply) === Reply.GONE) return null;
+    if (fields.length > 0) await this.c.replicated();
+    // {DONE, field, value, ...}
+    const flat = reply as string[];
+    const h: Record<string, string> = {};
+    for (let i = 1; i < flat.length; i += 2) h[flat[i]] = flat[i + 1];
+    return accountFrom(h);
+  }
+
+  async setAccountSecret(id: string, secretHash: string | null, expected?: string): Promise<boolean> {
+    // the hint first (it is verified against the account on read), then the account itself in one
+    // script that answers the hash it replaced, whose hint goes; of two racing rotations with the
+    // same expected hash exactly one wins, and an unconditional one never needs another attempt
+    if (secretHash) await this.c.redis.set(keys.secret(secretHash), id);
+    const reply = await this.c.run('secretSet', keys.account(id), expected !== undefined ? '1' : '0', expected ?? '', secretHash ?? '');
+    if (codeOf(reply) !== Reply.DONE) {
+      if (secretHash) await this.c.redis.del(keys.secret(secretHash));
+      return false;
+    }
+    const previous = (reply as [number, string])[1];
+    if (previous && previous !== secretHash) await this.c.redis.del(keys.secret(previous));
+    await this.c.replicated();
+    return true;
+  }
+
+  async findAccountBySecretHash(secretHash: string): Promise<Account | null> {
+    const id = await this.c.redis.get(keys.secret(secretHash));
+    if (!id) return null;
+    const a = await this.getAccount(id);
+    return a && a.secretHash === secretHash ? a : null;
+  }
+
+  /** From the watch, while it vouches for the version (docs/performance.md#watched-account-versions). */
+  accountVersionKnown(accountId: string): number | undefined {
+    return this.c.watch?.current(accountId);
+  }
+
+  /**
+   * From the watch when it vouches for the version, else read: concurrent decisions of one account
+   * share the read in flight (one round trip for all of them instead of one each;
+   * docs/performance.md). A decision joins only a read sent while no write of this instance was
+   * acknowledged since (writes forget the shared reads); a write made on another instance is seen
+   * by the next read sent after it, at most one round trip later than with a read of its own.
+   */
+  accountVersion(accountId: string): Promise<number> {
+    const known = this.c.watch?.current(accountId);
+    if (known !== undefined) return Promise.resolve(known);
+    const running = this.c.versionReads.get(accountId);
+    if (running !== undefined) return running;
+    const epoch = this.c.watch?.begin() ?? -1;
+    const read = this.c.redis.get(keys.version(accountId)).then((v) => {
+      const ver = Number(v ?? 0);
+      this.c.watch?.remember(accountId, ver, epoch);
+      return ver;
+    });
+    this.c.versionReads.set(accountId, read);
+    const done = () => {
+      if (this.c.versionReads.get(accountId) === read) this.c.versionReads.delete(accountId);
+    };
+    read.then(done, done);
+    return read;
+  }
+}

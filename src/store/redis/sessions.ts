@@ -1,0 +1,237 @@
+// The session registry on Redis: a record and live indexes (sorted sets by expiry) in the account's
+// slot, a caller-id hint outside it, the gauge's counts, and the expiry cuts. Admission: session-admit.ts.
+import type { AdmitResult, Session, SessionEndReason, SessionFilter, SessionLimits, SessionStore } from '../sessions.js';
+import { keys } from './keys.js';
+import { Cluster } from 'ioredis';
+import { ENDED_SESSION_KEEP_S } from '../../domain/store-rules.js';
+import { Reply, codeOf } from './codes.js';
+import { SessionAdmission } from './session-admit.js';
+import type { RedisConnection } from './connection.js';
+
+/** How often an instance repeats a gauge count name to the set of names (ms). */
+const COUNT_NAME_RESEND_MS = 60_000;
+
+/** What the caller-id hint of a session holds: account, registry id, token, stream. */
+interface SessionPointer {
+  a: string;
+  id: string;
+  t?: number;
+  s: string;
+}
+
+export class RedisSessions implements SessionStore {
+  /** When this instance last added each gauge count name to the set of names (countNameDue). */
+  private readonly countNamesSent = new Map<string, number>();
+  /** The session admission's calls of its script (session-admit.ts). */
+  private readonly admissions: SessionAdmission;
+
+  constructor(private readonly c: RedisConnection) {
+    this.admissions = new SessionAdmission(
+      (args) => c.run('sessionAdmit', ...args),
+      (accountId, ids) => c.redis.mget(...ids.map((id) => keys.sessionRecord(accountId, id))),
+    );
+  }
+
+  async startSession(s: Session, ttlSeconds: number): Promise<void> {
+    await this.admitSession(s, ttlSeconds, {});
+  }
+
+  /** The keys the touch and end scripts take, from a record or a caller-id hint. */
+  #sessionKeys(p: SessionPointer, caller: string, sessionId: string): string[] {
+    return [
+      keys.sessionRecord(p.a, p.id),
+      keys.sessionsLive(p.a),
+      keys.sessionsOfToken(p.a, p.t),
+      keys.sessionsOfStream(p.a, p.s),
+      keys.publishersOfStream(p.a, p.s),
+      keys.sessionPointer(p.a, caller, sessionId),
+    ];
+  }
+
+  async admitSession(s: Session, ttlSeconds: number, limits: SessionLimits): Promise<AdmitResult> {
+    const now = this.c.now();
+    const expires = Date.parse(s.lastSeenOn) + ttlSeconds * 1000;
+    const pointer: SessionPointer = { a: s.accountId, id: s.id, t: s.tokenId, s: s.streamName };
+    const countKey = `${s.caller}:${s.action}`;
+    const [gaugeKey, member] = keys.sessionGauge(s);
+    const pointerKey = keys.session(s.caller, s.sessionId);
+    const pointerJson = JSON.stringify(pointer);
+    // The connection's pointer and the gauge's entries live outside the account's slot. On one Redis
+    // server the script writes them too (one command per admission); a Cluster sends them after.
+    const local = !(this.c.redis instanceof Cluster);
+    const reply = await this.admissions.admit(
+      s,
+      [
+        ...this.#sessionKeys(pointer, s.caller, s.sessionId),
+        keys.tokenUses(s.accountId, s.tokenId),
+        keys.token(s.accountId, s.tokenId ?? 0),
+        ...(local ? [pointerKey, keys.sessionCountOf(s.caller, 'subscribe'), keys.sessionCountOf(s.caller, 'publish')] : []),
+      ],
+      [
+        JSON.stringify(s),
+        expires,
+        now,
+        s.id,
+        limits.maxUses ?? '',
+        limits.maxConcurrent ?? '',
+        limits.publishConflict ?? '',
+        s.action,
+        s.tokenId ?? '',
+        new Date(now).toISOString(),
+        ENDED_SESSION_KEEP_S * 1000,
+        limits.tokenRev ?? '',
+        local ? '1' : '0',
+        local ? pointerJson : '',
+        local ? member : '',
+      ],
+    );
+    if (!reply.admitted) return reply;
+    const replaced = reply.replaced;
+    // On a Cluster the pointer is not waited for: commands on one connection run in order, so every
+    // later read of it through this client (a re-ask, a media server's "done") finds it, and the
+    // admission answers a round trip sooner. Lost with Redis itself, it makes a re-ask register the
+    // connection again. The gauge's counts are not worth a wait either. Separate commands, not a
+    // pipeline: an ioredis pipeline copies every script method onto itself, and its bookkeeping
+    // outlived young collections at admission rates (1,500/s promoted ~6 MB per scavenge, each
+    // scavenge ~20 ms; docs/performance.md#session-admissions).
+    const ignore = () => undefined;
+    if (!local) {
+      this.c.redis.set(pointerKey, pointerJson, 'PX', Math.max(1, expires - now)).catch(ignore);
+      // Waited for: a Cluster may resend a command after a redirection, so an unawaited entry could
+      // land after the removal a later admission of the same connection sends for it.
+      await Promise.all([
+        reply.goneId !== '' ? this.c.redis.zrem(...keys.sessionGauge({ caller: s.caller, action: reply.goneAction, accountId: s.accountId, id: reply.goneId })) : undefined,
+        this.c.redis.zadd(gaugeKey, expires, member),
+      ]).catch(ignore);
+    }
+    if (this.#countNameDue(countKey, now)) this.c.redis.sadd(keys.sessionCountNames, countKey).catch(ignore);
+    for (const r of replaced) this.c.redis.zrem(...keys.sessionGauge(r)).catch(ignore);
+    return { admitted: true, replaced };
+  }
+
+  /**
+   * Whether the gauge's set of count names should hear of `name` again: once a minute per name, not
+   * on every admission (the set only lists which count keys exist; a flushed Redis hears it again
+   * within the minute).
+   */
+  #countNameDue(name: string, now: number): boolean {
+    const last = this.countNamesSent.get(name);
+    if (last !== undefined && now - last < COUNT_NAME_RESEND_MS) return false;
+    this.countNamesSent.set(name, now);
+    return true;
+  }
+
+  async #pointerOf(caller: string, sessionId: string): Promise<SessionPointer | null> {
+    const raw = await this.c.redis.get(keys.session(caller, sessionId));
+    return raw ? (JSON.parse(raw) as SessionPointer) : null;
+  }
+
+  async getSession(caller: string, sessionId: string): Promise<Session | null> {
+    const p = await this.#pointerOf(caller, sessionId);
+    if (!p) return null;
+    const s = await this.getSessionById(p.a, p.id);
+    // the hint is believed only when the record agrees
+    return s && s.caller === caller && s.sessionId === sessionId ? s : null;
+  }
+
+  async getSessionById(accountId: string, id: string): Promise<Session | null> {
+    const raw = await this.c.redis.get(keys.sessionRecord(accountId, id));
+    return raw ? (JSON.parse(raw) as Session) : null;
+  }
+
+  async touchSession(caller: string, sessionId: string, ttlSeconds: number, at: string): Promise<Session | null> {
+    const p = await this.#pointerOf(caller, sessionId);
+    if (!p) return null;
+    const ttl = ttlSeconds * 1000;
+    const reply = await this.c.run('sessionTouch', ...this.#sessionKeys(p, caller, sessionId), ttl, at, Date.parse(at));
+    if (codeOf(reply) === Reply.GONE) return null;
+    // {DONE, record} touched, {ENDED, record} as it is
+    const s = JSON.parse((reply as [number, string])[1]) as Session;
+    if (s.endedReason === undefined) {
+      const [gaugeKey, member] = keys.sessionGauge(s);
+      void Promise.all([
+        this.c.redis.pexpire(keys.session(caller, sessionId), ttl),
+        this.c.redis.zadd(gaugeKey, 'XX', Date.parse(at) + ttl, member),
+      ]).catch(() => undefined);
+    }
+    return s;
+  }
+
+  async endSession(caller: string, sessionId: string, end: { reason: SessionEndReason; at: string; keepSeconds: number }): Promise<Session | null> {
+    const p = await this.#pointerOf(caller, sessionId);
+    if (!p) return null;
+    const keep = end.keepSeconds * 1000;
+    const reply = await this.c.run('sessionEnd', ...this.#sessionKeys(p, caller, sessionId), end.reason, end.at, keep);
+    // GONE (unknown) or ENDED (another call ended it)
+    if (codeOf(reply) !== Reply.DONE) return null;
+    const s = JSON.parse((reply as [number, string])[1]) as Session;
+    void Promise.all([
+      this.c.redis.pexpire(keys.session(caller, sessionId), keep),
+      this.c.redis.zrem(...keys.sessionGauge(s)),
+    ]).catch(() => undefined);
+    return s;
+  }
+
+  async listSessions(accountId: string, f: SessionFilter, page: { offset: number; limit: number }): Promise<{ total: number; items: Session[] }> {
+    if (page.limit === 0 && f.streamName !== undefined && f.tokenId === undefined && f.action !== undefined) {
+      // a count of one stream's viewers or publishers (viewerConnection events): no record read
+      const live = `(${this.c.now()}`;
+      const [all, publishers] = await Promise.all([
+        this.c.redis.zcount(keys.sessionsOfStream(accountId, f.streamName), live, '+inf'),
+        this.c.redis.zcount(keys.publishersOfStream(accountId, f.streamName), live, '+inf'),
+      ]);
+      return { total: f.action === 'publish' ? publishers : all - publishers, items: [] };
+    }
+    const index =
+      f.streamName !== undefined
+        ? f.action === 'publish'
+          ? keys.publishersOfStream(accountId, f.streamName)
+          : keys.sessionsOfStream(accountId, f.streamName)
+        : f.tokenId !== undefined
+          ? keys.sessionsOfToken(accountId, f.tokenId)
+          : keys.sessionsLive(accountId);
+    const ids = await this.c.redis.zrangebyscore(index, `(${this.c.now()}`, '+inf');
+    const raws = ids.length === 0 ? [] : await this.c.redis.mget(...ids.map((id) => keys.sessionRecord(accountId, id)));
+    const all = raws
+      .filter((r): r is string => r !== null)
+      .map((r) => JSON.parse(r) as Session)
+      .filter(
+        (s) =>
+          s.endedReason === undefined &&
+          (f.streamName === undefined || s.streamName === f.streamName) &&
+          (f.tokenId === undefined || s.tokenId === f.tokenId) &&
+          (f.action === undefined || s.action === f.action),
+      )
+      .sort((x, y) => Date.parse(x.startedOn) - Date.parse(y.startedOn) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+    return { total: all.length, items: all.slice(page.offset, page.offset + page.limit) };
+  }
+
+  async sessionCounts(): Promise<Array<{ caller: string; action: 'publish' | 'subscribe'; count: number }>> {
+    const names = (await this.c.redis.smembers(keys.sessionCountNames)).sort();
+    const now = this.c.now();
+    return Promise.all(
+      names.map(async (n) => {
+        await this.c.redis.zremrangebyscore(keys.sessionCount(n), '-inf', now);
+        const cut = n.lastIndexOf(':');
+        return { caller: n.slice(0, cut), action: n.slice(cut + 1) as 'publish' | 'subscribe', count: await this.c.redis.zcard(keys.sessionCount(n)) };
+      }),
+    );
+  }
+
+  async scheduleExpiry(accountId: string, tokenId: number, atMs: number): Promise<void> {
+    await this.c.redis.zadd(keys.expiryCuts, atMs, `${accountId}\n${tokenId}`);
+  }
+
+  async takeDueExpiries(nowMs: number, limit: number): Promise<Array<{ accountId: string; tokenId: number }>> {
+    const due = await this.c.redis.zrangebyscore(keys.expiryCuts, '-inf', nowMs, 'LIMIT', 0, limit);
+    const out: Array<{ accountId: string; tokenId: number }> = [];
+    for (const m of due) {
+      // whoever removes the member carries the cut out: once, whichever instance
+      if ((await this.c.redis.zrem(keys.expiryCuts, m)) === 1) {
+        const cut = m.lastIndexOf('\n');
+        out.push({ accountId: m.slice(0, cut), tokenId: Number(m.slice(cut + 1)) });
+      }
+    }
+    return out;
+  }
+}

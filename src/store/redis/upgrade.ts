@@ -1,0 +1,100 @@
+// The Redis store's upgrade of data written by earlier builds (Store.upgrade): indexes they did not
+// keep, built once per store and marked done in a meta key.
+import { Cluster } from 'ioredis';
+import { setsViewerRules } from '../../domain/viewer-rules.js';
+import { keys, idFromMember } from './keys.js';
+import type { RedisConnection } from './connection.js';
+import type { ScriptName } from './scripts.js';
+import { readTokens } from './token-record.js';
+import { globLiteral } from './version-watch.js';
+
+/** The meta key and value saying the viewer-rule sets hold disabled tokens too. */
+const VIEWER_RULE_INDEX_META = 'viewer-rule-index';
+const VIEWER_RULE_INDEX_VERSION = '2';
+/** The meta key and value saying the usage indexes cover data of earlier builds too. */
+const USAGE_INDEX_META = 'usage-index';
+const USAGE_INDEX_VERSION = '1';
+
+/**
+ * Data of earlier builds indexed only active publish tokens as setting viewer rules: a disabled
+ * securing token must be in the set too (securesViewing). Once per store (meta key), idempotent:
+ * instances starting together add the same members, and a member whose token no longer sets
+ * rules is skipped on read (viewerRuleTokens filters).
+ */
+export async function upgradeStore(c: RedisConnection): Promise<void> {
+  await upgradeViewerRuleIndex(c);
+  await upgradeUsageIndexes(c);
+}
+
+async function upgradeViewerRuleIndex(c: RedisConnection): Promise<void> {
+  if ((await c.redis.get(keys.meta(VIEWER_RULE_INDEX_META))) === VIEWER_RULE_INDEX_VERSION) return;
+  for (const accountId of await c.redis.zrange(keys.accountList, 0, -1)) {
+    const ids = (await c.redis.zrange(keys.byAdded(accountId, 'publish'), 0, -1)).map(idFromMember);
+    for (let i = 0; i < ids.length; i += 500) {
+      const ruled = (await readTokens(c, accountId, ids.slice(i, i + 500))).filter(setsViewerRules).map((t) => String(t.id));
+      if (ruled.length > 0) await c.redis.sadd(keys.securing(accountId), ...ruled);
+    }
+  }
+  await c.redis.set(keys.meta(VIEWER_RULE_INDEX_META), VIEWER_RULE_INDEX_VERSION);
+}
+
+/**
+ * Usage kept by earlier builds lacks two indexes the account and tracking/streams reads use: the
+ * account's total in each day's per-stream index, and each stream's set of tracking ids of the
+ * day. One SCAN of the usage keys (every master of a Cluster), once per store (meta key).
+ * Idempotent and exact beside writers of this build: a total is recomputed from its hash's
+ * stream fields in one script, and a set only gains members.
+ */
+async function upgradeUsageIndexes(c: RedisConnection): Promise<void> {
+  if ((await c.redis.get(keys.meta(USAGE_INDEX_META))) === USAGE_INDEX_VERSION) return;
+  const prefix = c.redis.options.keyPrefix ?? '';
+  const pattern = globLiteral(prefix) + keys.usageGlob;
+  for (const node of c.redis instanceof Cluster ? c.redis.nodes('master') : [c.redis]) {
+    let cursor = '0';
+    do {
+      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      await indexOldUsage(c, found.map((k) => k.slice(prefix.length)));
+    } while (cursor !== '0');
+  }
+  await c.redis.set(keys.meta(USAGE_INDEX_META), USAGE_INDEX_VERSION);
+}
+
+/**
+ * upgradeUsageIndexes for some usage keys (prefix removed): the daily stream indexes and daily
+ * tracking buckets among them, one account at a time (a Cluster pipelines only within a slot).
+ */
+async function indexOldUsage(c: RedisConnection, found: string[]): Promise<void> {
+  const byAccount = new Map<string, { indexes: string[]; buckets: Array<{ key: string; trackingId: string; day: string }> }>();
+  const of = (accountId: string) => {
+    const a = byAccount.get(accountId) ?? { indexes: [], buckets: [] };
+    byAccount.set(accountId, a);
+    return a;
+  };
+  for (const key of found) {
+    const index = /^\{a:(.+?)\}:u:s:\d{4}-\d{2}-\d{2}$/.exec(key);
+    if (index) of(index[1]).indexes.push(key);
+    const bucket = /^\{a:(.+?)\}:u:t:(.*):(\d{4}-\d{2}-\d{2})$/.exec(key);
+    if (bucket) of(bucket[1]).buckets.push({ key, trackingId: bucket[2], day: bucket[3] });
+  }
+  for (const [accountId, { indexes, buckets }] of byAccount) {
+    const read = c.redis.pipeline();
+    for (const key of indexes) (read as unknown as Record<ScriptName, (...a: Array<string | number>) => unknown>).usageTotal(key, ...keys.usageTotalFields);
+    for (const b of buckets) read.hkeys(b.key).pttl(b.key);
+    const res = (await read.exec()) ?? [];
+    for (const [err] of res) if (err) throw err;
+    if (buckets.length === 0) continue;
+    const write = c.redis.pipeline();
+    buckets.forEach((b, j) => {
+      const fields = res[indexes.length + 2 * j][1] as string[];
+      const ttl = res[indexes.length + 2 * j + 1][1] as number;
+      for (const streamName of new Set(fields.map((f) => f.slice(0, f.lastIndexOf('\u0000'))))) {
+        const set = keys.usageStreamTracking(accountId, b.day, streamName);
+        write.sadd(set, b.trackingId);
+        // kept as long as the bucket it indexes
+        if (ttl > 0) write.pexpire(set, ttl);
+      }
+    });
+    for (const [err] of (await write.exec()) ?? []) if (err) throw err;
+  }
+}
