@@ -179,6 +179,29 @@ for (const backend of [standalone(), cluster()]) {
       await gauge(a.store, [{ action: 'subscribe', count: 1 }]);
     });
 
+    it('a connection re-registered as it was (same token and stream): one call naming only the earlier record, its indexes this admission\'s', async () => {
+      const [a] = await instances(1);
+      assert.equal((await a.store.admitSession(viewer('c1', 'r1', 1, 'cam1'), 60, { maxConcurrent: 1 })).admitted, true);
+      const calls: unknown[][] = [];
+      const c = a.client as unknown as Record<string, (...x: unknown[]) => Promise<unknown>>;
+      const inner = c.sessionAdmit;
+      c.sessionAdmit = (...args: unknown[]) => {
+        calls.push(args);
+        return inner(...args);
+      };
+      // within maxConcurrent 1: the earlier record of the same connection is not counted
+      assert.deepEqual(await a.store.admitSession(viewer('c1', 'r2', 1, 'cam1'), 60, { maxConcurrent: 1 }), { admitted: true, replaced: [] });
+      assert.deepEqual(a.replies.slice(1), [[Reply.DONE, 'subscribe', 'r1']]);
+      const [numberOfKeys, ...rest] = calls[0];
+      assert.equal(rest[Number(numberOfKeys) - 1], keys.sessionRecord('acc', 'r1'), 'the last key is the earlier record');
+      assert.equal(rest.filter((k) => k === keys.sessionsOfToken('acc', 1)).length, 1, "the token's index is passed once");
+      assert.equal(rest[Number(numberOfKeys) + 16], '=', 'ARGV[17] says the earlier record is indexed as this admission');
+      assert.equal(await a.store.getSessionById('acc', 'r1'), null);
+      assert.deepEqual(await live(a.store, { tokenId: 1 }), ['r2']);
+      assert.deepEqual(await live(a.store, { streamName: 'cam1' }), ['r2']);
+      assert.deepEqual(await live(a.store, {}), ['r2']);
+    });
+
     it('a refusal that does not depend on the earlier record is answered at once, and keeps it', async () => {
       const [a, b] = await instances(2);
       assert.equal((await a.store.admitSession(viewer('c1', 'r1', 1, 'cam1'), 60, { maxUses: 1 })).admitted, true);

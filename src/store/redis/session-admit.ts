@@ -6,7 +6,6 @@
 // the same connection does, needs no more: one script call). The script answers NEEDS_KEYS,
 // having written nothing, with the ids whose keys it lacks; their records are read (one MGET in
 // the account's slot) and the script is called again with their keys, and verifies them again.
-import { LRUCache } from 'lru-cache';
 import type { AdmitResult, Session } from '../store.js';
 import { StoreConflict } from '../../errors.js';
 import { keys } from './keys.js';
@@ -40,8 +39,12 @@ export type Admitted =
     };
 
 export class SessionAdmission {
-  /** By "<caller>\n<caller id>": the registration this instance last sent for the connection. */
-  private readonly lastSent = new LRUCache<string, Registration>({ max: REMEMBERED });
+  /**
+   * By "<caller>\n<caller id>": the registration this instance last sent for the connection. A Map
+   * emptied when full, not an LRU: it is read and written on every admission, and a forgotten
+   * connection costs only one more script call.
+   */
+  private readonly lastSent = new Map<string, Registration>();
 
   constructor(
     /** Runs session-admit.lua: the number of keys, the keys, then ARGV. */
@@ -62,6 +65,7 @@ export class SessionAdmission {
     let publishers: Registration[] = [];
     // remembered when sent: the next admission of the connection runs after this one on the connection
     const sent: Registration = { accountId: s.accountId, id: s.id, tokenId: s.tokenId, streamName: s.streamName };
+    if (this.lastSent.size >= REMEMBERED) this.lastSent.clear();
     this.lastSent.set(connection, sent);
     for (let attempt = 1; ; attempt++) {
       const reply = await this.run(admitArgs(s, fixedKeys, fixedArgs, earlier, publishers));
@@ -111,19 +115,17 @@ export function admitArgs(
   publishers: Registration[],
 ): Array<string | number> {
   const a = s.accountId;
-  const out: Array<string | number> = [fixedKeys.length + (earlier !== undefined ? 4 : 0) + 2 * publishers.length];
+  // re-registered as it was (the usual re-ask): its indexes are this admission's, KEYS[3..5]
+  const same = earlier !== undefined && (earlier.tokenId ?? 0) === (s.tokenId ?? 0) && earlier.streamName === s.streamName;
+  const out: Array<string | number> = [fixedKeys.length + (earlier === undefined ? 0 : same ? 1 : 4) + 2 * publishers.length];
   for (const k of fixedKeys) out.push(k);
   if (earlier !== undefined) {
-    out.push(
-      keys.sessionRecord(a, earlier.id),
-      keys.sessionsOfToken(a, earlier.tokenId),
-      keys.sessionsOfStream(a, earlier.streamName),
-      keys.publishersOfStream(a, earlier.streamName),
-    );
+    out.push(keys.sessionRecord(a, earlier.id));
+    if (!same) out.push(keys.sessionsOfToken(a, earlier.tokenId), keys.sessionsOfStream(a, earlier.streamName), keys.publishersOfStream(a, earlier.streamName));
   }
   for (const p of publishers) out.push(keys.sessionRecord(a, p.id), keys.sessionsOfToken(a, p.tokenId));
   for (const v of fixedArgs) out.push(v);
-  if (earlier !== undefined) out.push(earlier.id, earlier.tokenId ?? 0, earlier.streamName, keys.sessionGaugeMember(a, earlier.id));
+  if (earlier !== undefined) out.push(earlier.id, same ? '=' : (earlier.tokenId ?? 0), earlier.streamName, keys.sessionGaugeMember(a, earlier.id));
   else out.push('', '', '', '');
   for (const p of publishers) out.push(p.id, p.tokenId ?? 0);
   return out;

@@ -16,9 +16,9 @@
 --   on one Redis server (ARGV[13] '1'; not on a Cluster, where these live in other slots): the
 --     connection's pointer (keys.session), the gauge of subscribers and the gauge of publishers of
 --     the caller (keys.sessionCountOf with 'subscribe', then 'publish');
---   for the earlier record ARGV[16] names: its record (keys.sessionRecord), its token's, its
---     stream's and its stream's publishers' live sessions (keys.sessionsOfToken,
---     keys.sessionsOfStream, keys.publishersOfStream);
+--   for the earlier record ARGV[16] names: its record (keys.sessionRecord), then, unless ARGV[17]
+--     is '=', its token's, its stream's and its stream's publishers' live sessions
+--     (keys.sessionsOfToken, keys.sessionsOfStream, keys.publishersOfStream);
 --   for each publisher ARGV[20..] names: its record (keys.sessionRecord) and its token's live
 --     sessions (keys.sessionsOfToken).
 -- ARGV[1] the record JSON
@@ -37,7 +37,8 @@
 -- ARGV[14] the pointer JSON (one Redis server)
 -- ARGV[15] the gauge member "<account>\n<id>" (one Redis server)
 -- ARGV[16] the id of an earlier record of the connection whose keys are given ('' = none)
--- ARGV[17] its token id (0 = none), whose index is given
+-- ARGV[17] its token id (0 = none), whose index is given; '=': this admission's token and stream,
+--   whose indexes are KEYS[3..5] (a connection re-registered as it was: one key more, not four)
 -- ARGV[18] its stream name, whose indexes are given
 -- ARGV[19] its gauge member
 -- ARGV[20..] publisher id, its token id (0 = none), ...: publishers whose keys are given
@@ -57,9 +58,18 @@ local standalone = ARGV[13] == '1'
 -- where the keys given for other records are: the earlier record's first, then each publisher's
 local at = standalone and 12 or 9
 local earlierAt = nil
+local earlierIndexes = nil
+local earlierToken = tonumber(ARGV[17])
 if ARGV[16] ~= '' then
   earlierAt = at
-  at = at + 4
+  if ARGV[17] == '=' then
+    earlierIndexes = {3, 4, 5}
+    earlierToken = tonumber(ARGV[9]) or 0
+    at = at + 1
+  else
+    earlierIndexes = {at + 1, at + 2, at + 3}
+    at = at + 4
+  end
 end
 local publisherAt = {}
 local publisherToken = {}
@@ -91,7 +101,7 @@ if old then
     local raw = redis.call('GET', KEYS[earlierAt])
     if raw then
       oldRec = cjson.decode(raw)
-      needEarlier = not indexedAs(oldRec, tonumber(ARGV[17]), ARGV[18])
+      needEarlier = not indexedAs(oldRec, earlierToken, ARGV[18])
     end
   end
 end
@@ -140,7 +150,7 @@ local gone = {'', ''}
 if oldRec then
   gone = {oldRec.action, old}
   redis.call('DEL', KEYS[earlierAt])
-  unindex(old, {2, earlierAt + 1, earlierAt + 2, earlierAt + 3})
+  unindex(old, {2, earlierIndexes[1], earlierIndexes[2], earlierIndexes[3]})
 end
 local ended = {}
 for _, r in ipairs(replaced) do
