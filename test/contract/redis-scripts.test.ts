@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
-import { connectRedis, createRedisClient, type RedisClient } from '../../src/store/redis/connect.js';
+import type { RedisClient } from '../../src/store/redis/connect.js';
+import { clusterClient } from '../helpers/stores.js';
 import { keys } from '../../src/store/redis/keys.js';
 import { Reply } from '../../src/store/redis/codes.js';
 import { ADMIT_ATTEMPTS } from '../../src/store/redis/session-admit.js';
@@ -52,22 +53,7 @@ function cluster(): Backend {
       c = await startCluster();
     },
     async client(prefix) {
-      const client = createRedisClient({
-        url: '',
-        clusterNodes: c!.nodes,
-        sentinels: [],
-        sentinelName: '',
-        password: '',
-        keyPrefix: prefix,
-        commandTimeoutMs: 3000,
-        connectTimeoutMs: 5000,
-        waitReplicas: 0,
-        waitTimeoutMs: 1000,
-        versionLagMs: 0,
-      });
-      client.on('error', () => {});
-      await connectRedis(client, 5000);
-      return client;
+      return clusterClient(c!.nodes, prefix);
     },
     async teardown() {
       await c?.stop();

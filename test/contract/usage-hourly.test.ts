@@ -14,7 +14,7 @@ import { RedisStore } from '../../src/store/redis/redis-store.js';
 import type { UsageRecord } from '../../src/store/store.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { startCluster, type TestCluster } from '../helpers/redis-cluster.js';
-import { createRedisClient, connectRedis } from '../../src/store/redis/connect.js';
+import { clusterClient } from '../helpers/stores.js';
 
 const T = Date.parse('2026-03-01T12:00:00Z');
 const report = (streamName: string, extra: Partial<UsageRecord> = {}): UsageRecord => ({
@@ -201,21 +201,7 @@ describe('the usage index upgrade: redis cluster', () => {
   });
 
   it("upgrade() scans every master and indexes each account's old usage in its own slot", async () => {
-    const client = createRedisClient({
-      url: '',
-      clusterNodes: cluster.nodes,
-      sentinels: [],
-      sentinelName: '',
-      password: '',
-      keyPrefix: 'up:',
-      commandTimeoutMs: 3000,
-      connectTimeoutMs: 5000,
-      waitReplicas: 0,
-      waitTimeoutMs: 1000,
-      versionLagMs: 0,
-    });
-    client.on('error', () => {});
-    await connectRedis(client, 5000);
+    const client = await clusterClient(cluster.nodes, 'up:');
     const s = new RedisStore(client, {});
     closers.push(() => s.close());
     // accounts spread over the slots of the three masters

@@ -9,8 +9,28 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { startRedis, type TestRedis } from './redis.js';
 import { startCluster, type TestCluster } from './redis-cluster.js';
-import { createRedisClient, connectRedis } from '../../src/store/redis/connect.js';
+import { createRedisClient, connectRedis, type RedisClient } from '../../src/store/redis/connect.js';
 import { randomBytes } from 'node:crypto';
+
+/** A connected client of a test Cluster (`startCluster`), its keys under `keyPrefix`. */
+export async function clusterClient(nodes: TestCluster['nodes'], keyPrefix: string): Promise<RedisClient> {
+  const client = createRedisClient({
+    url: '',
+    clusterNodes: nodes,
+    sentinels: [],
+    sentinelName: '',
+    password: '',
+    keyPrefix,
+    commandTimeoutMs: 3000,
+    connectTimeoutMs: 5000,
+    waitReplicas: 0,
+    waitTimeoutMs: 1000,
+    versionLagMs: 0,
+  });
+  client.on('error', () => {});
+  await connectRedis(client, 5000);
+  return client;
+}
 
 /** The store contract's factory (`streamgate/store-contract`), of whole stores. */
 export type StoreFactory = ContractFactory<Store>;
@@ -73,21 +93,7 @@ export function redisClusterFactory(): StoreFactory {
     },
     async make(opts = {}) {
       if (!cluster) throw new Error('redisClusterFactory.setup() was not called');
-      const client = createRedisClient({
-        url: '',
-        clusterNodes: cluster.nodes,
-        sentinels: [],
-        sentinelName: '',
-        password: '',
-        keyPrefix: `t${randomBytes(4).toString('hex')}:`,
-        commandTimeoutMs: 3000,
-        connectTimeoutMs: 5000,
-        waitReplicas: 0,
-        waitTimeoutMs: 1000,
-        versionLagMs: 0,
-      });
-      client.on('error', () => {});
-      await connectRedis(client, 5000);
+      const client = await clusterClient(cluster.nodes, `t${randomBytes(4).toString('hex')}:`);
       const s = new RedisStore(client, { now: opts.now });
       open.push(s);
       return s;
