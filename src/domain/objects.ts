@@ -3,7 +3,7 @@
 // a property its source lacks (in the same literal, by a second spread, or assigned afterwards)
 // takes a slow path there: measured ~40x slower to make than a literal, and such objects survive
 // young-generation collections, so the pauses grow with the request rate.
-// docs/performance.md#object-copies-and-checkpoints has the measurements; the Biome rule
+// docs/decision-path.md#object-copies-and-checkpoints has the measurements; the Biome rule
 // lint/object-copies.grit keeps src/ free of the form.
 
 const hasOwn = Object.prototype.hasOwnProperty;

@@ -80,7 +80,7 @@ export interface AccountStore {
    * The account version when this process already holds it current without any I/O, else
    * undefined (then accountVersion() reads it). Lets a decision on a cached token finish without
    * an await (docs/performance.md): SQLite from the versions it keeps, Redis while its version
-   * watch vouches for the account (docs/performance.md#watched-account-versions).
+   * watch vouches for the account (docs/decision-path.md#watched-account-versions).
    */
   accountVersionKnown?(accountId: string): number | undefined;
 }

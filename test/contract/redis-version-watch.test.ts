@@ -1,4 +1,4 @@
-// The Redis store's version watch (docs/performance.md#watched-account-versions): account versions
+// The Redis store's version watch (docs/decision-path.md#watched-account-versions): account versions
 // held in memory while a subscription proves them current. A version moved on another instance is
 // never answered from memory past the lag bound; this instance's own writes are seen at once; a
 // dropped or silent subscription sends decisions back to reading Redis.

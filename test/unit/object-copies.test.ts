@@ -1,6 +1,6 @@
 // src/ never writes an object literal that starts with a spread and goes on with more members
 // (`{ ...base, field }`, `{ ...a, ...b }`): on Node 20's V8 such objects are made on a slow path and
-// survive young-generation collections (src/domain/objects.ts, docs/performance.md#object-copies-and-checkpoints).
+// survive young-generation collections (src/domain/objects.ts, docs/decision-path.md#object-copies-and-checkpoints).
 // The store contract's tests in src/store-contract, which never run in the service, are left out.
 // The rule is a Biome plugin (lint/object-copies.grit), run by `npm run lint` and by CI; these tests
 // show that it finds the form however it is laid out, passes the others, and finds none in src/.

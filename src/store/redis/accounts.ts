@@ -115,7 +115,7 @@ export class RedisAccounts implements AccountStore {
     return a && a.secretHash === secretHash ? a : null;
   }
 
-  /** From the watch, while it vouches for the version (docs/performance.md#watched-account-versions). */
+  /** From the watch, while it vouches for the version (docs/decision-path.md#watched-account-versions). */
   accountVersionKnown(accountId: string): number | undefined {
     return this.c.watch?.current(accountId);
   }

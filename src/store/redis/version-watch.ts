@@ -1,5 +1,5 @@
 // Account versions held in memory while a subscription proves them current, so a decision on a
-// cached token needs no Redis round trip (docs/performance.md#watched-account-versions).
+// cached token needs no Redis round trip (docs/decision-path.md#watched-account-versions).
 //
 // Every script that moves an account version publishes the new value on the version key's own
 // name. One connection per instance pattern-subscribes to those names and pings every fifth of
