@@ -23,7 +23,11 @@ function files(dir: string): string[] {
  * property). Comments and string contents are skipped.
  */
 function interfaces(file: string): Array<{ name: string; methods: number }> {
-  const text = readFileSync(file, 'utf8')
+  return interfacesIn(readFileSync(file, 'utf8'));
+}
+
+function interfacesIn(source: string): Array<{ name: string; methods: number }> {
+  const text = source
     .replace(/\/\*[\s\S]*?\*\//g, '')
     .replace(/\/\/.*$/gm, '')
     .replace(/'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`/g, "''");
@@ -69,10 +73,23 @@ describe('the store split by aggregate', () => {
     assert.deepEqual(over, [], `interfaces over ${MAX_METHODS} methods: ${JSON.stringify(over)}`);
   });
 
-  it('the counter sees a method signature and a function-typed property, so a large interface is caught', () => {
-    const file = path.join(STORE_DIR, 'accounts.ts');
-    const accounts = interfaces(file).find((i) => i.name === 'AccountStore');
-    assert.equal(accounts?.methods, 9);
+  it('the counter sees method signatures and function-typed properties, and not data members, so a large interface is caught', () => {
+    const methods = Array.from({ length: 14 }, (_, i) => `  m${i}(a: string, b: { x: number; y: number }): Promise<void>;`).join('\n');
+    const source = `// a comment with name(: not a member
+export interface Big {
+  /** a doc comment: fn(x) */
+${methods}
+  optional?(x: number): void;
+  generic<T>(x: T): T;
+  handler: (x: number) => void;
+  readonly kind: 'a' | 'b';
+  nested: { inner(): void };
+}
+interface NotExported {
+  f(): void;
+}`;
+    assert.deepEqual(interfacesIn(source), [{ name: 'Big', methods: 17 }]);
+    assert.equal(interfaces(path.join(STORE_DIR, 'accounts.ts')).find((i) => i.name === 'AccountStore')?.methods, 9);
   });
 });
 
