@@ -1,7 +1,7 @@
 // Bind on usage under concurrent first uses: for random limits N, many addresses racing through
 // two instances on one Redis (and one instance on SQLite), by token value and by self-signed JWTs of
 // the same token, bind exactly N addresses; exactly the requests from bound addresses are admitted.
-// (test/http/enforcement.redis-instances.test.ts has one fixed case; this one varies it.) The limits
+// (test/timing/enforcement.redis-instances.test.ts has one fixed case; this one varies it.) The limits
 // come from a seeded generator: the test prints its seed, and FC_SEED=<seed> replays the same limits.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
