@@ -79,17 +79,20 @@ const timed = read(durationsFile)
 rmSync(dir, { recursive: true, force: true });
 if (failed.trim()) console.log(`\n# failed tests\n${failed}`);
 
-// The duration table: every file, slowest first, with its budget.
+// The duration table: every file, slowest first, with its budget (the tier's that was asked for,
+// or, for files named, that of the first tier holding the file's folder).
 const rel = (f) => path.relative(root, f);
+const tierOf = (file) => Object.values(TIERS).find((t) => t.dirs.some((d) => file.startsWith(`${d}/`))) ?? tier;
 const over = [];
 const rows = timed
   .map((t) => {
-    const budget = declaredBudget(read(t.file)) ?? tier.budgetSeconds;
+    const budget = declaredBudget(read(t.file)) ?? (tierArg ? tier : tierOf(rel(t.file))).budgetSeconds;
     if (t.ms > budget * 1000) over.push(`${rel(t.file)}: ${(t.ms / 1000).toFixed(1)} s, over its budget of ${budget} s`);
     return { ...t, budget };
   })
   .sort((a, b) => b.ms - a.ms);
-console.log(`\n# durations (tier ${tierName}: ${tier.about}; ${files.length} files, ${((Date.now() - started) / 1000).toFixed(1)} s in all, 2 files at a time)`);
+const what = tierArg || roots.length === 0 ? `tier ${tierName}: ${tier.about}` : `files named: ${roots.join(' ')}`;
+console.log(`\n# durations (${what}; ${files.length} files, ${((Date.now() - started) / 1000).toFixed(1)} s in all, 2 files at a time)`);
 console.log('#   seconds  budget  file');
 for (const t of rows) console.log(`# ${(t.ms / 1000).toFixed(1).padStart(9)} ${String(t.budget).padStart(6)}s  ${rel(t.file)}${t.passed ? '' : '  (failed)'}`);
 if (over.length > 0) console.log(`\n# files over their time budget\n${over.map((o) => `#   ${o}`).join('\n')}`);
