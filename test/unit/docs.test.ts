@@ -218,9 +218,76 @@ describe('documentation', () => {
   });
 });
 
+/** Each command of the fenced code blocks, continuation lines (`\` at the end) joined. */
+export function codeCommands(md: string): string[] {
+  const out: string[] = [];
+  let fence: string | null = null;
+  let pending = '';
+  for (const line of md.split('\n')) {
+    const f = /^\s*(```+|~~~+)/.exec(line);
+    if (fence) {
+      if (f && f[1]![0] === fence[0] && f[1]!.length >= fence.length) {
+        fence = null;
+        if (pending) out.push(pending);
+        pending = '';
+        continue;
+      }
+      const joined = pending + line;
+      if (/\\\s*$/.test(joined)) pending = `${joined.replace(/\\\s*$/, '')} `;
+      else {
+        out.push(joined);
+        pending = '';
+      }
+      continue;
+    }
+    if (f) fence = f[1]!;
+  }
+  return out;
+}
+
+/** The header a documented hook call sends the secret in, from the variable Streamgate reads it from. */
+const SECRET_HEADER = 'x-streamgate-hook-secret: $STREAMGATE_HOOK_SECRET';
+
+/**
+ * The documented shell calls of a hook (`curl … /hooks/…`, or a shell function wrapping one) that
+ * would be refused once a hook secret is set: they send it neither in the header nor in `?secret=`.
+ */
+export function hookCallsWithoutSecret(md: string): string[] {
+  return codeCommands(md).filter((c) => /\bcurl\b/.test(c) && /\/hooks\//.test(c) && !c.includes(SECRET_HEADER) && !/[?&]secret=/.test(c));
+}
+
+describe('documented hook calls', () => {
+  for (const rel of DOCS) {
+    it(`${rel}: every curl to a hook sends the hook secret`, () => {
+      assert.deepEqual(hookCallsWithoutSecret(read(rel)), []);
+    });
+  }
+
+  it('the check finds a call without the secret, however its lines are split', () => {
+    const md = [
+      '```sh',
+      "curl -s localhost:8080/hooks/authorize -H 'content-type: application/json' \\",
+      "  -d '{}'",
+      `curl -s localhost:8080/hooks/events -H "${SECRET_HEADER}" -d '{}'`,
+      'ask() { curl -s localhost:8080/hooks/authorize \\',
+      '  -H "$JSON" -d "$1"; }',
+      'curl -s "localhost:8080/hooks/thumbnail?streamId=a/b&secret=HOOK_SECRET"',
+      'curl -s localhost:8080/api/publish_token/list',
+      '```',
+      "curl -s localhost:8080/hooks/srs (prose, not a command)",
+    ].join('\n');
+    assert.deepEqual(hookCallsWithoutSecret(md), [
+      "curl -s localhost:8080/hooks/authorize -H 'content-type: application/json'    -d '{}'",
+      'ask() { curl -s localhost:8080/hooks/authorize    -H "$JSON" -d "$1"; }',
+    ]);
+  });
+});
+
 // The README's five-minute walk-through, request by request, with the statuses and reasons it shows:
-// a first start on an empty embedded store (the default account and its secret file), as `npm start`.
+// a first start on an empty embedded store (the default account and its secret file), as `npm start`,
+// with a hook secret set from STREAMGATE_HOOK_SECRET and sent by `ask` in its header.
 describe('README walk-through', () => {
+  const HOOK_SECRET = 'a'.repeat(16) + 'b'.repeat(16) + 'c'.repeat(16);
   let dataDir = '';
   let services: Services;
   let app: Express;
@@ -229,7 +296,7 @@ describe('README walk-through', () => {
 
   before(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'sg-docs-'));
-    const config = loadConfig({ env: {}, overrides: { dataDir, log: { level: 'silent' } } });
+    const config = loadConfig({ env: { STREAMGATE_HOOK_SECRET: HOOK_SECRET }, overrides: { dataDir, log: { level: 'silent' } } });
     services = await createServices(config, { firstStart: true });
     app = createApp(services);
     api = `Bearer ${readFileSync(path.join(dataDir, 'default-api-secret'), 'utf8').trim()}`;
@@ -241,7 +308,18 @@ describe('README walk-through', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const ask = (body: Record<string, unknown>) => request(app).post('/hooks/authorize').send(body);
+  // as the README's `ask`: the hook secret in x-streamgate-hook-secret
+  const ask = (body: Record<string, unknown>) => request(app).post('/hooks/authorize').set('x-streamgate-hook-secret', HOOK_SECRET).send(body);
+
+  it("the README's ask sends the hook secret from STREAMGATE_HOOK_SECRET, which the walk-through needs", async () => {
+    const readme = read('README.md');
+    const def = codeCommands(readme).find((c) => c.startsWith('ask() {'));
+    assert.ok(def, 'README.md defines ask()');
+    assert.ok(def.includes(`-H "${SECRET_HEADER}"`), def);
+    const without = await request(app).post('/hooks/authorize').send({ action: 'subscribe', streamName: 'cam1', protocol: 'hls' });
+    assert.equal(without.status, 401);
+    assert.deepEqual(without.body, { allowed: false, reason: 'hook_secret_required', message: 'Unauthorized: hook secret required' });
+  });
 
   it('creates two tokens, admits them, refuses what the README says, explains and revokes', async () => {
     const pubRes = await request(app)
