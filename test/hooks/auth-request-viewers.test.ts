@@ -1,8 +1,8 @@
 // HTTP viewer sessions through each proxy's own request and answer, header by header
 // (docs/callers.md#http-viewer-sessions): what nginx's auth_request_set, Traefik's
 // addAuthCookiesToResponse and Envoy's allowed_client_headers_on_success pass on to the viewer, and
-// the Cookie header each forwards back. Traefik and Envoy cannot be installed here: the requests
-// are the ones their documentation describes.
+// the Cookie header each forwards back. Traefik and Envoy are not packaged for Debian, whose
+// packages the end-to-end suite runs: the requests are the ones their documentation describes.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';

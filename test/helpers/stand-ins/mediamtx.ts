@@ -1,5 +1,6 @@
 // A stand-in for MediaMTX's control API (v1.20.1 api/openapi.yaml, internal/api/api.go), for the
-// calls the MediaMTX driver makes; MediaMTX itself cannot be installed here. It reproduces:
+// calls the MediaMTX driver makes; MediaMTX is not packaged for Debian, whose packages the
+// end-to-end suite runs, so the driver is tested against this. It reproduces:
 // POST /v3/{list}/kick/{id} → 200 {"status":"ok"}, 404 for an unknown id, 400 for an id that is not
 // a UUID; only POST is routed, so a GET on a kick path is a 404 (gin's "404 page not found");
 // GET /v3/paths/get/{name} → the path with `source {type, id}` (null when nothing publishes), 404

@@ -1,5 +1,6 @@
 // A stand-in for nginx-rtmp's control module (ngx_rtmp_control_module.c) at a location such as
-// /control, for the call the nginx-rtmp driver makes; nginx-rtmp itself cannot be installed here.
+// /control, for the call the nginx-rtmp driver makes, so that the driver tests can make it fail or
+// hang; test/e2e/sessions-rtmp.test.ts drives the real module (Debian's libnginx-mod-rtmp).
 // It reproduces: GET {location}/drop/{publisher|subscriber|client}?app=&name=&clientid= drops the
 // matching sessions and answers HTTP 200 with their count as text ("0" when none matched); an
 // unknown filter is a 500. The module has no credentials of its own (the location is protected

@@ -1,5 +1,6 @@
 // A stand-in for OvenMediaEngine's REST API (docs/rest-api/v1/virtualhost/application/stream),
-// for the call the OME driver makes; OME itself cannot be installed here. It reproduces:
+// for the call the OME driver makes; OME is not packaged for Debian, whose packages the end-to-end
+// suite runs, so the driver is tested against this. It reproduces:
 // DELETE /v1/vhosts/{vhost}/apps/{app}/streams/{stream} with `Authorization: Basic
 // base64(AccessToken)` → 200 {"statusCode":200,"message":"OK"} and the stream (its ingress
 // connection) ended; 404 {"statusCode":404,...} for an unknown vhost, app or stream; 401 for a

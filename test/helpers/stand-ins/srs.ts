@@ -1,5 +1,6 @@
 // A stand-in for SRS's HTTP API (trunk/src/app/srs_app_http_api.cpp, srs_kernel_error.hpp), for
-// the calls the SRS driver makes; SRS itself cannot be installed here. It reproduces: SRS answers
+// the calls the SRS driver makes; the SRS media server is not packaged for Debian, whose packages
+// the end-to-end suite runs, so the driver is tested against this. It reproduces: SRS answers
 // its own errors as HTTP 200 with a JSON code — DELETE /api/v1/clients/{id} → {"code":0,...} and
 // the client expired, {"code":2049} (ERROR_RTMP_CLIENT_NOT_FOUND) for an unknown id, {"code":400}
 // for a client without a connection (an HLS viewer); GET /api/v1/streams/{id} → {"code":0,
