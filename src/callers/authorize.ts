@@ -29,7 +29,8 @@ const isText = (v: unknown, min: number, max: number): v is string =>
 const isString = (v: unknown, min: number, max: number): v is string => typeof v === 'string' && v.length >= min && v.length <= max;
 
 /**
- * The schema's check written out for the decision path (zod's safeParse costs ~11 µs a body): a
+ * The schema's check written out for the decision path, where zod's safeParse is a large share of a
+ * decision's cost (docs/decision-path.md#what-the-decision-path-does-to-be-fast): a
  * body it accepts is one authorizeBodySchema accepts, with the same data (the fields as given).
  * It answers undefined for anything it is not sure of, and that body goes to zod, so every
  * refusal and its messages are zod's (test/http/fast-authorize-body.test.ts compares the two).

@@ -58,7 +58,8 @@ export function originHost(value: string | undefined): string | undefined {
 export function normaliseIp(value: string | undefined): string | undefined {
   if (!value) return undefined;
   // A decision reads two or three addresses (the client's, the peer's), the same ones request
-  // after request: a parse costs ~1.5 µs, a lookup a small fraction of it (docs/performance.md).
+  // after request: a lookup costs a small fraction of a parse
+  // (docs/decision-path.md#what-the-decision-path-does-to-be-fast, "Less work per decision").
   const known = ipMemo.get(value);
   if (known !== undefined) return known === '' ? undefined : known;
   let out: string | undefined;

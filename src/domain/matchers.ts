@@ -33,7 +33,7 @@ export function patternCostProblem(pattern: string): string | null {
   return null;
 }
 
-/** The compile half: whether RE2 builds the pattern, alone and wrapped. Costs up to ~1 ms at the cap. */
+/** The compile half: whether RE2 builds the pattern, alone and wrapped (its cost at the cap: docs/api.md#validating-a-writes-patterns). */
 export function patternCompileProblem(pattern: string): string | null {
   try {
     compileStreamPattern(pattern);

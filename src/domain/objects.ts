@@ -1,7 +1,7 @@
 // Copies of objects with some fields set: what `{ ...base, field: value }` means, written so that
 // Node 20's V8 (11.3) keeps it on its fast path. An object made by a leading spread and then given
 // a property its source lacks (in the same literal, by a second spread, or assigned afterwards)
-// takes a slow path there: measured ~40x slower to make than a literal, and such objects survive
+// takes a slow path there: far slower to make than a literal, and such objects survive
 // young-generation collections, so the pauses grow with the request rate.
 // docs/decision-path.md#object-copies-and-checkpoints has the measurements; the Biome rule
 // lint/object-copies.grit keeps src/ free of the form.

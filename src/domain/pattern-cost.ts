@@ -446,7 +446,7 @@ export function patternCost(p: string): number {
 
 /**
  * The most a stream pattern may cost (instructions of patternCost). Calibrated with
- * bench/pattern-cost.ts: at the worst measured rate the costliest accepted pattern compiles in
- * about a millisecond, so a token's 100 patterns compile in about a tenth of a second at most.
+ * bench/pattern-cost.ts so that the costliest accepted pattern, and so a token's 100 patterns,
+ * compile quickly enough to stay off the decisions' way (the figures: docs/api.md#pattern-cost).
  */
 export const MAX_PATTERN_COST = 2000;

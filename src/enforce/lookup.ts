@@ -13,8 +13,8 @@ import { SecuringPatterns } from './securing-patterns.js';
 
 /**
  * Token value → its SHA-256, for the values decided lately: a viewer or media server presents the
- * same token on every request, and the hash (~3 µs) was the largest single step of a cached
- * decision (docs/performance.md). Only values of plausible token length are kept. The credential
+ * same token on every request, and the hash was the largest single step of a cached decision
+ * (docs/decision-path.md#what-the-decision-path-does-to-be-fast, "Less work per decision"). Only values of plausible token length are kept. The credential
  * resolvers (src/admission/credential.ts) and the viewer sessions (src/sessions/viewer-sessions.ts)
  * read it.
  */

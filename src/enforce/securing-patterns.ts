@@ -6,8 +6,9 @@ import { compileStreamPattern, patternCost } from '../domain/matchers.js';
 import { copyWith } from '../domain/objects.js';
 
 /**
- * The most patternCost one chunk holds. At the benchmark's worst rate for accepted patterns
- * (~0.3 µs per unit) a chunk compiles in about 6 ms: one slice of work between other requests.
+ * The most patternCost one chunk holds: at the worst compile rate measured for accepted patterns a
+ * chunk compiles in a few milliseconds, one slice of work between other requests
+ * (docs/api.md#how-the-token-less-decision-stays-bounded; the rate in docs/api.md#pattern-cost).
  */
 export const CHUNK_COST = 20_000;
 /** The most new patterns a change may bring to be compiled on the spot (a token's list). */

@@ -1,17 +1,17 @@
 // How the decision endpoints write their answers: the body serialized once and written together
 // with the headers in one piece. express's res.json/res.send parse the content type for a
 // charset, turn the body into a Buffer and write headers and body separately (writev); on the
-// decision path that was a measurable share of the CPU time per request (a CPU profile
-// against the express floor; docs/performance.md). The bytes and headers are the same as res.json / res.type().send().
+// decision path that was a measurable share of the CPU time per request
+// (docs/decision-path.md#what-the-decision-path-does-to-be-fast). The bytes and headers are the same as res.json / res.type().send().
 import type { ServerResponse } from 'node:http';
 
 // The answers of one turn of the event loop are written together, once the turn has read every
 // request that was ready (setImmediate runs right after that I/O phase). Each answer is still its
 // own write on its own connection; what changes is when they happen. Written one by one, each
 // write lands while the client is asleep and pays the kernel's wake-up of the other side (on a VM
-// an inter-processor interrupt): the largest single cost per decision in a CPU profile under load,
-// several times the floor's. Written in a burst, only the first does. Measured on a bare node:http
-// server in the benchmark's setup: 49k -> 60k answers/s, p99 7.9 -> 6.2 ms (docs/performance.md).
+// an inter-processor interrupt): the largest single cost per decision in a CPU profile under load.
+// Written in a burst, only the first does (the gain, measured on a bare node:http server, is in
+// docs/decision-path.md#what-the-decision-path-does-to-be-fast).
 // An answer waits for at most the rest of its turn. In a turn that answers many slow requests (a
 // write per admission), the queue is written whenever a new answer finds the oldest one waiting
 // MAX_WAIT_MS or more, so batching adds little to the slowest answers.

@@ -1,8 +1,8 @@
 // The decision endpoints' own router: one Map lookup instead of express's walk through every
 // layer and route in order (path-to-regexp match, next() recursion, a route's inner stack). The
-// director walked every hook route before its own and measured 68% of the express floor, below
-// the target (docs/performance.md); on the other endpoints the table saves a few percent of CPU per request
-// (the larger gain was src/http/server.ts). The production server asks the table first, before
+// director walked every hook route before its own, which kept it below its throughput target
+// (docs/performance.md); on the other endpoints the table saves a little CPU per request (the
+// larger gain was src/http/server.ts; docs/decision-path.md#what-the-decision-path-does-to-be-fast). The production server asks the table first, before
 // any express machinery (dispatcher() below, called by src/http/server.ts); the table is also
 // mounted as the first layer of the express app, for requests handed to the app directly
 // (supertest). Either way a request keeps express's req/res objects, the same body parsers and

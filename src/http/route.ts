@@ -72,8 +72,8 @@ export function managementEndpoints(routes: readonly RouteSpec[], opts: { unknow
       let params: unknown, query: unknown, body: unknown;
       try {
         // Asynchronous: a body's stream patterns are compiled off the event loop, and bodies take
-        // turns for their synchronous checks (100 pattern costs are ~5-15 ms; eight writes at once
-        // must not hold one turn for their sum).
+        // turns for their synchronous checks (costing a body's 100 patterns holds the loop a while,
+        // docs/api.md#validating-a-writes-patterns; eight writes at once must not hold one turn for their sum).
         params = r.params ? await parseOr400Async(r.params, req.params, 'path') : req.params;
         query = r.query ? await parseOr400Async(r.query, req.query, 'query') : req.query;
         if (r.body) {

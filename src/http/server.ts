@@ -3,15 +3,14 @@
 //
 // express gives every request its methods with Object.setPrototypeOf(req, app.request) and the
 // same for res. Changing an object's prototype after it was built makes V8 build new hidden
-// classes, and those kept about a fifth of the young generation alive through each scavenge:
-// measured on a bare express 5 app at 2,000 req/s (--trace-gc-nvp), scavenges of 3.5–7.8 ms with
-// 3–5 MB surviving each one, against 0.2–0.3 ms and 2 KB with the objects born with the right
-// prototype, and client p99 8.5 ms against 1.9 ms (this was most of Streamgate's p99 at
-// half load; docs/performance.md). Here node's server constructs subclasses whose prototypes are the app's request and
+// classes, and those keep much of the young generation alive through each scavenge: longer
+// collection pauses, which were most of Streamgate's tail latency (the measurements are in
+// docs/decision-path.md#what-the-decision-path-does-to-be-fast, "Requests born with express's
+// prototypes"). Here node's server constructs subclasses whose prototypes are the app's request and
 // response prototypes; express's own setPrototypeOf then finds the prototype already in place and
 // changes nothing, so every request still behaves exactly as express defines it.
-// (Subclasses, not a function returning Reflect.construct(..., newTarget): that form cost ~30 µs
-// per construction in V8 12, forty times a plain `new`.)
+// (Subclasses, not a function returning Reflect.construct(..., newTarget): V8 makes that form far
+// dearer than a plain `new`.)
 //
 // With server.tls set, node's https server takes the same IncomingMessage/ServerResponse options
 // (it runs http's request handling over TLS sockets), so the optimisation holds for HTTPS too.

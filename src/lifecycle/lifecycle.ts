@@ -307,7 +307,8 @@ export class Lifecycle {
         // admission registered in its own store step it runs beside the queue, since it needs no
         // order with later signals (a cut of a session already ended is a no-op). Awaited here, its
         // store round trip would bound the whole queue to one admission per round trip: on Redis
-        // the queue fell behind at ~2,000 admissions/s and dropped signals.
+        // the queue fell behind under load and dropped signals
+        // (docs/decision-path.md#object-copies-and-checkpoints).
         const registered = this.hooks.registered;
         if (record && registered) {
           if (s.registered) this.runBeside(registered(record, s.tokenChecked), s.kind);

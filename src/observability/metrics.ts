@@ -53,8 +53,8 @@ function step(node: Map<LabelValue, unknown>, v: LabelValue): Map<LabelValue, un
 /**
  * A counter's increments kept as plain numbers and handed to prom-client when it is read (its
  * `collect`, run at every scrape): prom-client hashes the label values on every inc, even through
- * a child (~0.6 µs), and the decision path counts two or three things per request
- * (docs/performance.md). What a scrape shows is exact as of that scrape.
+ * a child, and the decision path counts two or three things per request
+ * (docs/decision-path.md#what-the-decision-path-does-to-be-fast). What a scrape shows is exact as of that scrape.
  */
 class Tally {
   private readonly sets: LabelSets<{ values: string[]; n: number }>;
@@ -112,7 +112,8 @@ class HistogramSeries {
 /**
  * A histogram kept as plain per-bucket counts and handed to prom-client's registry only when it is
  * read: prom-client's Histogram.observe hashes its label object on every call, even through a
- * child (~0.5 µs), and every request observes one or two. `get()` returns exactly what
+ * child, and every request observes one or two (docs/decision-path.md#what-the-decision-path-does-to-be-fast,
+ * "Histograms batched like the counters"). `get()` returns exactly what
  * prom-client's Histogram returns for the same observations (series in first-observed order,
  * cumulative `le` buckets, `+Inf`, `_sum`, `_count`), so /metrics prints the same text.
  */

@@ -51,8 +51,8 @@ export class PatternChecks {
     private readonly options: PatternCheckOptions,
     private readonly logger?: Logger,
   ) {
-    // The cost model builds its case-folding table (~0.15 s) on the first (?i) it costs: at start,
-    // not inside the first write or background compile that carries one.
+    // The cost model builds its case-folding table, a noticeable stall, on the first (?i) it costs:
+    // at start, not inside the first write or background compile that carries one.
     patternCostProblem('(?i:k)');
   }
 

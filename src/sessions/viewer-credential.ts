@@ -3,8 +3,8 @@
 //
 // Format: base64url(JSON claims) "." base64url(HMAC-SHA256(key, that first part)), the MAC cut to
 // 128 bits. Not a JWT on purpose: a credential is checked on every segment of every viewer, and
-// one synchronous HMAC over ~200 bytes costs a few microseconds, where jose's async JWS
-// verification costs an order more; nothing outside Streamgate reads these claims.
+// one synchronous HMAC over a short text is far cheaper than jose's async JWS verification
+// (docs/decision-path.md#http-viewer-sessions); nothing outside Streamgate reads these claims.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** What a credential says; short names keep the cookie small. */

@@ -150,7 +150,8 @@ export class ViewerSessions {
   private readonly viewers = new Map<string, ViewerState>();
   /**
    * Credentials whose signature was checked, by value: a viewer presents the same one on every
-   * request until it is refreshed, and a lookup costs a fraction of the HMAC (~4.5 µs). Only
+   * request until it is refreshed, and a lookup costs a fraction of the HMAC
+   * (docs/decision-path.md#http-viewer-sessions). Only
    * signed values enter, so a flood of forged ones cannot fill it.
    */
   private readonly verified = new LRUCache<string, { claims: ViewerClaims; key: string }>({ max: VERIFIED_MAX });

@@ -92,8 +92,8 @@ export class RedisSessions implements SessionStore {
     // admission answers a round trip sooner. Lost with Redis itself, it makes a re-ask register the
     // connection again. The gauge's counts are not worth a wait either. Separate commands, not a
     // pipeline: an ioredis pipeline copies every script method onto itself, and its bookkeeping
-    // outlived young collections at admission rates (1,500/s promoted ~6 MB per scavenge, each
-    // scavenge ~20 ms; docs/decision-path.md#session-admissions).
+    // outlived young collections at admission rates, making each scavenge long
+    // (docs/decision-path.md#session-admissions).
     const ignore = () => undefined;
     if (!local) {
       this.c.redis.set(pointerKey, pointerJson, 'PX', Math.max(1, expires - now)).catch(ignore);

@@ -7,7 +7,7 @@ import type { RedisConnection } from './connection.js';
 /**
  * A token record is one string "<rev>:<json>" (under 1 KiB per token; docs/operations.md#what-a-token-costs-on-redis). The JSON leaves out
  * what the key already says (id, account) and every field at its default, which decodeToken puts
- * back: a typical record shrinks from ~480 to ~260 bytes, and a string costs far less than a hash
+ * back: a typical record is much shorter, and a string costs far less than a hash
  * whose JSON field is too long to be kept as a listpack.
  */
 const DEFAULTS: Record<TokenKind, Record<string, unknown>> = {

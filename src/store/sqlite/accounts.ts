@@ -130,7 +130,8 @@ export class SqliteAccounts implements AccountStore {
   }
 
   async accountVersion(accountId: string): Promise<number> {
-    // on every decision: from memory, else one plucked column (about 40% cheaper than a row object)
+    // on every decision: from memory, else one plucked column, cheaper than a row object
+    // (docs/decision-path.md#what-the-decision-path-does-to-be-fast)
     const known = this.c.versions.get(accountId);
     if (known !== undefined) return known;
     const ver = (this.c.versionStmt.get(accountId) as number | undefined) ?? 0;

@@ -21,7 +21,8 @@
 // one waits for the transaction under way, copies what was written meanwhile and makes the next
 // write start the log over from the beginning of the file. A write that arrives during those few
 // milliseconds (a copy and two fsyncs) waits for them (busy_timeout); reads never do. The file is
-// not truncated then (truncating a file of that size took 7-17 ms here, with the writer held up):
+// not truncated then (truncating a file of that size holds the writer up longer still;
+// docs/operations.md#sqlite-checkpoints has the figures):
 // it keeps the size the log reached, under WAL_LIMIT_BYTES, and is written over. Once the store
 // has a period without writes, a TRUNCATE checkpoint empties it. journal_size_limit
 // (WAL_LIMIT_BYTES) caps what the file keeps whenever the log starts over by itself (SQLite's own
@@ -40,8 +41,8 @@ export const CHECKPOINT_BUSY_WRITES = 100;
 export const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 /**
  * The log length at which the background thread starts it over: a quarter of the limit, so that what
- * is written until the next size check and during the checkpoint itself (at the store's fastest,
- * 60-80 MiB a second of session writes here) stays under WAL_LIMIT_BYTES.
+ * is written until the next size check and during the checkpoint itself, at the store's fastest
+ * write rate (docs/operations.md#sqlite-checkpoints), stays under WAL_LIMIT_BYTES.
  */
 export const WAL_RESTART_BYTES = WAL_LIMIT_BYTES / 4;
 /** How often the log's length is looked at while checkpoints run in the background. */

@@ -39,7 +39,8 @@ export class SqliteConnection {
   private closed = false;
   /**
    * One transaction wrapper for every write, made once: better-sqlite3's db.transaction(fn) builds
-   * four wrapped functions and their properties per call (~2 KB), which a write per admission paid.
+   * four wrapped functions and their properties per call, which a write per admission paid
+   * (docs/decision-path.md#object-copies-and-checkpoints).
    */
   private readonly inImmediate: (fn: () => unknown) => unknown;
   private readonly inDefault: (fn: () => unknown) => unknown;
@@ -82,8 +83,8 @@ export class SqliteConnection {
     }
   }
 
-  // Account versions are answered from memory: every decision reads one, and the SELECT costs
-  // several microseconds. This connection's own writes drop the account's entry in the same code
+  // Account versions are answered from memory: every decision reads one, and the SELECT is a
+  // noticeable share of a decision (docs/decision-path.md#why-the-born-floor-matters). This connection's own writes drop the account's entry in the same code
   // that moves the version (bumpVersion, inside the write's transaction; a rolled-back write only
   // makes the next read go to the file again). Another connection's commits (the CLI, a second
   // instance on the same file) are seen through `PRAGMA data_version`, which changes when any
