@@ -1,7 +1,7 @@
 // Runs a real nginx (with Debian's libnginx-mod-rtmp) from a config written into a temp dir, on
 // free ports; stopped by the caller, also on failure. Installs nothing: .ci/run does that.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connect } from 'node:net';
@@ -71,10 +71,16 @@ export function rtmpBlock(rtmpPort: number, hook: string, updateEvery: string): 
 }`;
 }
 
-/** `workers` > 1 runs that many worker processes (with `rtmp_auto_push on`, as nginx-rtmp needs for them). */
-export async function startNginx(body: string, ports: number[], withRtmp: boolean, workers = 1): Promise<Nginx> {
+/** A directory of its own for one nginx run, with tmp/, www/ and logs/ in it. */
+function runDir(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'sg-nginx-'));
   for (const d of ['tmp', 'www', 'logs']) mkdirSync(path.join(dir, d), { recursive: true });
+  return dir;
+}
+
+/** `workers` > 1 runs that many worker processes (with `rtmp_auto_push on`, as nginx-rtmp needs for them). */
+export async function startNginx(body: string, ports: number[], withRtmp: boolean, workers = 1): Promise<Nginx> {
+  const dir = runDir();
   const conf = `${withRtmp ? `load_module ${RTMP_MODULE};\n` : ''}user root;
 worker_processes ${workers};
 ${withRtmp && workers > 1 ? 'rtmp_auto_push on;\n' : ''}daemon off;
@@ -83,10 +89,27 @@ error_log ${dir}/logs/error.log info;
 events { worker_connections 256; }
 ${body.replaceAll('DIR', dir)}
 `;
+  return runNginx(dir, conf, ports, []);
+}
+
+/**
+ * Runs a complete nginx.conf, main context included, as a user would install it: `conf` is given
+ * the run's directory. Only the run's own pid file, foreground mode and error log (at `info`) are
+ * added, on the command line; the directory is opened to nginx's worker user (the file's `user`).
+ */
+export async function startNginxConf(conf: (dir: string) => string, ports: number[]): Promise<Nginx> {
+  const dir = runDir();
+  chmodSync(dir, 0o755);
+  chmodSync(path.join(dir, 'www'), 0o755);
+  return runNginx(dir, conf(dir), ports, ['-g', `daemon off; pid ${dir}/nginx.pid; error_log ${dir}/logs/error.log info;`]);
+}
+
+async function runNginx(dir: string, conf: string, ports: number[], args: string[]): Promise<Nginx> {
   writeFileSync(path.join(dir, 'nginx.conf'), conf);
-  const test = spawnSync('nginx', ['-t', '-p', dir, '-c', path.join(dir, 'nginx.conf')], { encoding: 'utf8' });
+  const run = ['-p', dir, '-c', path.join(dir, 'nginx.conf'), ...args];
+  const test = spawnSync('nginx', ['-t', ...run], { encoding: 'utf8' });
   if (test.status !== 0) throw new Error(`nginx -t failed:\n${test.stderr}\n${conf}`);
-  const proc: ChildProcess = spawn('nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf')], { stdio: 'ignore' });
+  const proc: ChildProcess = spawn('nginx', run, { stdio: 'ignore' });
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   try {
     for (const p of ports) await waitForPort(p);
