@@ -1,5 +1,5 @@
 // The accounts aggregate: accounts, their API secrets and settings, and the account version every
-// decision cache compares against (docs/architecture.md#the-store).
+// decision cache compares against (docs/architecture.md#the-store-contract).
 
 export interface Account {
   id: string;

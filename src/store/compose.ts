@@ -1,4 +1,4 @@
-// A backend is its aggregates put together (docs/architecture.md#the-store): each aggregate is an
+// A backend is its aggregates put together (docs/architecture.md#the-store-contract): each aggregate is an
 // object of its own (one file per aggregate and backend) over the connection they share, and the
 // backend's Store object carries every aggregate's methods, bound to the aggregate. A class that
 // calls composeAggregates in its constructor declares the methods it gains by an interface of the

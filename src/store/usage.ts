@@ -1,4 +1,4 @@
-// The usage aggregate: bandwidth reports, summed per day and hour (docs/api.md#analytics).
+// The usage aggregate: bandwidth reports, summed per day and hour (docs/api.md#analytics-bandwidth-per-tracking-id-and-per-stream).
 
 /** Bytes of one report, already attributed (docs/api.md#analytics-bandwidth-per-tracking-id-and-per-stream). */
 export interface UsageRecord {
