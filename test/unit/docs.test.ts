@@ -151,6 +151,18 @@ const readIfExists = (rel: string): string | null => {
   return statSync(p).isDirectory() ? '' : readFileSync(p, 'utf8');
 };
 
+/** Every `docs/<file>.md#anchor` (or SECURITY.md / README.md) a source text cites that names no heading there. */
+export function staleCitations(where: string, source: string, readOther: (rel: string) => string | null): string[] {
+  const out: string[] = [];
+  for (const m of source.matchAll(/\b((?:docs\/[\w.-]+|SECURITY|README|CHANGELOG)\.md)(?:#([\w-]+))?/g)) {
+    const [, file, hash] = m as unknown as [string, string, string | undefined];
+    const content = readOther(file);
+    if (content === null) out.push(`${where}: ${file} does not exist`);
+    else if (hash !== undefined && !anchors(content).has(hash)) out.push(`${where}: ${file}#${hash} names no heading`);
+  }
+  return out;
+}
+
 describe('documentation', () => {
   it('covers the documents a newcomer is pointed to', () => {
     for (const rel of ['docs/api.md', 'docs/callers.md', 'docs/operations.md', 'docs/performance.md', 'docs/architecture.md', 'docs/compatibility.md']) {
@@ -181,6 +193,27 @@ describe('documentation', () => {
       assert.deepEqual(forbiddenWording(read(rel)), []);
     });
   }
+
+  it('every document and heading the source code cites exists', () => {
+    const found: string[] = [];
+    const walk = (dir: string) => {
+      for (const name of readdirSync(path.join(ROOT, dir)).sort()) {
+        const rel = `${dir}/${name}`;
+        if (statSync(path.join(ROOT, rel)).isDirectory()) walk(rel);
+        else if (/\.(ts|mjs|lua)$/.test(name) && rel !== 'test/unit/docs.test.ts') found.push(...staleCitations(rel, read(rel), readIfExists));
+      }
+    };
+    for (const dir of ['src', 'scripts', 'bench', 'test']) walk(dir);
+    assert.deepEqual(found, []);
+  });
+
+  it('the citation check names a missing document and a missing heading', () => {
+    const files: Record<string, string> = { 'docs/a.md': '# A\n## Stores\n' };
+    assert.deepEqual(staleCitations('src/x.ts', '// see docs/a.md#stores, docs/a.md#the-store and docs/b.md', (rel) => files[rel] ?? null), [
+      'src/x.ts: docs/a.md#the-store names no heading',
+      'src/x.ts: docs/b.md does not exist',
+    ]);
+  });
 
   // The checkers must be able to fail: each is shown a document with the fault it looks for.
   it('the link checker reports a missing file, a missing anchor and a path out of the repository', () => {

@@ -1,4 +1,4 @@
-// The store is split by what it stores (docs/architecture.md#the-store): no interface under
+// The store is split by what it stores (docs/architecture.md#the-store-contract): no interface under
 // src/store holds more than MAX_METHODS methods, and a backend is its aggregates put together by
 // composeAggregates, which copies each aggregate's methods and refuses two that share a name.
 import { describe, it } from 'node:test';
