@@ -4,6 +4,7 @@
 //   streamgate accounts list
 //   streamgate accounts secret refresh|delete <accountId>
 //   streamgate keys rotate [director|viewer]
+//   streamgate tokens list|show|create|enable|disable|delete ... (src/cli-tokens.ts)
 //   streamgate sign-subscribe --token <token> --token-id <id> --stream <name> [--expires-in 600] ...
 //   streamgate help
 import { existsSync } from 'node:fs';
@@ -12,11 +13,12 @@ import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { createLogger } from './observability/logger.js';
-import { createStore, usesRedis } from './services.js';
+import { createStore, createTokenService, usesRedis } from './services.js';
 import { AccountService, accountView } from './management/accounts.js';
 import { KeyRing } from './director/keys.js';
 import { CredentialKeys } from './sessions/credential-keys.js';
 import { signSubscribeJwt, SELF_SIGNED_ALGS, type SelfSignedAlg } from './policy/self-signed.js';
+import { TOKEN_VERBS, UsageError, runTokenCommand, tokenCommand, type StreamArg, type TokenVerb } from './cli-tokens.js';
 
 export const USAGE = `usage:
   streamgate serve [--config <file>]
@@ -28,16 +30,24 @@ export const USAGE = `usage:
                               director (the default): the director's JWT signing key;
                               viewer: the key of HTTP viewer credentials (the previous one is
                               accepted for one credential life; unused with sessions.http.secret)
+  streamgate tokens list [--kind publish|subscribe] [--show-values]
+  streamgate tokens show <id> [--show-values]
+  streamgate tokens create --label <label> (--stream <name> | --stream-regex <pattern>)...
+      [--kind publish|subscribe, default subscribe] [--expires <ISO 8601 time> | --expires-in <seconds>]
+  streamgate tokens enable|disable|delete <id>
+                              every tokens command: [--account <id>] (needed when the store holds
+                              more than one account), [--json] (one JSON record a line); show,
+                              enable, disable and delete find the token's kind (or take --kind);
+                              list and show print no token value without --show-values
   streamgate sign-subscribe --token <subscribe token> --token-id <id> --stream <name>
       [--expires-in <seconds, default 600>] [--tracking-id <id>] [--origin <host>]... [--ip <cidr>]...
       [--custom-viewer-data <text>] [--alg HS256|HS384|HS512]
   streamgate help             this text (also --help, -h)
 options:
   --config <file>   settings file layered over config/default.yaml (also STREAMGATE_CONFIG)
-The commands on accounts and keys work on the store the server uses: dataDir (STREAMGATE_DATA_DIR,
-default ./data, relative to the current directory) or Redis (REDIS_URL).`;
-
-class UsageError extends Error {}
+The commands on accounts, keys and tokens work on the store the server uses: dataDir
+(STREAMGATE_DATA_DIR, default ./data, relative to the current directory) or Redis (REDIS_URL).
+Exit codes: 0 done, 1 refused or failed (the message says why), 2 a wrong command line.`;
 
 type Out = { out: (s: string) => void; err: (s: string) => void };
 
@@ -53,6 +63,7 @@ const STORE_COMMANDS: Record<string, 'creates' | 'needs'> = {
   'accounts list': 'needs',
   'accounts secret refresh': 'needs',
   'accounts secret delete': 'needs',
+  ...Object.fromEntries(TOKEN_VERBS.map((v) => [`tokens ${v}`, 'needs' as const])),
 };
 
 /** The store command the positionals name, or a usage error naming what is unknown. */
@@ -61,7 +72,7 @@ function storeCommand(positionals: string[]): string {
   const name =
     (group === 'accounts' && verb === 'secret') || (group === 'keys' && verb === 'rotate') ? `${group} ${verb} ${a ?? ''}`.trim() : `${group} ${verb ?? ''}`.trim();
   if (name in STORE_COMMANDS) return name;
-  if (group !== 'accounts' && group !== 'keys') throw new UsageError(`unknown command '${positionals.join(' ')}'`);
+  if (group !== 'accounts' && group !== 'keys' && group !== 'tokens') throw new UsageError(`unknown command '${positionals.join(' ')}'`);
   throw new UsageError(`unknown command '${positionals.slice(0, 3).join(' ')}'`);
 }
 
@@ -106,16 +117,24 @@ export async function runCli(argv: string[], io: Out, env: NodeJS.ProcessEnv = p
 }
 
 async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals, tokens } = parseArgs({
     args: argv,
     allowPositionals: true,
+    tokens: true,
     options: {
       config: { type: 'string' },
       name: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       token: { type: 'string' },
       'token-id': { type: 'string' },
-      stream: { type: 'string' },
+      stream: { type: 'string', multiple: true },
+      'stream-regex': { type: 'string', multiple: true },
+      account: { type: 'string' },
+      kind: { type: 'string' },
+      label: { type: 'string' },
+      expires: { type: 'string' },
+      json: { type: 'boolean' },
+      'show-values': { type: 'boolean' },
       'expires-in': { type: 'string' },
       'tracking-id': { type: 'string' },
       origin: { type: 'string', multiple: true },
@@ -140,6 +159,7 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
     if (!values.token) throw new UsageError('sign-subscribe needs --token <subscribe token>');
     if (!Number.isInteger(tokenId) || tokenId < 1) throw new UsageError('sign-subscribe needs --token-id <positive integer>');
     if (!values.stream) throw new UsageError('sign-subscribe needs --stream <name>');
+    if (values.stream.length > 1) throw new UsageError('sign-subscribe takes one --stream <name>');
     if (!Number.isInteger(expiresIn) || expiresIn < 1) throw new UsageError('--expires-in must be a positive number of seconds');
     const alg = (values.alg ?? 'HS256').toUpperCase();
     if (!(SELF_SIGNED_ALGS as readonly string[]).includes(alg)) throw new UsageError('--alg must be HS256, HS384 or HS512');
@@ -147,7 +167,7 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
       await signSubscribeJwt({
         token: values.token,
         tokenId,
-        streamName: values.stream,
+        streamName: values.stream[0]!,
         expiresInSeconds: expiresIn,
         trackingId: values['tracking-id'],
         allowedOrigins: values.origin,
@@ -161,6 +181,7 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
   // Everything is checked before the store is opened: a mistyped command creates nothing.
   const command = storeCommand(positionals);
   const [, , a, b] = positionals;
+  const tokensCommand = positionals[0] === 'tokens' ? tokenCommand(positionals[1] as TokenVerb, positionals.slice(2), values, optionNames(tokens), streamArgs(tokens)) : null;
   if (command === 'accounts create' && !values.name) throw new UsageError('accounts create needs --name <name>');
   if (command.startsWith('accounts secret') && !b) throw new UsageError(`${command} needs an account id`);
   const config = loadConfig({ file: values.config, env });
@@ -173,6 +194,14 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
   const store = await createStore(config, logger);
   const accounts = new AccountService(store);
   try {
+    if (tokensCommand) {
+      // Data of an earlier build brought up to this one's indexes, as the server does at start.
+      await store.upgrade?.();
+      // No running sessions here to end on a change: callers that re-ask see it (docs/api.md#running-sessions).
+      const now = () => Date.now();
+      const ctx = { store, accounts, tokens: createTokenService(config, store, { now }), now, out: io.out };
+      return await runTokenCommand(tokensCommand, ctx, io.err);
+    }
     if (command === 'keys rotate' || command === 'keys rotate director') {
       const r = await KeyRing.rotate(store);
       io.out(JSON.stringify(r));
@@ -214,6 +243,19 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
     await store.close();
   }
 }
+
+type ArgToken = ReturnType<typeof parseArgs>['tokens'] extends Array<infer T> | undefined ? T : never;
+
+/** The options given on the command line, by name. */
+const optionNames = (tokens: ArgToken[] = []): string[] => tokens.flatMap((t) => (t.kind === 'option' ? [t.name] : []));
+
+/** The --stream and --stream-regex values, in the order given. */
+const streamArgs = (tokens: ArgToken[] = []): StreamArg[] =>
+  tokens.flatMap((t) =>
+    t.kind === 'option' && (t.name === 'stream' || t.name === 'stream-regex') && t.value !== undefined
+      ? [{ option: t.name === 'stream' ? ('--stream' as const) : ('--stream-regex' as const), streamName: t.value, isRegex: t.name === 'stream-regex' }]
+      : [],
+  );
 
 const isMain = process.argv[1] !== undefined && /(?:cli\.[tj]s|streamgate(?:\.mjs)?)$/.test(process.argv[1]);
 if (isMain) {

@@ -7,7 +7,7 @@ import { RedisStore } from './store/redis/redis-store.js';
 import { createRedisClient, connectRedis } from './store/redis/connect.js';
 import { createLogger, logSinkOf, type Logger } from './observability/logger.js';
 import { AccountService, DEFAULT_ACCOUNT_META } from './management/accounts.js';
-import { TokenService } from './management/tokens.js';
+import { TokenService, type TokenChanged } from './management/tokens.js';
 import { Metrics } from './observability/metrics.js';
 import { Enforcer } from './admission/pipeline.js';
 import { openGeo, type GeoLookup } from './enforce/geo.js';
@@ -108,6 +108,19 @@ export async function createStore(config: Config, logger: Logger): Promise<Store
   });
 }
 
+/**
+ * The token service on `store` with the configured limits and clusters: the server's, and the CLI's
+ * (which has no running sessions to end, so it passes no `changed`).
+ */
+export function createTokenService(
+  config: Config,
+  store: Store,
+  opts: { now?: () => number; clusters?: Clusters; changed?: TokenChanged } = {},
+): TokenService {
+  const clusters = opts.clusters ?? new Clusters(config.director);
+  return new TokenService(store, opts.now ?? Date.now, config.limits, opts.changed, (stored) => clusters.defaultOf(stored).id);
+}
+
 export async function createServices(
   config: Config,
   opts: {
@@ -206,16 +219,14 @@ export async function createServices(
     logger,
     store,
     accounts,
-    tokens: new TokenService(
-      store,
+    tokens: createTokenService(config, store, {
       now,
-      config.limits,
-      (accountId, id, before, after) => {
+      clusters,
+      changed: (accountId, id, before, after) => {
         viewers?.tokenChanged(id, after, accountId);
         return sessions.tokenChanged(accountId, id, before, after).catch((e: Error) => logger.warn({ accountId, tokenId: id, err: e.message }, 'sessions of a changed token: not ended'));
       },
-      (stored) => clusters.defaultOf(stored).id,
-    ),
+    }),
     metrics,
     geo,
     enforcer,
