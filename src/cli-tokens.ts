@@ -243,7 +243,10 @@ function shown(r: Row, showValues: boolean): Row {
 /** Control characters of stored text as escapes: a label cannot move the cursor or end a line. */
 function printable(s: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters replaced
-  return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
+    const escaped = JSON.stringify(c).slice(1, -1); // \n, \t, \u001b; JSON leaves DEL and C1 as they are
+    return escaped !== c ? escaped : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
 }
 
 const MAX_STREAMS_SHOWN = 3;
