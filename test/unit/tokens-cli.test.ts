@@ -1,7 +1,7 @@
 // `streamgate tokens …` on the configured store (docs/api.md#tokens-from-a-shell): each command's
 // exact output, the stored state after it, and its refusals with their exit codes. The values go
 // through the API's schemas and token service, so the API's messages and limits apply.
-import { describe, it, beforeEach } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,19 +49,21 @@ async function account(name: string): Promise<string> {
 const refused = (command: string, problem: string): Run => ({ code: 1, out: '', err: `streamgate: ${command}: ${problem}` });
 const usage = (problem: string): Run => ({ code: 2, out: '', err: `streamgate: ${problem}\n${USAGE}` });
 
-beforeEach((t) => {
+/** A fresh data dir, and the clock at T0 (moved by the test's own mock timers). */
+function fresh(t: TestContext): void {
   dir = mkdtempSync(path.join(tmpdir(), 'sg-tokens-cli-'));
   env = { STREAMGATE_DATA_DIR: dir };
   t.mock.timers.enable({ apis: ['Date'], now: T0 });
-});
+}
 
 describe('streamgate tokens create', () => {
-  it('makes a subscribe token by default, prints it with its value once, and stores what the API would', async () => {
+  it('makes a subscribe token by default, prints it with its value once, and stores what the API would', async (t) => {
+    fresh(t);
     const acct = await account('acme');
     const r = await cli('tokens', 'create', '--label', 'viewers', '--stream', 'cam1', '--stream-regex', 'cam[0-9]+');
-    const t = (await token(acct, 'subscribe', 1)) as TokenRecord;
+    const rec = (await token(acct, 'subscribe', 1)) as TokenRecord;
     assert.deepEqual(
-      { ...t, token: 'value' },
+      { ...rec, token: 'value' },
       {
         id: 1,
         kind: 'subscribe',
@@ -79,10 +81,10 @@ describe('streamgate tokens create', () => {
         allowedIpAddresses: [],
         allowedCountries: [],
         deniedCountries: [],
-        rev: t.rev,
+        rev: rec.rev,
       },
     );
-    assert.match(t.token, /^[0-9a-f]{64}$/);
+    assert.match(rec.token, /^[0-9a-f]{64}$/);
     assert.deepEqual(r, {
       code: 0,
       out: [
@@ -96,33 +98,34 @@ describe('streamgate tokens create', () => {
         'expires: never',
         'added:   2026-11-27T12:00:00.000Z',
         'updated: 2026-11-27T12:00:00.000Z',
-        `token:   ${t.token}`,
+        `token:   ${rec.token}`,
       ].join('\n'),
       err: '',
     });
   });
 
-  it('--kind publish, streams in the order given, --expires and --json: the API record with its kind and account', async () => {
+  it('--kind publish, streams in the order given, --expires and --json: the API record with its kind and account', async (t) => {
+    fresh(t);
     const acct = await account('acme');
     const r = await cli('tokens', 'create', '--kind', 'publish', '--label', 'studio', '--stream-regex', 'live-.*', '--stream', 'cam1', '--expires', '2027-01-01T00:00:00Z', '--json');
     assert.equal(r.code, 0, r.err);
-    const t = (await token(acct, 'publish', 1)) as TokenRecord;
-    assert.deepEqual(t.streams, [
+    const rec = (await token(acct, 'publish', 1)) as TokenRecord;
+    assert.deepEqual(rec.streams, [
       { streamName: 'live-.*', isRegex: true },
       { streamName: 'cam1', isRegex: false },
     ]);
-    assert.equal(t.expiresOn, '2027-01-01T00:00:00.000Z');
+    assert.equal(rec.expiresOn, '2027-01-01T00:00:00.000Z');
     assert.deepEqual(JSON.parse(r.out), {
       id: 1,
       kind: 'publish',
       accountId: acct,
       label: 'studio',
       name: 'studio',
-      token: t.token,
+      token: rec.token,
       addedOn: '2026-11-27T12:00:00.000Z',
       expiresOn: '2027-01-01T00:00:00.000Z',
       isActive: true,
-      streams: t.streams,
+      streams: rec.streams,
       allowedOrigins: [],
       allowedIpAddresses: [],
       allowedCountries: [],
@@ -142,7 +145,8 @@ describe('streamgate tokens create', () => {
     });
   });
 
-  it("refuses what the API refuses, with the API's words, naming the option; stores nothing (exit 1)", async () => {
+  it("refuses what the API refuses, with the API's words, naming the option; stores nothing (exit 1)", async (t) => {
+    fresh(t);
     const acct = await account('acme');
     assert.deepEqual(
       await cli('tokens', 'create', '--label', 'x', '--stream', 'cam1', '--stream-regex', 'cam[', '--expires', 'tomorrow'),
@@ -160,7 +164,8 @@ describe('streamgate tokens create', () => {
     assert.deepEqual(await stored((s) => s.listTokens(acct, 'subscribe', { sortBy: 'AddedOn', descending: false, page: 1, itemsOnPage: 10 })), []);
   });
 
-  it("keeps the configured limits, as the server's API does", async () => {
+  it("keeps the configured limits, as the server's API does", async (t) => {
+    fresh(t);
     await account('acme');
     env.STREAMGATE_LIMITS_TOKENSPERACCOUNT = '1';
     assert.equal((await cli('tokens', 'create', '--label', 'a', '--stream', 'cam1')).code, 0);
@@ -171,7 +176,8 @@ describe('streamgate tokens create', () => {
     assert.equal((await cli('tokens', 'create', '--kind', 'publish', '--label', 'b', '--stream', 'cam1')).code, 0, 'the limit is per kind');
   });
 
-  it('the command line is checked before the store: missing --label or stream, a stray argument, a bad --expires-in (exit 2)', async () => {
+  it('the command line is checked before the store: missing --label or stream, a stray argument, a bad --expires-in (exit 2)', async (t) => {
+    fresh(t);
     await account('acme');
     assert.deepEqual(await cli('tokens', 'create', '--stream', 'cam1'), usage('tokens create needs --label <label>'));
     assert.deepEqual(await cli('tokens', 'create', '--label', 'x'), usage('tokens create needs --stream <name> or --stream-regex <pattern> (either repeatable)'));
@@ -183,6 +189,7 @@ describe('streamgate tokens create', () => {
 
 describe('streamgate tokens list and show', () => {
   it('lists both kinds by id in a table without token values; --show-values adds them, --kind filters', async (t) => {
+    fresh(t);
     const acct = await account('acme');
     await cli('tokens', 'create', '--kind', 'publish', '--label', 'studio', '--stream', 'cam1', '--stream', 'cam2', '--stream', 'cam3', '--stream-regex', 'cam[0-9]+');
     await cli('tokens', 'create', '--label', 'short\nlived', '--stream', 'cam1', '--expires-in', '60');
@@ -218,14 +225,16 @@ describe('streamgate tokens list and show', () => {
     assert.equal((JSON.parse(shown.out) as { token: string }).token, values[0]!.token);
   });
 
-  it('says so when the account has no tokens', async () => {
+  it('says so when the account has no tokens', async (t) => {
+    fresh(t);
     const acct = await account('acme');
     assert.deepEqual(await cli('tokens', 'list'), { code: 0, out: `no tokens in account ${acct}`, err: '' });
     assert.deepEqual(await cli('tokens', 'list', '--kind', 'publish'), { code: 0, out: `no publish tokens in account ${acct}`, err: '' });
     assert.deepEqual(await cli('tokens', 'list', '--json'), { code: 0, out: '', err: '' });
   });
 
-  it('shows one token, finding its kind; the value only with --show-values', async () => {
+  it('shows one token, finding its kind; the value only with --show-values', async (t) => {
+    fresh(t);
     const acct = await account('acme');
     await cli('tokens', 'create', '--kind', 'publish', '--label', 'studio', '--stream', 'cam1');
     const details = [
@@ -249,6 +258,7 @@ describe('streamgate tokens list and show', () => {
 
 describe('streamgate tokens disable, enable and delete', () => {
   it('disable and enable set isActive through the token service; delete removes the token', async (t) => {
+    fresh(t);
     const acct = await account('acme');
     await cli('tokens', 'create', '--kind', 'publish', '--label', 'studio', '--stream', 'cam1');
     t.mock.timers.tick(1000);
@@ -263,7 +273,8 @@ describe('streamgate tokens disable, enable and delete', () => {
     assert.deepEqual(await cli('tokens', 'delete', '1'), refused('tokens delete', 'no token with id 1'));
   });
 
-  it("refuses an unknown id, another account's token and a token of the other kind (exit 1), changing nothing", async () => {
+  it("refuses an unknown id, another account's token and a token of the other kind (exit 1), changing nothing", async (t) => {
+    fresh(t);
     const mine = await account('acme');
     await cli('tokens', 'create', '--label', 'v', '--stream', 'cam1');
     const theirs = await account('other');
@@ -284,7 +295,8 @@ describe('streamgate tokens disable, enable and delete', () => {
 });
 
 describe('streamgate tokens: the account and the command line', () => {
-  it('needs --account when the store holds two accounts (exit 2, naming them), and refuses an unknown one (exit 1)', async () => {
+  it('needs --account when the store holds two accounts (exit 2, naming them), and refuses an unknown one (exit 1)', async (t) => {
+    fresh(t);
     const a = await account('acme');
     const b = await account('other');
     assert.deepEqual(
@@ -295,7 +307,8 @@ describe('streamgate tokens: the account and the command line', () => {
     assert.deepEqual(await cli('tokens', 'list', '--account', b), { code: 0, out: `no tokens in account ${b}`, err: '' });
   });
 
-  it('refuses a store with no account, and a store that does not exist', async () => {
+  it('refuses a store with no account, and a store that does not exist', async (t) => {
+    fresh(t);
     const none = await cli('keys', 'rotate'); // a store with keys and no account
     assert.equal(none.code, 0, none.err);
     assert.deepEqual(await cli('tokens', 'list'), refused('tokens list', 'the store holds no account: create one with `streamgate accounts create --name <name>`'));
@@ -305,7 +318,8 @@ describe('streamgate tokens: the account and the command line', () => {
     assert.match(r.err, /^streamgate: tokens create: the data dir .*elsewhere does not exist, so there is nothing to read;/);
   });
 
-  it('a bad --kind, id, option or verb is a usage error (exit 2)', async () => {
+  it('a bad --kind, id, option or verb is a usage error (exit 2)', async (t) => {
+    fresh(t);
     await account('acme');
     assert.deepEqual(await cli('tokens', 'list', '--kind', 'viewer'), usage("--kind must be publish or subscribe, not 'viewer'"));
     assert.deepEqual(await cli('tokens', 'create', '--kind', 'Publish', '--label', 'x', '--stream', 'a'), usage("--kind must be publish or subscribe, not 'Publish'"));
