@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startServer, runNode, type RunningServer } from '../helpers/process.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
+import { until } from '../helpers/until.js';
 
 const tmp = () => mkdtempSync(path.join(tmpdir(), 'sg-proc-'));
 
@@ -99,7 +100,8 @@ describe('the service as a process', () => {
 
     it('selects the Redis store and serves the API from it', async () => {
       const dir = tmp();
-      const s = await startServer({ STREAMGATE_DATA_DIR: dir, REDIS_URL: redis.url, STREAMGATE_REDIS_KEYPREFIX: redis.prefix() });
+      const prefix = redis.prefix();
+      const s = await startServer({ STREAMGATE_DATA_DIR: dir, REDIS_URL: redis.url, STREAMGATE_REDIS_KEYPREFIX: prefix });
       try {
         const secret = readFileSync(path.join(dir, 'default-api-secret'), 'utf8').trim();
         const ready = await fetch(`${s.base}/readyz`);
@@ -109,6 +111,12 @@ describe('the service as a process', () => {
         assert.equal(created.status, 200);
         const list = await call(s.base, secret, 'GET', '/api/subscribe_token/list');
         assert.deepEqual(list.body.data, [created.body.data]);
+        // the CLI on the same Redis store: the token the API made, without its value
+        const cli = await runNode(['bin/streamgate.mjs', 'tokens', 'list', '--json'], { REDIS_URL: redis.url, STREAMGATE_REDIS_KEYPREFIX: prefix });
+        const { token: _value, ...record } = created.body.data;
+        const { accountId, ...listed } = JSON.parse(cli.stdout) as Record<string, unknown>;
+        assert.deepEqual([cli.code, cli.stderr, listed], [0, '', { kind: 'subscribe', ...record }]);
+        assert.match(String(accountId), /^[A-Z2-9]{6}$/);
       } finally {
         assert.equal(await stop(s), 0);
       }
@@ -172,6 +180,45 @@ describe('the streamgate command', () => {
     }
   });
 
+
+  it("manages the tokens of the server's store: the API and the decisions see what the command does", async () => {
+    const dir = tmp();
+    const env = { STREAMGATE_DATA_DIR: dir };
+    const s = await startServer(env);
+    try {
+      const secret = readFileSync(path.join(dir, 'default-api-secret'), 'utf8').trim();
+      const created = await runNode(['bin/streamgate.mjs', 'tokens', 'create', '--kind', 'publish', '--label', 'studio', '--stream', 'cam1', '--json'], env);
+      assert.deepEqual([created.code, created.stderr], [0, '']);
+      const { kind, accountId, ...record } = JSON.parse(created.stdout) as Record<string, unknown>;
+      assert.equal(kind, 'publish');
+      const id = record.id as number;
+      assert.deepEqual(await call(s.base, secret, 'GET', `/api/publish_token/${id}`), { status: 200, body: { status: 'success', data: record } });
+      const publish = () =>
+        fetch(`${s.base}/hooks/authorize`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ action: 'publish', token: record.token, streamName: 'cam1' }),
+        });
+      assert.equal((await publish()).status, 200);
+
+      const disabled = await runNode(['bin/streamgate.mjs', 'tokens', 'disable', String(id)], env);
+      assert.deepEqual(disabled, { code: 0, stdout: `disabled publish token ${id} in account ${accountId}\n`, stderr: '' });
+      // another process's write: seen within SQLite's data_version poll (docs/api.md#caching-and-revocation)
+      await until(async () => (await publish()).status === 401, 5000, 'the disabled token refused');
+      assert.equal((await call(s.base, secret, 'GET', `/api/publish_token/${id}`)).body.data.isActive, false);
+      const list = await runNode(['bin/streamgate.mjs', 'tokens', 'list'], env);
+      assert.equal(list.stdout, `ID  KIND     LABEL   STREAMS  STATE     EXPIRES\n${id}   publish  studio  cam1     disabled  never\n`);
+      assert.ok(!list.stdout.includes(String(record.token)));
+
+      const deleted = await runNode(['bin/streamgate.mjs', 'tokens', 'delete', String(id)], env);
+      assert.deepEqual(deleted, { code: 0, stdout: `deleted publish token ${id} in account ${accountId}\n`, stderr: '' });
+      assert.equal((await call(s.base, secret, 'GET', `/api/publish_token/${id}`)).status, 404);
+      const again = await runNode(['bin/streamgate.mjs', 'tokens', 'delete', String(id)], env);
+      assert.deepEqual(again, { code: 1, stdout: '', stderr: `streamgate: tokens delete: no token with id ${id}\n` });
+    } finally {
+      await stop(s);
+    }
+  });
 
   it('creates and lists accounts, refreshes and deletes secrets on the configured store', async () => {
     const dir = tmp();
