@@ -117,7 +117,7 @@ export async function runTokenCommand(cmd: TokenCommand, ctx: TokenContext, err:
   } catch (e) {
     const r = e instanceof Refused ? e : e instanceof ApiError ? refusal(e, cmd.streams) : null;
     if (!r) throw e;
-    for (const line of r.message.split('\n')) err(`streamgate: tokens ${cmd.verb}: ${line}`);
+    for (const line of r.message.split('\n')) err(`streamgate: tokens ${cmd.verb}: ${printable(line)}`);
     return 1;
   }
 }
