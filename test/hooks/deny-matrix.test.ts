@@ -1,7 +1,7 @@
 // Every refusal reason through every registered caller that decides, checking the exact answer
 // each caller needs to refuse (status, body bytes), and the allow answer for the same request
 // shape. The callers come from the registry: one registered without a request shape here fails.
-import { describe, it, before } from 'node:test';
+import { describe, it, before, after, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import request from 'supertest';
@@ -64,6 +64,9 @@ describe('refusals through every admission adapter', () => {
   let f: HookFixture;
   const tokens: Record<string, string> = {};
   before(async () => {
+    // The app and its store read the mocked clock (from before they are made): 'expiring' expires
+    // when the clock is moved on, without waiting for its second to pass.
+    mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-05-01T10:00:00.000Z') });
     f = await hookFixture({
       // Each caller's allow is asked several times for cam1 with the same connection id and no end:
       // a second publisher on a live stream (publishConflict, refused by default) is not what this
@@ -90,7 +93,11 @@ describe('refusals through every admission adapter', () => {
     await mk('country', { allowedCountries: ['FR'] });
     await mk('bind', { bindIpsOnUsage: 1 });
     await request(f.t.app).post('/hooks/authorize').send({ action: 'publish', token: tokens.bind, streamName: 'cam1', clientIp: '192.0.2.200' });
-    await new Promise((r) => setTimeout(r, 1100)); // 'expiring' is now expired
+    mock.timers.tick(1000); // 'expiring' is now expired
+  });
+  after(async () => {
+    await f.close();
+    mock.timers.reset();
   });
 
   const cases: Array<[string, string | undefined, string, string]> = [

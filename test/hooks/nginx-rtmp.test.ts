@@ -116,7 +116,9 @@ describe('nginx-rtmp adapter', () => {
     assert.equal((await post(`${viewer}&call=update&time=60`)).status, 403, 'a bare update is resolved from the session');
   });
 
-  it('with enforcement.terminateOn [delete, disable, refresh, expire] each of those ends a session at its next on_update; a rule edited since admission does not', async () => {
+  it('with enforcement.terminateOn [delete, disable, refresh, expire] each of those ends a session at its next on_update; a rule edited since admission does not', async (t) => {
+    // The app and its store read the mocked clock (from before they are made): the expiry comes when it is moved on.
+    t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-05-01T10:00:00.000Z') });
     const g = await hookFixture({ enforcement: { terminateOn: ['delete', 'disable', 'refresh', 'expire'] } });
     try {
       const send = (body: string) =>
@@ -137,7 +139,9 @@ describe('nginx-rtmp adapter', () => {
       assert.equal((await send(`${refreshed.b}&call=update_publish`)).status, 403, 'refresh');
       const expiring = await session(62);
       await g.api('put', `/api/publish_token/${expiring.id}`, { expiresOn: new Date(Date.now() + 1500).toISOString() });
-      await new Promise((r) => setTimeout(r, 1600));
+      t.mock.timers.tick(1499);
+      assert.equal((await send(`${expiring.b}&call=update_publish`)).status, 200, 'not expired yet');
+      t.mock.timers.tick(1);
       assert.equal((await send(`${expiring.b}&call=update_publish`)).status, 403, 'expire');
       const edited = await session(63);
       await g.api('put', `/api/publish_token/${edited.id}`, { addTokenStreams: [{ streamName: 'cam2' }], removeTokenStreams: ['cam1'] });
@@ -177,7 +181,9 @@ describe('nginx-rtmp adapter', () => {
     assert.equal(r.status, 415);
   });
 
-  it('a re-ask of a connection the registry no longer knows (its entry lapsed) registers it again', async () => {
+  it('a re-ask of a connection the registry no longer knows (its entry lapsed) registers it again', async (t) => {
+    // The app and its store read the mocked clock (from before they are made): the entry lapses when it is moved on.
+    t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-05-01T10:00:00.000Z') });
     const g = await hookFixture({ enforcement: { liveTtlSeconds: 1 } });
     try {
       const send = (body: string) =>
@@ -187,9 +193,10 @@ describe('nginx-rtmp adapter', () => {
       assert.equal((await send(`${viewer}&call=play&start=-2000`)).status, 200);
       await g.settle();
       const listed = async () => (await g.api('get', `/api/sessions?tokenId=${s.id}`)).body.data.data.map((x: { callerSessionId: string }) => x.callerSessionId);
+      t.mock.timers.tick(999);
       assert.equal((await listed()).length, 1);
-      await new Promise((r) => setTimeout(r, 1100));
-      assert.deepEqual(await listed(), [], 'lapsed: no update for longer than liveTtlSeconds');
+      t.mock.timers.tick(1);
+      assert.deepEqual(await listed(), [], 'lapsed: no update for liveTtlSeconds');
       assert.equal((await send(`${viewer}&call=update_play&time=30`)).status, 200);
       await g.settle();
       assert.deepEqual(await listed(), ['127.0.0.1#77'], 'registered again by the re-ask');

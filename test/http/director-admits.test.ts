@@ -26,13 +26,18 @@ describe('director admissions', () => {
   });
 
   it('maxConcurrentSessions counts the connection JWTs still valid: the next call passes once one has expired', async (t) => {
+    // The app and its store read the mocked clock: the JWT's second passes without waiting for it.
+    t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-05-01T10:00:00.000Z') });
     const f = await hookFixture({ director: { admits: true, jwtTtlSeconds: 1 } });
     t.after(() => f.close());
     const sub = await f.token('subscribe', { maxConcurrentSessions: 1 });
     assert.equal((await subscribe(f, sub.token)).status, 200);
     const second = await subscribe(f, sub.token);
     assert.deepEqual([second.status, second.body.data?.message], [403, 'Unauthorized: Too many sessions for this token']);
-    await new Promise((r) => setTimeout(r, 1100));
+    t.mock.timers.tick(999);
+    const still = await subscribe(f, sub.token);
+    assert.deepEqual([still.status, still.body.data?.message], [403, 'Unauthorized: Too many sessions for this token'], 'the JWT is valid for its whole second');
+    t.mock.timers.tick(1);
     assert.equal((await subscribe(f, sub.token)).status, 200);
   });
 
