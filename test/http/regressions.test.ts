@@ -117,14 +117,20 @@ describe('regressions: accounts and defaults', () => {
 describe('regressions: revocation during a shared token load', () => {
   it('a request that starts after a disable returned is denied, even while an older load is in flight', async () => {
     const inner = sqlite();
-    let delay = 0;
+    // The next getToken holds its answer (the record it read) until released: the older load is in flight.
+    let hold: { reached: () => void; released: Promise<void> } | undefined;
     const slow = new Proxy(inner, {
       get(target, prop, receiver) {
         const v = Reflect.get(target, prop, receiver);
         if (prop === 'getToken' && typeof v === 'function') {
           return async (...args: unknown[]) => {
             const r = await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-            if (delay) await new Promise((res) => setTimeout(res, delay));
+            const h = hold;
+            hold = undefined;
+            if (h) {
+              h.reached();
+              await h.released;
+            }
             return r;
           };
         }
@@ -134,13 +140,16 @@ describe('regressions: revocation during a shared token load', () => {
     const { newTokenRecord, applyTokenUpdate } = await import('../../src/domain/tokens.js');
     const tok = await inner.createToken(newTokenRecord('subscribe', 'A', { label: 'x', streams: [{ streamName: 'cam1' }] }, 'v'.repeat(64), Date.now()));
     const lookup = new TokenLookup(slow, { cacheMaxEntries: 100, cacheTtlMs: 0, storeTimeoutMs: 5000 });
-    delay = 150;
-    const first = lookup.byHashFresh(tokenHash(tok.token)); // reads the record, then waits 150 ms
-    await new Promise((res) => setTimeout(res, 30));
+    let release!: () => void;
+    const reached = new Promise<void>((reached) => {
+      hold = { reached, released: new Promise<void>((r) => (release = r)) };
+    });
+    const first = lookup.byHashFresh(tokenHash(tok.token));
+    await reached; // the first load has read the record (active) and is held
     await inner.updateToken('A', 'subscribe', tok.id, (cur) => applyTokenUpdate(cur, { isActive: false }, Date.now(), () => 'x'));
-    delay = 0;
-    const second = await lookup.byHashFresh(tokenHash(tok.token));
-    assert.equal(second?.isActive, false, 'the request after the disable sees it');
+    const second = lookup.byHashFresh(tokenHash(tok.token)); // starts while the older load is in flight
+    release();
+    assert.equal((await second)?.isActive, false, 'the request after the disable sees it');
     assert.equal((await first)?.isActive, true, 'the older request may still see its own read');
   });
 });
