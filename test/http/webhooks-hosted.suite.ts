@@ -10,6 +10,7 @@ import type { StoreFactory } from '../helpers/stores.js';
 import type { Store } from '../../src/store/store.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { startReceiver, type Receiver, type Received } from '../helpers/receiver.js';
+import { until } from '../helpers/until.js';
 
 /** The hosted platform's documented signature check, written from its docs. */
 function hostedSignatureOk(r: Received, secret: string): boolean {
@@ -504,13 +505,25 @@ export function webhooksHostedSuite(factory: StoreFactory): void {
         assert.deepEqual((await api().get(`/api/webhooks/${w.id}`)).body.data.disabled, disabledBy(3));
       });
 
-      it('connection errors and timeouts count; a new url re-enables, the same url does not', async () => {
+      it('connection errors and timeouts count; a new url re-enables, the same url does not', async (ctx) => {
         await fresh({ disableAfterFailures: 2, timeoutMs: 1000 });
         const down = await api().post('/api/webhooks', { url: 'https://127.0.0.1:1/h', isFeedHooks: true });
         const hangs = await create({ isFeedHooks: true });
-        rx.respond = () => {}; // never answers
-        await send();
-        await send();
+        // The attempts' deadlines are timers of the mocked clock: an attempt that hangs times out when the test moves it on.
+        ctx.mock.timers.enable({ apis: ['setTimeout'] });
+        let arrived = 0;
+        let arrival: (() => void) | undefined;
+        rx.respond = () => {
+          arrived++; // never answered
+          arrival?.();
+        };
+        for (let n = 1; n <= 2; n++) {
+          assert.equal((await api().post('/api/webhooks/test/Feeds')).status, 200);
+          while (arrived < n) await new Promise<void>((r) => (arrival = r));
+          ctx.mock.timers.tick(1000);
+          await settle();
+        }
+        ctx.mock.timers.reset();
         for (const w of [down.body.data as Model, hangs]) {
           assert.deepEqual((await api().get(`/api/webhooks/${w.id}`)).body.data.disabled, disabledBy(2), `webhook ${w.url}`);
         }
@@ -528,8 +541,14 @@ export function webhooksHostedSuite(factory: StoreFactory): void {
       it('deliveries already queued when the webhook is disabled are dropped, not attempted', async () => {
         await fresh({ disableAfterFailures: 1, concurrency: 1, accountConcurrency: 1 });
         await create({ isFeedHooks: true });
-        rx.respond = (_q, s) => setTimeout(() => s.writeHead(500).end(), 100);
+        // The first attempt is answered (500) only once the other three wait in the queue behind it.
+        let queued!: () => void;
+        const allQueued = new Promise<void>((r) => (queued = r));
+        rx.respond = (_q, s) => void allQueued.then(() => s.writeHead(500).end());
         for (let i = 0; i < 4; i++) assert.equal((await api().post('/api/webhooks/test/Feeds')).status, 200);
+        const waiting = async () => (await t.services.metrics.webhookQueue.get()).values[0]?.value;
+        await until(async () => rx.received.length === 1 && (await waiting()) === 3, 10_000, 'one attempt in flight and three queued');
+        queued();
         await settle();
         assert.equal(rx.received.length, 1);
         assert.equal(await dropped(), 3);
