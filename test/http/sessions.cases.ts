@@ -5,11 +5,11 @@
 // changes listed in enforcement.terminateOn, and seen in webhooks, monitoring and /metrics.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import request from 'supertest';
 import type { StoreFactory } from '../helpers/stores.js';
 import { ADMIN_KEY, testApp, type TestApp } from '../helpers/app.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { until } from '../helpers/until.js';
 
 const IP_A = '203.0.113.7';
 const IP_B = '203.0.113.8';
@@ -39,9 +39,11 @@ export function sessionsSuite(factory: StoreFactory): void {
       await factory.teardown();
     });
 
-    /** A new app on a new store, with one account. */
-    /** `now`: the clock of the store and the app (default the real one). */
-    const fresh = async (overrides: Record<string, unknown> = {}, now?: () => number) => {
+    /**
+     * A new app on a new store, with one account. `now`: the clock of the store and the app; by
+     * default Date.now, read at each call, so a test's mocked Date moves them.
+     */
+    const fresh = async (overrides: Record<string, unknown> = {}, now: () => number = () => Date.now()) => {
       t = await testApp(await factory.make({ now }), overrides, { now });
       acct = await t.account();
     };
@@ -100,23 +102,21 @@ export function sessionsSuite(factory: StoreFactory): void {
       assert.ok(s, `no live session of client ${client}`);
       return s;
     };
-    /** Polls GET /api/sessions/:id until it has ended (or `ms` pass): its endedReason. */
-    const endedReason = async (id: string, ms = 2000) => {
-      const until = Date.now() + ms;
-      for (;;) {
-        const s = await session(id);
-        if (s.endedReason !== null || Date.now() > until) return s.endedReason;
-        await sleep(25);
-      }
+    /** Waits for GET /api/sessions/:id to show the session ended: its endedReason. */
+    const endedReason = async (id: string) => {
+      let ended: unknown = null;
+      await until(async () => (ended = (await session(id)).endedReason) !== null, 5000, `session ${id} to end`);
+      return ended;
     };
 
     describe('GET /api/sessions and DELETE /api/sessions/:id', () => {
-      it('lists the admitted sessions, oldest first, with the exact view', async () => {
+      it('lists the admitted sessions, oldest first, with the exact view', async (ctx) => {
+        ctx.mock.timers.enable({ apis: ['Date'], now: Date.now() });
         await fresh();
         const p = await mk('publish');
         const v = await mk('subscribe', { tracking: { trackingId: 'fans' } });
         assert.equal(await publish('p1', p.token), OK);
-        await sleep(5);
+        ctx.mock.timers.tick(5);
         assert.equal(await play('v1', v.token, { ip: IP_B }), OK);
         const { pagination, data } = await live();
         assert.deepEqual(pagination, { totalItems: 2, totalPages: 1, itemsOnPage: 25 });
@@ -167,7 +167,8 @@ export function sessionsSuite(factory: StoreFactory): void {
         assert.equal((await session(view.id)).endedReason, 'done');
       });
 
-      it('filters by streamId (hosted and bare), tokenId and direction, and pages', async () => {
+      it('filters by streamId (hosted and bare), tokenId and direction, and pages', async (ctx) => {
+        ctx.mock.timers.enable({ apis: ['Date'], now: Date.now() });
         await fresh();
         const p = await mk('publish');
         const v1 = await mk('subscribe');
@@ -179,7 +180,7 @@ export function sessionsSuite(factory: StoreFactory): void {
           ['c', v2.token, 'cam1'],
           ['d', v2.token, 'cam2'],
         ] as const) {
-          await sleep(3);
+          ctx.mock.timers.tick(3);
           assert.equal(await play(client, tok, { stream }), OK, client);
         }
         const ids = (...c: string[]) => c.map((x) => `${SERVER}#${x}`);
@@ -286,15 +287,18 @@ export function sessionsSuite(factory: StoreFactory): void {
         assert.equal(await rtmp('update_publish', '11'), '403 Unauthorized: Session terminated');
       });
 
-      it('with terminatedHoldSeconds: 1 the hold ends by itself after a second', async () => {
+      it('with terminatedHoldSeconds: 1 the hold ends by itself after a second', async (ctx) => {
+        ctx.mock.timers.enable({ apis: ['Date'], now: Date.now() });
         await fresh({ enforcement: { terminatedHoldSeconds: 1 } });
         const v = await mk('subscribe');
         assert.equal(await play('v1', v.token), OK);
         const s = await byClient('v1');
         assert.equal((await api().del(`/api/sessions/${s.id}`)).status, 200);
         assert.equal(await play('v2', v.token), HELD);
-        await sleep(1200);
-        assert.equal(await play('v3', v.token), OK);
+        ctx.mock.timers.tick(999);
+        assert.equal(await play('v3', v.token), HELD, 'held for the whole second');
+        ctx.mock.timers.tick(1);
+        assert.equal(await play('v4', v.token), OK);
       });
 
       it('with terminatedHoldSeconds: 0 nothing is held', async () => {
@@ -505,7 +509,7 @@ export function sessionsSuite(factory: StoreFactory): void {
         assert.equal((await api().put(`/api/publish_token/${q.id}`, { isActive: false })).status, 200);
         assert.equal((await api().del(`/api/publish_token/${p.id}`)).status, 200);
         assert.equal(await endedReason(s1.id), 'token_revoked');
-        await sleep(200);
+        // the disable's change was taken up when it was made, before the delete's: had it ended s2, s2 would show it by now
         assert.equal((await session(s2.id)).endedReason, null, 'disable is not listed');
       });
 
@@ -523,8 +527,8 @@ export function sessionsSuite(factory: StoreFactory): void {
         assert.equal((await api().del(`/api/publish_token/${c.id}`)).status, 200);
         assert.equal(await endedReason(sa.id), 'token_revoked');
         assert.equal(await endedReason(sb.id), 'token_revoked');
-        await sleep(200);
-        assert.equal((await session(sc.id)).endedReason, null);
+        // the delete's change was taken up when it was made, after the disable's and the refresh's: had it ended sc, sc would show it by now
+        assert.equal((await session(sc.id)).endedReason, null, 'delete is not listed');
       });
 
       it('[secretDeleted]: deleting the account API secret ends every session of the account (secret_deleted)', async () => {
@@ -548,16 +552,22 @@ export function sessionsSuite(factory: StoreFactory): void {
         assert.equal((await api(other.secret).get('/api/sessions')).body.data.pagination.totalItems, 1, "another account's session is untouched");
       });
 
-      it('[expire]: a session of a token that expires in 2 s ends about then (token_expired)', async () => {
-        await fresh({ enforcement: { terminateOn: ['expire'] } });
+      it('[expire]: a session of a token that expires in 2 s ends at the first expiry sweep from then (token_expired)', async (ctx) => {
+        // The expiry sweeper's interval is a timer of the mocked clock, and the app reads the test's
+        // clock: the sweeps run only when the test moves them, at the time the test sets.
+        ctx.mock.timers.enable({ apis: ['setInterval'] });
+        const made = Date.now();
+        let clock = made;
+        await fresh({ enforcement: { terminateOn: ['expire'] } }, () => clock);
         const v = await mk('subscribe', { expires: 2 });
-        const from = Date.now();
         assert.equal(await play('v1', v.token), OK);
         const s = await byClient('v1');
-        assert.equal((await session(s.id)).endedReason, null);
-        assert.equal(await endedReason(s.id, 5000), 'token_expired');
-        const took = Date.now() - from;
-        assert.ok(took >= 1000 && took < 5000, `ended after ${took} ms`);
+        clock = made + 1999;
+        await t.services.sessions.sweep(); // no sweep of the sweeper's own is under way: this one runs to the end
+        assert.equal((await session(s.id)).endedReason, null, 'not expired yet');
+        clock = made + 2000;
+        ctx.mock.timers.tick(250); // the sweeper's next sweep (enforcement sweeps every 250 ms)
+        assert.equal(await endedReason(s.id), 'token_expired');
       });
     });
 
@@ -611,7 +621,7 @@ export function sessionsSuite(factory: StoreFactory): void {
       it('viewerConnection: ViewerAttempt for a viewer of a stream not live (one per 10 s), FirstViewerConnection when the watch begins, NoActiveViewers 60 s after the last viewer left', async (ctx) => {
         // The app and store read Date.now() late, so the mocked clock (from just before the last
         // viewer leaves) moves the 60 s; until then the clock is the real one.
-        await freshHooks({}, () => Date.now());
+        await freshHooks();
         const w = await api().post('/api/webhooks', { url: `${rx.url}/viewers`, isFeedHooks: false, isViewerConnectionHooks: true });
         assert.equal(w.status, 200);
         const v = await mk('subscribe');
