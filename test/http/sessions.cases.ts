@@ -105,7 +105,14 @@ export function sessionsSuite(factory: StoreFactory): void {
     /** Waits for GET /api/sessions/:id to show the session ended: its endedReason. */
     const endedReason = async (id: string) => {
       let ended: unknown = null;
-      await until(async () => (ended = (await session(id)).endedReason) !== null, 5000, `session ${id} to end`);
+      await until(
+        async () => {
+          ended = (await session(id)).endedReason;
+          return ended !== null;
+        },
+        5000,
+        `session ${id} to end`,
+      );
       return ended;
     };
 
