@@ -59,11 +59,6 @@ const reporters = [
   `--test-reporter=${new URL('./durations-reporter.mjs', import.meta.url).href}`,
   `--test-reporter-destination=${durationsFile}`,
 ];
-const started = Date.now();
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...reporters, ...extra, ...files], {
-  stdio: 'inherit',
-  env: { ...process.env, ...tier.env },
-});
 const read = (f) => {
   try {
     return readFileSync(f, 'utf8');
@@ -71,6 +66,19 @@ const read = (f) => {
     return '';
   }
 };
+// The duration table: every file, slowest first, with its budget (the tier's that was asked for,
+// or, for files named, that of the first tier holding the file's folder).
+const rel = (f) => path.relative(root, f);
+const tierOf = (file) => Object.values(TIERS).find((t) => t.dirs.some((d) => file.startsWith(`${d}/`))) ?? tier;
+/** A file's budget in seconds: its own, else its tier's. */
+const budgetOf = (file) => declaredBudget(read(file)) ?? (tierArg ? tier : tierOf(rel(file))).budgetSeconds;
+const started = Date.now();
+// A test that hangs fails at the largest file budget of the run instead of holding it for ever.
+const testTimeout = `--test-timeout=${Math.max(...files.map((f) => budgetOf(path.resolve(f)))) * 1000}`;
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', testTimeout, ...reporters, ...extra, ...files], {
+  stdio: 'inherit',
+  env: { ...process.env, ...tier.env },
+});
 const failed = read(failuresFile);
 const timed = read(durationsFile)
   .split('\n')
@@ -79,14 +87,10 @@ const timed = read(durationsFile)
 rmSync(dir, { recursive: true, force: true });
 if (failed.trim()) console.log(`\n# failed tests\n${failed}`);
 
-// The duration table: every file, slowest first, with its budget (the tier's that was asked for,
-// or, for files named, that of the first tier holding the file's folder).
-const rel = (f) => path.relative(root, f);
-const tierOf = (file) => Object.values(TIERS).find((t) => t.dirs.some((d) => file.startsWith(`${d}/`))) ?? tier;
 const over = [];
 const rows = timed
   .map((t) => {
-    const budget = declaredBudget(read(t.file)) ?? (tierArg ? tier : tierOf(rel(t.file))).budgetSeconds;
+    const budget = budgetOf(t.file);
     if (t.ms > budget * 1000) over.push(`${rel(t.file)}: ${(t.ms / 1000).toFixed(1)} s, over its budget of ${budget} s`);
     return { ...t, budget };
   })
