@@ -10,9 +10,12 @@ import { flushLogs } from './observability/logger.js';
 
 function configFileArg(argv: string[]): string | undefined {
   const i = argv.indexOf('--config');
-  if (i >= 0) return argv[i + 1];
   const eq = argv.find((a) => a.startsWith('--config='));
-  return eq?.slice('--config='.length);
+  const file = i >= 0 ? argv[i + 1] : eq?.slice('--config='.length);
+  if ((i >= 0 || eq !== undefined) && (file === undefined || file === '' || file.startsWith('--'))) {
+    throw new ConfigError('--config needs a file: --config <file>');
+  }
+  return file;
 }
 
 /** Why listening failed, with the setting that changes it. */
@@ -34,18 +37,8 @@ function listenFailure(e: NodeJS.ErrnoException, host: string, port: number): st
 }
 
 export async function main(argv = process.argv.slice(2)): Promise<void> {
-  let config: Config;
-  let tls: ReturnType<typeof loadTls>;
-  try {
-    config = loadConfig({ file: configFileArg(argv) });
-    tls = loadTls(config.server.tls);
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`streamgate: ${e.message}\n`);
-      process.exit(2);
-    }
-    throw e;
-  }
+  const config: Config = loadConfig({ file: configFileArg(argv) });
+  const tls = loadTls(config.server.tls);
   const services = await createServices(config, { firstStart: true });
   const { logger } = services;
   for (const warning of await configWarnings(config, services.accounts)) logger.warn(warning);
@@ -113,7 +106,15 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
+// One line on stderr, last: exit code 2 when the configuration is wrong by itself (ConfigError: a
+// file that cannot be read or parsed, an invalid setting, unreadable files a setting names), 1 for
+// anything else, such as a store that cannot be reached (docs/operations.md#start-up-errors-and-exit-codes).
 main().catch((e: unknown) => {
-  process.stderr.write(`streamgate: failed to start: ${(e as Error).message}\n`);
+  const message = String((e as Error)?.message ?? e).replace(/\s*\n\s*/g, ' ');
+  if (e instanceof ConfigError) {
+    process.stderr.write(`streamgate: ${message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`streamgate: failed to start: ${message}\n`);
   process.exit(1);
 });

@@ -98,7 +98,7 @@ export async function createStore(config: Config, logger: Logger): Promise<Store
   client.on('ready', () => {
     lastError = '';
   });
-  await connectRedis(client, config.redis.connectTimeoutMs);
+  await connectRedis(client, config.redis);
   const topology = config.redis.clusterNodes.length > 0 ? 'cluster' : config.redis.sentinels.length > 0 ? 'sentinel' : 'standalone';
   logger.info({ store: 'redis', topology, keyPrefix: config.redis.keyPrefix }, 'store selected');
   return new RedisStore(client, {

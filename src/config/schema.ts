@@ -7,6 +7,16 @@ import { mediamtxPathProblem } from '../domain/paths.js';
 import { iceServerSchema, rtmpUrlTemplate } from '../director/settings.js';
 import { clustersSchema } from '../director/clusters.js';
 import { CALLER_NAMES } from '../callers/names.js';
+import { parseSentinelUrl } from '../store/redis/sentinel-url.js';
+
+const parsesAsSentinelUrl = (url: string): boolean => {
+  try {
+    parseSentinelUrl(url);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port');
 /**
@@ -100,7 +110,10 @@ export const configSchema = z.strictObject({
     sqliteSynchronous: z.enum(['FULL', 'NORMAL']),
   }),
   redis: z.strictObject({
-    url: z.string().refine((s) => s === '' || /^(rediss?|redis-sentinel):\/\//.test(s), 'expected a redis://, rediss:// or redis-sentinel:// URL'),
+    url: z
+      .string()
+      .refine((s) => s === '' || /^(rediss?|redis-sentinel):\/\//.test(s), 'expected a redis://, rediss:// or redis-sentinel:// URL')
+      .refine((s) => !s.startsWith('redis-sentinel://') || parsesAsSentinelUrl(s), 'expected redis-sentinel://[:password@]host:port,host:port/mastername[/db]'),
     clusterNodes: z.array(hostPort),
     sentinels: z.array(hostPort),
     sentinelName: z.string(),

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import maxmind from 'maxmind';
 import ipaddr from 'ipaddr.js';
+import { ConfigError, readFailure } from '../config/load.js';
 
 export interface GeoLookup {
   /** Upper-case ISO 3166-1 alpha-2 code, or undefined when unknown, not public, or not an address. */
@@ -60,7 +61,10 @@ export async function openGeo(cfg: { databasePath: string }): Promise<GeoLookup>
     const what = bundled
       ? `the bundled database of ${BUNDLED_PACKAGE} (${file || 'not installed'}), used because geo.databasePath is empty`
       : `geo.databasePath '${file}'`;
-    throw new Error(`cannot open ${what}: ${(err as Error).message}`, { cause: err });
+    // A configured file that cannot be opened is a configuration error (exit code 2); the bundled
+    // one missing is a broken installation.
+    const message = `cannot open ${what}: ${bundled ? (err as Error).message : readFailure(err)}`;
+    throw bundled ? new Error(message, { cause: err }) : new ConfigError(message, { cause: err });
   }
   return {
     source: bundled ? 'bundled:geo-whois-asn-country' : file,

@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent, buildConnector, request } from 'undici';
 import { addressProblem, resolvesTo, urlProblem } from './guard.js';
 import { copyWith } from '../domain/objects.js';
+import { ConfigError, readFailure } from '../config/load.js';
 
 export interface DeliveryOptions {
   timeoutMs: number;
@@ -61,7 +62,7 @@ function loadCa(caFile: string): string[] {
   try {
     pem = fs.readFileSync(caFile, 'utf8');
   } catch (err) {
-    throw new Error(`webhooks.caFile: cannot read ${caFile}: ${(err as Error).message}`);
+    throw new ConfigError(`webhooks.caFile: cannot read ${caFile}: ${readFailure(err)}`);
   }
   // Passing `ca` replaces Node's default trust store, so the public roots are added back.
   return [...tls.rootCertificates, pem];
