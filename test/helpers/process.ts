@@ -49,13 +49,18 @@ export function startServer(env: Record<string, string>, args: string[] = []): P
   });
 }
 
-/** Runs node with `args` in `cwd` (the repository unless given) to its exit. */
-export async function runNode(args: string[], env: Record<string, string>, cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
+/**
+ * Runs node with `args` in `cwd` (the repository unless given) to its exit. `killAfterMs`: a process
+ * still running then is killed (exit code -1), for a run that should end by itself but may not.
+ */
+export async function runNode(args: string[], env: Record<string, string>, cwd = ROOT, killAfterMs?: number): Promise<{ code: number; stdout: string; stderr: string }> {
   const proc = spawn(process.execPath, args, { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   proc.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
   proc.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const timer = killAfterMs === undefined ? undefined : setTimeout(() => proc.kill('SIGKILL'), killAfterMs);
   const code = await new Promise<number>((resolve) => proc.on('exit', (c) => resolve(c ?? -1)));
+  clearTimeout(timer);
   return { code, stdout, stderr };
 }

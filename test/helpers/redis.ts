@@ -11,6 +11,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 
 export interface TestRedis {
+  /** The server's address, without a password (a client that gives none gets NOAUTH with `requirePass`). */
   url: string;
   port: number;
   /** A fresh key prefix, so tests sharing the server never see each other's keys. */
@@ -63,11 +64,15 @@ export function assertRedisAllowed(): void {
   }
 }
 
-/** `persistent`: an append-only file (fsync always), so data survives kill() and start(). */
-export async function startRedis(opts: { persistent?: boolean } = {}): Promise<TestRedis> {
+/**
+ * `persistent`: an append-only file (fsync always), so data survives kill() and start().
+ * `requirePass`: the server requires this password (--requirepass); always a private redis-server,
+ * since the password of a TEST_REDIS_URL server cannot be chosen.
+ */
+export async function startRedis(opts: { persistent?: boolean; requirePass?: string } = {}): Promise<TestRedis> {
   assertRedisAllowed();
   const external = process.env.TEST_REDIS_URL;
-  if (external) {
+  if (external && opts.requirePass === undefined) {
     await waitForPing(external);
     return {
       url: external,
@@ -87,13 +92,15 @@ export async function startRedis(opts: { persistent?: boolean } = {}): Promise<T
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'sg-redis-'));
   const url = `redis://127.0.0.1:${port}`;
+  const pass = opts.requirePass;
   let proc: ChildProcess | undefined;
   const start = async () => {
     const aof = opts.persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
-    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...aof, '--dir', dir], {
+    const auth = pass === undefined ? [] : ['--requirepass', pass];
+    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...aof, ...auth, '--dir', dir], {
       stdio: 'ignore',
     });
-    await waitForPing(url);
+    await waitForPing(pass === undefined ? url : `redis://:${encodeURIComponent(pass)}@127.0.0.1:${port}`);
   };
   const kill = async () => {
     const p = proc;

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 
 /** A connected client of a test Cluster (`startCluster`), its keys under `keyPrefix`. */
 export async function clusterClient(nodes: TestCluster['nodes'], keyPrefix: string): Promise<RedisClient> {
-  const client = createRedisClient({
+  const cfg = {
     url: '',
     clusterNodes: nodes,
     sentinels: [],
@@ -26,9 +26,10 @@ export async function clusterClient(nodes: TestCluster['nodes'], keyPrefix: stri
     waitReplicas: 0,
     waitTimeoutMs: 1000,
     versionLagMs: 0,
-  });
+  };
+  const client = createRedisClient(cfg);
   client.on('error', () => {});
-  await connectRedis(client, 5000);
+  await connectRedis(client, cfg);
   return client;
 }
 

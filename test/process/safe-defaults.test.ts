@@ -75,9 +75,9 @@ describe('safe defaults', () => {
 
   it('refuses an admin key or a hook secret shorter than 32 characters (exit 2)', async () => {
     const admin = await runNode(['--import', 'tsx', 'src/main.ts'], { PORT: '0', STREAMGATE_DATA_DIR: tmp(), STREAMGATE_ADMIN_KEY: 'admin-key-31-characters-long-xx' });
-    assert.deepEqual([admin.code, admin.stderr.trim()], [2, 'streamgate: invalid configuration: adminKey: must be empty (off) or at least 32 characters']);
+    assert.deepEqual([admin.code, admin.stderr.trim()], [2, 'streamgate: invalid configuration: adminKey (from STREAMGATE_ADMIN_KEY): must be empty (off) or at least 32 characters']);
     const hook = await runNode(['--import', 'tsx', 'src/main.ts'], { PORT: '0', STREAMGATE_DATA_DIR: tmp(), STREAMGATE_HOOK_SECRET: 'hunter2' });
-    assert.deepEqual([hook.code, hook.stderr.trim()], [2, 'streamgate: invalid configuration: hooks.secret: must be empty (off) or at least 32 characters']);
+    assert.deepEqual([hook.code, hook.stderr.trim()], [2, 'streamgate: invalid configuration: hooks.secret (from STREAMGATE_HOOK_SECRET): must be empty (off) or at least 32 characters']);
   });
 
   it('on every interface with hooks.allowUnauthenticated: starts, warns at start and in /readyz', async () => {

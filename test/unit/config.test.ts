@@ -59,25 +59,25 @@ describe('configuration', () => {
   });
 
   const invalid: Array<[Record<string, string>, RegExp]> = [
-    [{ PORT: 'eighty' }, /server\.port: Invalid input: expected number/],
-    [{ PORT: '70000' }, /server\.port: Too big/],
-    [{ STREAMGATE_ENFORCEMENT_ONSTOREERROR: 'maybe' }, /enforcement\.onStoreError: Invalid option/],
-    [{ STREAMGATE_HOOKS_TRUSTEDPROXIES: 'not-an-ip' }, /hooks\.trustedProxies\.0: expected an IP address or CIDR block/],
-    [{ REDIS_URL: 'http://x' }, /redis\.url: expected a redis:\/\/, rediss:\/\/ or redis-sentinel:\/\/ URL/],
+    [{ PORT: 'eighty' }, /server\.port \(from PORT\): Invalid input: expected number/],
+    [{ PORT: '70000' }, /server\.port \(from PORT\): Too big/],
+    [{ STREAMGATE_ENFORCEMENT_ONSTOREERROR: 'maybe' }, /enforcement\.onStoreError \(from STREAMGATE_ENFORCEMENT_ONSTOREERROR\): Invalid option/],
+    [{ STREAMGATE_HOOKS_TRUSTEDPROXIES: 'not-an-ip' }, /hooks\.trustedProxies\.0 \(from STREAMGATE_HOOKS_TRUSTEDPROXIES\): expected an IP address or CIDR block/],
+    [{ REDIS_URL: 'http://x' }, /redis\.url \(from REDIS_URL\): expected a redis:\/\/, rediss:\/\/ or redis-sentinel:\/\/ URL/],
     [{ STREAMGATE_REDIS_SENTINELS: 'a:1' }, /redis\.sentinelName: required when redis\.sentinels is set/],
     [{ STREAMGATE_NO_SUCH_THING: '1' }, /STREAMGATE_NO_SUCH_THING: no such setting/],
-    [{ STREAMGATE_ADMIN_KEY: 'a'.repeat(31) }, /adminKey: must be empty \(off\) or at least 32 characters/],
-    [{ STREAMGATE_HOOK_SECRET: 'short' }, /hooks\.secret: must be empty \(off\) or at least 32 characters/],
-    [{ STREAMGATE_HOOK_SECRET: ' '.repeat(40) }, /hooks\.secret: must not start or end with white space or hold control characters/],
-    [{ STREAMGATE_ADMIN_KEY: `${'a'.repeat(40)}\n` }, /adminKey: must not start or end with white space or hold control characters/],
+    [{ STREAMGATE_ADMIN_KEY: 'a'.repeat(31) }, /adminKey \(from STREAMGATE_ADMIN_KEY\): must be empty \(off\) or at least 32 characters/],
+    [{ STREAMGATE_HOOK_SECRET: 'short' }, /hooks\.secret \(from STREAMGATE_HOOK_SECRET\): must be empty \(off\) or at least 32 characters/],
+    [{ STREAMGATE_HOOK_SECRET: ' '.repeat(40) }, /hooks\.secret \(from STREAMGATE_HOOK_SECRET\): must not start or end with white space or hold control characters/],
+    [{ STREAMGATE_ADMIN_KEY: `${'a'.repeat(40)}\n` }, /adminKey \(from STREAMGATE_ADMIN_KEY\): must not start or end with white space or hold control characters/],
     [{ HOST: '0.0.0.0' }, /hooks\.secret: required when listening on 0\.0\.0\.0 \(reachable from other machines\)/],
     [{ HOST: '::' }, /hooks\.secret: required when listening on ::/],
     [{ HOST: '10.1.2.3' }, /hooks\.secret: required when listening on 10\.1\.2\.3/],
     [{ HOST: 'streamgate.internal' }, /hooks\.secret: required when listening on streamgate\.internal/],
-    [{ STREAMGATE_WEBHOOKS_HEADERNAMES: '' }, /webhooks\.headerNames: name at least one of service, millicast/],
-    [{ STREAMGATE_WEBHOOKS_HEADERNAMES: 'service,dolby' }, /webhooks\.headerNames\.1: Invalid option/],
-    [{ STREAMGATE_HOOKS_REALIPHEADER: 'X Real IP' }, /hooks\.realIpHeader: expected a header name/],
-    [{ STREAMGATE_REDIS_WAITREPLICAS: '1', STREAMGATE_REDIS_WAITTIMEOUTMS: '5000' }, /redis\.waitTimeoutMs: must be below redis\.commandTimeoutMs/],
+    [{ STREAMGATE_WEBHOOKS_HEADERNAMES: '' }, /webhooks\.headerNames \(from STREAMGATE_WEBHOOKS_HEADERNAMES\): name at least one of service, millicast/],
+    [{ STREAMGATE_WEBHOOKS_HEADERNAMES: 'service,dolby' }, /webhooks\.headerNames\.1 \(from STREAMGATE_WEBHOOKS_HEADERNAMES\): Invalid option/],
+    [{ STREAMGATE_HOOKS_REALIPHEADER: 'X Real IP' }, /hooks\.realIpHeader \(from STREAMGATE_HOOKS_REALIPHEADER\): expected a header name/],
+    [{ STREAMGATE_REDIS_WAITREPLICAS: '1', STREAMGATE_REDIS_WAITTIMEOUTMS: '5000' }, /redis\.waitTimeoutMs \(from STREAMGATE_REDIS_WAITTIMEOUTMS\): must be below redis\.commandTimeoutMs/],
   ];
   for (const [env, why] of invalid) {
     it(`stops on ${Object.entries(env)[0].join('=')} naming the setting`, () => {
@@ -130,10 +130,67 @@ describe('configuration', () => {
     assert.throws(() => parseSentinelUrl('redis-sentinel://host'), /mastername/);
   });
 
-  it('names an unknown key of a config file', () => {
+  const configFile = (text: string) => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'sg-cfg-')), 'c.yaml');
+    writeFileSync(file, text);
+    return file;
+  };
+  const refusal = (opts: Parameters<typeof loadConfig>[0]) => {
+    try {
+      loadConfig(opts);
+    } catch (e) {
+      assert.ok(e instanceof ConfigError, String(e));
+      return e.message;
+    }
+    assert.fail('loaded');
+  };
+
+  it('names an unknown key of a config file, and the file', () => {
+    const file = configFile('server:\n  prot: 1\n');
+    assert.equal(refusal({ file, env: {} }), `invalid configuration: server.prot (from ${file}): unknown setting`);
+  });
+
+  it('names the layer that set an invalid value: the variable over the file, nothing for a default or a value given in code', () => {
+    const file = configFile('hooks:\n  trustedProxies: [10.0.0.0/8, nonsense]\nenforcement:\n  storeTimeoutMs: 0\n  cacheTtlMs: 5\n');
+    assert.equal(
+      refusal({ file, env: { STREAMGATE_ENFORCEMENT_CACHETTLMS: '-1', HOST: '0.0.0.0' } }),
+      `invalid configuration: enforcement.storeTimeoutMs (from ${file}): Too small: expected number to be >=1; enforcement.cacheTtlMs (from STREAMGATE_ENFORCEMENT_CACHETTLMS): Too small: expected number to be >=0; hooks.trustedProxies.1 (from ${file}): expected an IP address or CIDR block; hooks.secret: required when listening on 0.0.0.0 (reachable from other machines): set STREAMGATE_HOOK_SECRET (32+ characters), listen on 127.0.0.1, or set hooks.allowUnauthenticated: true to leave /hooks/* open`,
+    );
+    assert.equal(
+      refusal({ file, env: {}, overrides: { enforcement: { storeTimeoutMs: -5 } } }),
+      `invalid configuration: enforcement.storeTimeoutMs: Too small: expected number to be >=1; hooks.trustedProxies.1 (from ${file}): expected an IP address or CIDR block`,
+    );
+  });
+
+  it('names a map setting set whole by its variable for a problem inside it', () => {
+    assert.equal(
+      refusal({ env: { STREAMGATE_HOOK_SECRET: HOOKS, STREAMGATE_HOOKS_ALLOWFROM: '{"nginx-rtmp":["not-an-address"]}' } }),
+      'invalid configuration: hooks.allowFrom.nginx-rtmp.0 (from STREAMGATE_HOOKS_ALLOWFROM): expected an IP address or CIDR block',
+    );
+  });
+
+  it('names a config file that is not valid YAML, with the line and column, on one line and without its text', () => {
+    const file = configFile('server:\n  port: 8080\n  host: "127.0.0.1\nhooks:\n  secret: do-not-echo-this-secret-0123456789\n');
+    assert.equal(refusal({ file, env: {} }), `config file ${file}: invalid YAML at line 6, column 1: Missing closing "quote`);
+    const twoDocs = configFile('server:\n  port: 8080\n---\nlog:\n  level: debug\n');
+    assert.equal(refusal({ file: twoDocs, env: {} }), `config file ${twoDocs}: invalid YAML at line 3, column 1: a second document (---); a config file holds one`);
+    const list = configFile('- server\n');
+    assert.equal(refusal({ file: list, env: {} }), `config file ${list}: expected a mapping at the top level`);
+  });
+
+  it('names a config file that cannot be read and what named it', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'sg-cfg-'));
-    const file = path.join(dir, 'c.yaml');
-    writeFileSync(file, 'server:\n  prot: 1\n');
-    assert.throws(() => loadConfig({ file, env: {} }), /server\.prot: unknown setting/);
+    const missing = path.join(dir, 'missing.yaml');
+    assert.equal(refusal({ file: missing, env: {} }), `cannot read config file ${missing} (--config): no such file (ENOENT)`);
+    assert.equal(refusal({ env: { STREAMGATE_CONFIG: missing } }), `cannot read config file ${missing} (STREAMGATE_CONFIG): no such file (ENOENT)`);
+    assert.equal(refusal({ file: dir, env: {} }), `cannot read config file ${dir} (--config): it is a directory (EISDIR)`);
+  });
+
+  it('refuses a redis-sentinel:// URL it cannot read, without echoing it', () => {
+    const url = 'redis-sentinel://:hunter2-password@10.0.0.1:26379';
+    assert.equal(
+      refusal({ env: { REDIS_URL: url } }),
+      'invalid configuration: redis.url (from REDIS_URL): expected redis-sentinel://[:password@]host:port,host:port/mastername[/db]',
+    );
   });
 });
