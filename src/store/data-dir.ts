@@ -28,7 +28,7 @@ const modeOf = (p: string): number => statSync(p).mode & 0o777;
 export function ensurePrivateDir(dir: string): void {
   const abs = path.resolve(dir);
   // the first directory made, or undefined when `abs` was there (another process may have made it just now)
-  const made = mkdirSync(abs, { recursive: true, mode: PRIVATE_DIR_MODE });
+  const made = makeDirs(abs);
   const marker = path.join(abs, CREATED_MARKER);
   if (made !== undefined) {
     chmodSync(abs, PRIVATE_DIR_MODE); // exact whatever the umask
@@ -36,6 +36,32 @@ export function ensurePrivateDir(dir: string): void {
     return;
   }
   if (existsSync(marker) && (modeOf(abs) & 0o077) !== 0) chmodSync(abs, PRIVATE_DIR_MODE);
+}
+
+/**
+ * `mkdir -p` with mode 0700, one level at a time: returns the first directory made, or undefined
+ * when `abs` was there. Node's own recursive mkdir retries for ever where a parent exists and a
+ * directory cannot be made in it with ENOENT (under /proc, say); here that is an error naming the
+ * directory and the setting that chose it.
+ */
+function makeDirs(abs: string): string | undefined {
+  const missing: string[] = [];
+  for (let p = abs; !existsSync(p); p = path.dirname(p)) {
+    missing.unshift(p);
+    if (path.dirname(p) === p) break;
+  }
+  let first: string | undefined;
+  for (const p of missing) {
+    try {
+      mkdirSync(p, { mode: PRIVATE_DIR_MODE });
+      first ??= p;
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      if (err.code === 'EEXIST' && statSync(p).isDirectory()) continue; // made by another process just now
+      throw new Error(`cannot create the data directory ${abs} (dataDir / STREAMGATE_DATA_DIR): ${err.code ?? err.message} making ${p}`);
+    }
+  }
+  return first;
 }
 
 /**

@@ -47,6 +47,16 @@ describe('data directory permissions', () => {
     }
   });
 
+  it('refuses a directory that cannot be made, naming it, instead of retrying for ever', () => {
+    // /proc exists and refuses a new directory with ENOENT, where Node's recursive mkdir loops
+    assert.throws(() => ensurePrivateDir('/proc/streamgate-data/db'), {
+      message: 'cannot create the data directory /proc/streamgate-data/db (dataDir / STREAMGATE_DATA_DIR): ENOENT making /proc/streamgate-data',
+    });
+    const file = path.join(tmp(), 'a-file');
+    writeFileSync(file, '');
+    assert.throws(() => ensurePrivateDir(path.join(file, 'sub')), { message: `cannot create the data directory ${path.join(file, 'sub')} (dataDir / STREAMGATE_DATA_DIR): ENOTDIR making ${path.join(file, 'sub')}` });
+  });
+
   it('creates a missing file empty and 0600, and leaves an existing one (its mode and content) alone', () => {
     const dir = tmp();
     const fresh = path.join(dir, 'fresh');
