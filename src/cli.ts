@@ -15,6 +15,7 @@ import type { Config } from './config/schema.js';
 import { createLogger } from './observability/logger.js';
 import { createStore, createTokenService, usesRedis } from './services.js';
 import { AccountService, accountView } from './management/accounts.js';
+import { AccountNameTaken } from './errors.js';
 import { KeyRing } from './director/keys.js';
 import { CredentialKeys } from './sessions/credential-keys.js';
 import { signSubscribeJwt, SELF_SIGNED_ALGS, type SelfSignedAlg } from './policy/self-signed.js';
@@ -182,7 +183,7 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
   const command = storeCommand(positionals);
   const [, , a, b] = positionals;
   const tokensCommand = positionals[0] === 'tokens' ? tokenCommand(positionals[1] as TokenVerb, positionals.slice(2), values, optionNames(tokens), streamArgs(tokens)) : null;
-  if (command === 'accounts create' && !values.name) throw new UsageError('accounts create needs --name <name>');
+  if (command === 'accounts create' && !values.name?.trim()) throw new UsageError('accounts create needs --name <name> (not blank)');
   if (command.startsWith('accounts secret') && !b) throw new UsageError(`${command} needs an account id`);
   const config = loadConfig({ file: values.config, env });
   const refusal = checkStoreExists(command, config, io);
@@ -216,7 +217,15 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
       return 0;
     }
     if (command === 'accounts create') {
-      const { account, apiSecret } = await accounts.create(values.name!);
+      let created: Awaited<ReturnType<AccountService['create']>>;
+      try {
+        created = await accounts.create(values.name!);
+      } catch (e) {
+        if (!(e instanceof AccountNameTaken)) throw e;
+        io.err(`streamgate: accounts create: ${e.message}; account names are unique (compared without case and surrounding white space)`);
+        return 1;
+      }
+      const { account, apiSecret } = created;
       io.out(JSON.stringify({ id: account.id, name: account.name, apiSecret, createdOn: account.createdOn }));
       return 0;
     }

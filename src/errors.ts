@@ -1,4 +1,4 @@
-// The errors of the store (StoreUnavailable, StoreConflict, AccountExists), beside the client-answer
+// The errors of the store (StoreUnavailable, StoreConflict, AccountExists, AccountNameTaken), beside the client-answer
 // errors, which are defined with the domain rules that raise them (src/domain/errors.ts) and
 // re-exported here. A backend outside the repository throws the store's from `streamgate/store`
 // (the service tells them apart by class); the store suite matches them by `name`
@@ -25,6 +25,21 @@ export class AccountExists extends Error {
   constructor(readonly accountId: string) {
     super(`account ${accountId} exists`);
     this.name = 'AccountExists';
+  }
+}
+
+/**
+ * createAccount or updateAccount: another account has a name of the same key (accountNameKey in
+ * src/domain/store-rules.ts). Nothing was written; answered 409.
+ */
+export class AccountNameTaken extends Error {
+  constructor(
+    readonly accountName: string,
+    /** The account holding the name, when the store knows it. */
+    readonly heldBy?: string,
+  ) {
+    super(`account name ${JSON.stringify(accountName)} is taken${heldBy === undefined ? '' : ` by account ${heldBy}`}`);
+    this.name = 'AccountNameTaken';
   }
 }
 

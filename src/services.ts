@@ -149,6 +149,13 @@ export async function createServices(
       'first start: created account "default"; its API secret is in secretFile (shown nowhere else)',
     );
   }
+  const shared = await accounts.sharedNames();
+  if (shared.length > 0) {
+    logger.warn(
+      { accountIds: shared },
+      'accounts share names (given before names were unique): they keep them, and no other account may take them; rename all but one to end it',
+    );
+  }
   const defaultAccountId = (await store.getMeta(DEFAULT_ACCOUNT_META)) ?? undefined;
   const keys = await KeyRing.load(store, now);
   const clusters = new Clusters(config.director);

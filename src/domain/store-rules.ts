@@ -34,6 +34,14 @@ export interface SessionLimits {
   tokenRev?: number;
 }
 
+/**
+ * What makes two account names the same (docs/api.md#accounts): the name without the white space
+ * around it, in Unicode normalization form C, lower-cased (locale-independent). No two accounts may
+ * have names of one key; a store keeps the key beside the name and refuses a create or rename to a
+ * key another account holds (AccountNameTaken).
+ */
+export const accountNameKey = (name: string): string => name.trim().normalize('NFC').toLowerCase();
+
 /** How many delivery attempts a webhook's log keeps (the newest). */
 export const DELIVERIES_KEPT = 100;
 

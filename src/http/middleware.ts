@@ -3,7 +3,7 @@
 import express, { type NextFunction, type Request, type Response, type RequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { ApiError, StoreConflict, StoreUnavailable } from '../errors.js';
+import { AccountNameTaken, ApiError, StoreConflict, StoreUnavailable } from '../errors.js';
 import { StoreUnavailable as DecisionStoreUnavailable } from '../enforce/lookup.js';
 import type { AccountService } from '../management/accounts.js';
 import { safeEqual } from '../domain/secrets.js';
@@ -157,6 +157,14 @@ function toApiError(err: unknown): ApiError | null {
   // turn their drivers' failures into these types; the decision path's lookups wrap them again.
   if (err instanceof StoreUnavailable) return new ApiError(503, err.publicMessage);
   if (err instanceof DecisionStoreUnavailable || err instanceof StoreConflict) return new ApiError(503, 'Store unavailable; retry');
+  // An account create or rename to a name another account has (docs/api.md#accounts).
+  if (err instanceof AccountNameTaken) {
+    const by = err.heldBy === undefined ? '' : ` by account ${err.heldBy}`;
+    return new ApiError(409, `Account name ${JSON.stringify(err.accountName)} is taken${by}`, {
+      name: err.accountName,
+      ...(err.heldBy === undefined ? {} : { takenBy: err.heldBy }),
+    });
+  }
   const e = err as BodyParserError;
   switch (e?.type) {
     case 'entity.too.large':

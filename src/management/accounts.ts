@@ -5,6 +5,8 @@ import path from 'node:path';
 import type { Account, Store } from '../store/store.js';
 import { ensurePrivateDir } from '../store/data-dir.js';
 import { looksLikeSecret, newAccountId, newSecret, sha256Hex } from '../domain/secrets.js';
+import { accountNameKey } from '../domain/store-rules.js';
+import { copyWith } from '../domain/objects.js';
 import { AccountExists, StoreConflict } from '../errors.js';
 
 /** Store metadata naming the account created on first start. */
@@ -47,10 +49,14 @@ export class AccountService {
     return { account, apiSecret };
   }
 
+  /**
+   * A new account named `name` (white space around it dropped). Rejects with AccountNameTaken when
+   * another account's name is the same but for case and that white space (docs/api.md#accounts).
+   */
   async create(name: string): Promise<{ account: Account; apiSecret: string }> {
     // Ids are random: one taken (checked here, or by a create racing this one) means draw another.
     for (let attempt = 0; attempt < 20; attempt++) {
-      const fresh = await this.freshAccount(name);
+      const fresh = await this.freshAccount(name.trim());
       if (await this.store.getAccount(fresh.account.id)) continue;
       try {
         await this.store.createAccount(fresh.account);
@@ -81,8 +87,22 @@ export class AccountService {
     return this.store.getAccount(id);
   }
 
+  /** Changes settings; a new name is stored as create stores one, and refused as create refuses one. */
   update(id: string, patch: { secureViewer?: boolean; name?: string; ipRulesOnRtmp?: boolean }): Promise<Account | null> {
-    return this.store.updateAccount(id, patch);
+    return this.store.updateAccount(id, patch.name === undefined ? patch : copyWith(patch, { name: patch.name.trim() }));
+  }
+
+  /**
+   * The ids of accounts that share a name, one list per name, in creation order: names given before
+   * names were unique, kept as they were (docs/operations.md#accounts).
+   */
+  async sharedNames(): Promise<string[][]> {
+    const byKey = new Map<string, string[]>();
+    for (const a of await this.store.listAccounts()) {
+      const key = accountNameKey(a.name);
+      byKey.set(key, [...(byKey.get(key) ?? []), a.id]);
+    }
+    return [...byKey.values()].filter((ids) => ids.length > 1);
   }
 
   /**

@@ -1,5 +1,5 @@
-// The accounts: create (once, the first one once), read, list, patch, the secret and its lookup, and
-// the version every instance's caches compare (src/store/accounts.ts).
+// The accounts: create (once, the first one once), read, list, patch, unique names, the secret and
+// its lookup, and the version every instance's caches compare (src/store/accounts.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AccountStore, StoreLifecycle, TokenStore } from '../store/store.js';
@@ -111,6 +111,57 @@ export function accountTests(fresh: Fresh<AccountsUnderTest>): void {
       );
     });
 
+    it('refuses a name another account has, compared without case and the white space around it; a refused create writes nothing', async () => {
+      const s = await fresh();
+      await s.createAccount(account('AAAAAA', { name: 'Acme', secretHash: 'h1' }));
+      for (const name of ['Acme', 'acme', ' ACME ', '\tacMe\n']) {
+        await assert.rejects(s.createAccount(account('BBBBBB', { name, secretHash: 'h2' })), named('AccountNameTaken'), JSON.stringify(name));
+      }
+      assert.equal(await s.getAccount('BBBBBB'), null);
+      assert.equal(await s.findAccountBySecretHash('h2'), null);
+      assert.equal(await s.accountVersion('BBBBBB'), 0);
+      assert.deepEqual(await s.listAccounts(), [account('AAAAAA', { name: 'Acme', secretHash: 'h1' })]);
+      // names that differ otherwise are free; canonically equivalent Unicode is the same name
+      await s.createAccount(account('BBBBBB', { name: 'Acme 2', secretHash: 'h2' }));
+      await s.createAccount(account('CCCCCC', { name: 'Ac me' }));
+      await s.createAccount(account('DDDDDD', { name: 'Caf\u00e9' }));
+      await assert.rejects(s.createAccount(account('EEEEEE', { name: 'CAFE\u0301' })), named('AccountNameTaken'));
+      assert.deepEqual((await s.listAccounts()).map((a) => [a.id, a.name]), [
+        ['AAAAAA', 'Acme'],
+        ['BBBBBB', 'Acme 2'],
+        ['CCCCCC', 'Ac me'],
+        ['DDDDDD', 'Caf\u00e9'],
+      ]);
+    });
+
+    it('refuses a rename to a name another account has and changes nothing; an account may rename to its own name in another case, and a name given up is free', async () => {
+      const s = await fresh();
+      await s.createAccount(account('AAAAAA', { name: 'acme' }));
+      await s.createAccount(account('BBBBBB', { name: 'other', secretHash: 'h2' }));
+      const v = await s.accountVersion('BBBBBB');
+      await assert.rejects(s.updateAccount('BBBBBB', { name: ' ACME', secureViewer: true }), named('AccountNameTaken'));
+      assert.deepEqual(await s.getAccount('BBBBBB'), account('BBBBBB', { name: 'other', secretHash: 'h2' }), 'not the name, nor the other settings of the patch');
+      assert.equal(await s.accountVersion('BBBBBB'), v);
+      assert.deepEqual(await s.updateAccount('AAAAAA', { name: 'ACME' }), account('AAAAAA', { name: 'ACME' }));
+      assert.deepEqual(await s.updateAccount('BBBBBB', { name: 'other', secureViewer: true }), account('BBBBBB', { name: 'other', secretHash: 'h2', secureViewer: true }));
+      // renamed away, a name is free for a rename and for a create
+      assert.deepEqual(await s.updateAccount('AAAAAA', { name: 'acme corp' }), account('AAAAAA', { name: 'acme corp' }));
+      assert.deepEqual(await s.updateAccount('BBBBBB', { name: 'Acme' }), account('BBBBBB', { name: 'Acme', secretHash: 'h2', secureViewer: true }));
+      await s.createAccount(account('CCCCCC', { name: 'OTHER' }));
+      await assert.rejects(s.createAccount(account('DDDDDD', { name: 'acme' })), named('AccountNameTaken'));
+      await assert.rejects(s.updateAccount('AAAAAA', { name: 'acme' }), named('AccountNameTaken'));
+      await assert.rejects(s.updateAccount('AAAAAA', { name: 'other' }), named('AccountNameTaken'));
+      // a rename of no account takes no name
+      assert.equal(await s.updateAccount('ZZZZZZ', { name: 'free' }), null);
+      await s.createAccount(account('EEEEEE', { name: 'Free' }));
+      assert.deepEqual((await s.listAccounts()).map((a) => [a.id, a.name]), [
+        ['AAAAAA', 'acme corp'],
+        ['BBBBBB', 'Acme'],
+        ['CCCCCC', 'OTHER'],
+        ['EEEEEE', 'Free'],
+      ]);
+    });
+
     it('finds an account by its current secret hash only, and not after the secret is deleted', async () => {
       const s = await fresh();
       await s.createAccount(account('AAAAAA', { secretHash: 'old' }));
@@ -183,6 +234,35 @@ export function accountTests(fresh: Fresh<AccountsUnderTest>): void {
       for (let i = 0; i < 10; i++) if (await s.findAccountBySecretHash(`u${i}`)) valid.push(`u${i}`);
       assert.deepEqual(valid, [current]);
       assert.equal(await s.findAccountBySecretHash(winner), null);
+    });
+
+    it('10 creates racing for one name: exactly one succeeds, the others are refused and write nothing', async () => {
+      const s = await fresh();
+      const ids = Array.from({ length: 10 }, (_, i) => `RACE0${i}`);
+      const results = await Promise.allSettled(ids.map((id, i) => s.createAccount(account(id, { name: i % 2 === 0 ? 'Same' : ' same ', secretHash: `h${i}` }))));
+      const won = ids.filter((_, i) => results[i].status === 'fulfilled');
+      assert.equal(won.length, 1, JSON.stringify(results.map((r) => r.status)));
+      for (const r of results) if (r.status === 'rejected') assert.equal((r.reason as Error).name, 'AccountNameTaken');
+      assert.deepEqual((await s.listAccounts()).map((a) => a.id), won);
+      for (const [i, id] of ids.entries()) assert.equal((await s.findAccountBySecretHash(`h${i}`))?.id, id === won[0] ? id : undefined);
+      await assert.rejects(s.createAccount(account('LATER1', { name: 'SAME' })), named('AccountNameTaken'));
+    });
+
+    it('10 renames and a create racing for one name: exactly one succeeds, the others keep their names', async () => {
+      const s = await fresh();
+      const ids = Array.from({ length: 10 }, (_, i) => `RENAM${i}`);
+      for (const id of ids) await s.createAccount(account(id, { name: `was ${id}` }));
+      const results = await Promise.allSettled([
+        ...ids.map((id) => s.updateAccount(id, { name: 'Target' })),
+        s.createAccount(account('NEWONE', { name: 'target' })),
+      ]);
+      const all = [...ids, 'NEWONE'];
+      const won = all.filter((_, i) => results[i].status === 'fulfilled');
+      assert.equal(won.length, 1, JSON.stringify(results.map((r) => r.status)));
+      for (const r of results) if (r.status === 'rejected') assert.equal((r.reason as Error).name, 'AccountNameTaken');
+      const names = new Map((await s.listAccounts()).map((a) => [a.id, a.name]));
+      for (const id of ids) assert.equal(names.get(id), id === won[0] ? 'Target' : `was ${id}`);
+      assert.equal(names.get('NEWONE'), won[0] === 'NEWONE' ? 'target' : undefined);
     });
 
     it('a create of an existing account changes nothing: record, secret, list', async () => {

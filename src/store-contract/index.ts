@@ -1,8 +1,9 @@
 // The package entry `streamgate/store-contract`: the suite every store backend passes, one part per
 // aggregate of src/store/store.ts (docs/architecture.md#the-contract-suite). A backend's test file
 // calls `storeContract(factory)`, or the part of each aggregate it implements, under `node --test`.
-// A rejection is matched by the error's name (AccountExists, StoreConflict, StoreUnavailable), so a
-// backend throws the classes of `streamgate/store` or errors of its own with those names.
+// A rejection is matched by the error's name (AccountExists, AccountNameTaken, StoreConflict,
+// StoreUnavailable), so a backend throws the classes of `streamgate/store` or errors of its own with
+// those names.
 import type { Store } from '../store/store.js';
 import { type AccountsUnderTest, accountTests } from './accounts.js';
 import { type BindsUnderTest, bindTests } from './binds.js';

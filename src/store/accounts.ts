@@ -47,7 +47,12 @@ export interface AccountPatch {
 }
 
 export interface AccountStore {
-  /** Creates an account. Rejects when the id exists. */
+  /**
+   * Creates an account. Rejects with AccountExists when the id exists, and with AccountNameTaken
+   * when another account has a name of the same key (accountNameKey, src/domain/store-rules.ts),
+   * atomically across instances sharing the store: of creates racing for one name exactly one
+   * succeeds. A rejected create writes nothing.
+   */
   createAccount(account: Account): Promise<Account>;
   /**
    * Creates `account` only when the store holds no account at all, atomically across instances
@@ -59,7 +64,10 @@ export interface AccountStore {
   listAccounts(): Promise<Account[]>;
   /**
    * Sets account settings (moving the account version) and answers the account as this change left
-   * it, atomically; null when the account does not exist.
+   * it, atomically; null when the account does not exist. A `name` whose key another account has
+   * rejects with AccountNameTaken and changes nothing, unless the account's own name has that key
+   * already (names two accounts shared before names were unique stay as they are, and either may
+   * be renamed; docs/api.md#accounts). Renames racing for one name: exactly one succeeds.
    */
   updateAccount(id: string, patch: AccountPatch): Promise<Account | null>;
   /**

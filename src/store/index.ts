@@ -41,8 +41,9 @@ export type {
 } from './store.js';
 export type { NewTokenRecord, TokenKind, TokenRecord } from '../domain/tokens.js';
 export type { SecuredStream } from '../domain/secured-streams.js';
-export { AccountExists, StoreConflict, StoreUnavailable } from '../errors.js';
+export { AccountExists, AccountNameTaken, StoreConflict, StoreUnavailable } from '../errors.js';
 export {
+  accountNameKey,
   admissionStep,
   bindDecision,
   completedRecording,

@@ -12,9 +12,21 @@ export const ADMIN_KEY = 'test-admin-key-0123456789abcdefghij';
 export interface TestApp {
   app: Express;
   services: Services;
-  /** Creates an account through the admin API; returns its id and API secret. */
+  /**
+   * Creates an account through the admin API; returns its id and API secret. Account names are
+   * unique: a name this process gave before gets a number (`other 2`), so tests sharing a store
+   * need not choose names apart.
+   */
   account(name?: string): Promise<{ id: string; secret: string }>;
 }
+
+/** How often each name was given by account() in this process. */
+const namesGiven = new Map<string, number>();
+const uniqueName = (name: string): string => {
+  const n = (namesGiven.get(name) ?? 0) + 1;
+  namesGiven.set(name, n);
+  return n === 1 ? name : `${name} ${n}`;
+};
 
 export async function testApp(
   store: Store,
@@ -28,7 +40,7 @@ export async function testApp(
     app,
     services,
     async account(name = 'acme') {
-      const r = await request(app).post('/admin/accounts').set('authorization', `Bearer ${ADMIN_KEY}`).send({ name });
+      const r = await request(app).post('/admin/accounts').set('authorization', `Bearer ${ADMIN_KEY}`).send({ name: uniqueName(name) });
       if (r.status !== 201) throw new Error(`account create failed: ${r.status} ${JSON.stringify(r.body)}`);
       return { id: r.body.data.id as string, secret: r.body.data.apiSecret as string };
     },

@@ -722,6 +722,65 @@ export function tokenApiSuite(factory: StoreFactory): void {
       });
     });
 
+    describe('account names', () => {
+      before(fresh);
+      const admin = () => as('test-admin-key-0123456789abcdefghij');
+      const taken = (name: string, by: string) => ({ status: 'fail', data: { message: `Account name ${JSON.stringify(name)} is taken by account ${by}`, name, takenBy: by } });
+      const create = async (name: string) => {
+        const r = await admin().post('/admin/accounts', { name });
+        assert.equal(r.status, 201, JSON.stringify(r.body));
+        return r.body.data as { id: string; name: string };
+      };
+
+      it('stores a name without the white space around it, and refuses a name another account has, whatever its case, with a 409 naming both; nothing is stored', async () => {
+        const globex = await create('  Globex\t');
+        assert.equal(globex.name, 'Globex');
+        const listed = (await admin().get('/admin/accounts')).body.data;
+        for (const name of ['Globex', 'globex', ' GLOBEX\n']) {
+          const r = await admin().post('/admin/accounts', { name });
+          assert.deepEqual([r.status, r.body], [409, taken(name.trim(), globex.id)], JSON.stringify(name));
+        }
+        assert.deepEqual((await admin().get('/admin/accounts')).body.data, listed);
+      });
+
+      it('refuses a rename to a name another account has with a 409 and changes nothing; its own name in another case and a free name are accepted', async () => {
+        const initech = await create('Initech');
+        const hooli = await create('Hooli');
+        const r = await admin().put(`/admin/accounts/${hooli.id}`, { name: 'initech ', secureViewer: true });
+        assert.deepEqual([r.status, r.body], [409, taken('initech', initech.id)]);
+        const stored = await t.services.store.getAccount(hooli.id);
+        assert.deepEqual([stored?.name, stored?.secureViewer], ['Hooli', false]);
+        const upper = await admin().put(`/admin/accounts/${hooli.id}`, { name: 'HOOLI' });
+        assert.deepEqual([upper.status, upper.body.data.name], [200, 'HOOLI']);
+        const moved = await admin().put(`/admin/accounts/${initech.id}`, { name: ' Initrode ' });
+        assert.deepEqual([moved.status, moved.body.data.name], [200, 'Initrode']);
+        const freed = await admin().put(`/admin/accounts/${hooli.id}`, { name: 'initech' });
+        assert.deepEqual([freed.status, freed.body.data.name], [200, 'initech']);
+        const back = await admin().put(`/admin/accounts/${initech.id}`, { name: 'Initech' });
+        assert.deepEqual([back.status, back.body], [409, taken('Initech', hooli.id)]);
+      });
+
+      it('refuses a blank name with a 400 naming the field', async () => {
+        const blank = { status: 'fail', data: { message: 'Validation errors', errors: { name: ['must not be blank'] } } };
+        const before = (await admin().get('/admin/accounts')).body.data;
+        const made = await admin().post('/admin/accounts', { name: ' \t ' });
+        assert.deepEqual([made.status, made.body], [400, blank]);
+        const renamed = await admin().put(`/admin/accounts/${acct.id}`, { name: '  ' });
+        assert.deepEqual([renamed.status, renamed.body], [400, blank]);
+        assert.deepEqual((await admin().get('/admin/accounts')).body.data, before);
+      });
+
+      it('of two creates of one name at once, one is 201 and the other 409', async () => {
+        const [a, b] = await Promise.all([admin().post('/admin/accounts', { name: 'Umbrella' }), admin().post('/admin/accounts', { name: 'umbrella' })]);
+        assert.deepEqual([a.status, b.status].sort(), [201, 409]);
+        const won = a.status === 201 ? a : b;
+        const lost = a.status === 201 ? b : a;
+        assert.deepEqual(lost.body, taken(lost === a ? 'Umbrella' : 'umbrella', won.body.data.id));
+        const named = (await admin().get('/admin/accounts')).body.data.filter((x: { name: string }) => x.name.toLowerCase() === 'umbrella');
+        assert.deepEqual(named.map((x: { id: string }) => x.id), [won.body.data.id]);
+      });
+    });
+
     describe('conventions', () => {
       before(fresh);
 

@@ -39,7 +39,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     assert.deepEqual((await s.updateAccount('ACC001', { deniedCountries: ['DE'] }))?.deniedCountries, ['DE']);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 3);
+    assert.equal(again.pragma('user_version', { simple: true }), 4);
     again.close();
   });
 
@@ -67,7 +67,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     });
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 3);
+    assert.equal(again.pragma('user_version', { simple: true }), 4);
     assert.deepEqual(
       (again.prepare('PRAGMA table_info(accounts)').all() as Array<{ name: string }>).map((c) => c.name).filter((n) => ['default_cluster', 'geo_cascade', 'ip_rules_on_rtmp'].includes(n)),
       ['default_cluster', 'geo_cascade', 'ip_rules_on_rtmp'],

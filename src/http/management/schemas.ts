@@ -251,10 +251,14 @@ export const checkOut = z.object({
 
 // ---- accounts ----
 
-export const createAccountSchema = z.strictObject({ name: text(1, MAX_NAME) });
+/** An account's name: stored without the white space around it, unique but for case (docs/api.md#accounts). */
+const accountName = text(1, MAX_NAME)
+  .refine((s) => s.trim() !== '', 'must not be blank')
+  .meta({ description: 'unique: no two accounts have names equal but for case and the white space around them (409 otherwise)' });
+export const createAccountSchema = z.strictObject({ name: accountName });
 export const updateAccountSchema = z.strictObject({
   secureViewer: z.boolean().optional(),
-  name: text(1, MAX_NAME).optional(),
+  name: accountName.optional(),
   ipRulesOnRtmp: z
     .boolean()
     .optional()

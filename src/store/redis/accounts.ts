@@ -1,10 +1,28 @@
 // Accounts on Redis: a hash per account in its slot, the account list, secret hints verified on
 // read, and the account version (held current by the version watch, or read and shared).
+import { randomUUID } from 'node:crypto';
 import type { Account, AccountGeoCascade, AccountPatch, AccountStore } from '../accounts.js';
 import { keys } from './keys.js';
-import { AccountExists } from '../../errors.js';
-import { Reply, codeOf } from './codes.js';
-import type { RedisConnection } from './connection.js';
+import { AccountExists, AccountNameTaken, StoreConflict } from '../../errors.js';
+import { accountNameKey } from '../../domain/store-rules.js';
+import { Reply, codeOf, unexpectedReply } from './codes.js';
+import { MAX_CAS_ATTEMPTS, type RedisConnection } from './connection.js';
+import { upgradeAccountNames } from './upgrade.js';
+
+/**
+ * How long a create or rename may take from claiming the name to confirming it: meanwhile other
+ * accounts are refused the name; past it, the name's other accounts are judged by their records
+ * (docs/architecture.md#account-names).
+ */
+export const NAME_TAKING_MS = 30_000;
+
+/** A name's claim as lua/includes/account-name.lua keeps it. */
+interface NameClaim {
+  n: string;
+  h?: string[];
+  p?: string;
+  u?: number;
+}
 
 function accountFrom(h: Record<string, string>): Account | null {
   if (!h.id) return null;
@@ -24,12 +42,85 @@ function accountFrom(h: Record<string, string>): Account | null {
 export class RedisAccounts implements AccountStore {
   constructor(private readonly c: RedisConnection) {}
 
+  /** The name claims of accounts of earlier builds, made once per process before the first name write. */
+  #namesClaimed: Promise<void> | undefined;
+
+  #claimsReady(): Promise<void> {
+    this.#namesClaimed ??= upgradeAccountNames(this.c).catch((e: unknown) => {
+      this.#namesClaimed = undefined;
+      throw e;
+    });
+    return this.#namesClaimed;
+  }
+
   /**
-   * The account's record and version in one script. The keys outside its slot come first: the
-   * list entry and the secret hint are verified against the record on read, so a crash between
-   * them and the record leaves nothing a reader believes.
+   * Marks `id` as taking `name` (docs/architecture.md#account-names), or rejects with
+   * AccountNameTaken naming the account that has it. `keeping`: the account's record has a name of
+   * this key already (it may keep it even where another account shares it). A claim whose other
+   * accounts no longer have the name (renamed since, or a taking that never wrote its record) is
+   * taken over, if no one changed it since it was read.
+   */
+  async #claimName(id: string, name: string, keeping: boolean): Promise<void> {
+    await this.#claimsReady();
+    const nameKey = accountNameKey(name);
+    let stale = '';
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const now = this.c.now();
+      const reply = await this.c.run('accountNameClaim', keys.accountName(nameKey), id, randomUUID(), now, now + NAME_TAKING_MS, stale, keeping ? '1' : '0');
+      if (codeOf(reply) === Reply.DONE) return;
+      if (codeOf(reply) !== Reply.EXISTS) throw unexpectedReply('account-name-claim', reply);
+      const claim = JSON.parse((reply as [number, string])[1]) as NameClaim;
+      // another account taking the name within its deadline has it
+      if (claim.p !== undefined && (claim.u ?? 0) > now) throw new AccountNameTaken(name, claim.p);
+      const others = [...(Array.isArray(claim.h) ? claim.h : []), ...(claim.p !== undefined ? [claim.p] : [])].filter((other) => other !== id);
+      for (const other of others) {
+        const otherName = await this.c.redis.hget(keys.account(other), 'name');
+        if (otherName !== null && accountNameKey(otherName) === nameKey) throw new AccountNameTaken(name, other);
+      }
+      stale = claim.n;
+    }
+    throw new StoreConflict(`account name claim for ${id}`, MAX_CAS_ATTEMPTS);
+  }
+
+  /** The record of `id` is written with `name`: false when another account took the name meanwhile. */
+  async #confirmName(id: string, name: string): Promise<boolean> {
+    const reply = await this.c.run('accountNameConfirm', keys.accountName(accountNameKey(name)), id, randomUUID());
+    if (codeOf(reply) === Reply.DONE) return true;
+    if (codeOf(reply) === Reply.MOVED) return false;
+    throw unexpectedReply('account-name-confirm', reply);
+  }
+
+  /** `id` wrote no record with `name` after all. */
+  async #releaseName(id: string, name: string): Promise<void> {
+    await this.c.run('accountNameRelease', keys.accountName(accountNameKey(name)), id, randomUUID());
+  }
+
+  /**
+   * The name is claimed first (docs/architecture.md#account-names), then the account's record and
+   * version in one script, then the claim confirmed. The other keys outside its slot come before the
+   * record: the list entry and the secret hint are verified against the record on read, so a crash
+   * between them and the record leaves nothing a reader believes.
    */
   async createAccount(a: Account): Promise<Account> {
+    await this.#claimName(a.id, a.name, false);
+    try {
+      await this.#writeAccount(a);
+    } catch (e) {
+      await this.#releaseName(a.id, a.name).catch(() => undefined);
+      throw e;
+    }
+    if (!(await this.#confirmName(a.id, a.name))) {
+      // taken by another account after this one's deadline: the account is taken back
+      await this.c.redis.del(keys.account(a.id));
+      await this.c.redis.zrem(keys.accountList, a.id);
+      if (a.secretHash) await this.c.redis.del(keys.secret(a.secretHash));
+      throw new AccountNameTaken(a.name);
+    }
+    await this.c.replicated();
+    return { ...a };
+  }
+
+  async #writeAccount(a: Account): Promise<void> {
     if (a.secretHash) await this.c.redis.set(keys.secret(a.secretHash), a.id);
     await this.c.redis.zadd(keys.accountList, 'NX', Date.parse(a.createdOn), a.id);
     await this.c.redis.set(keys.bootstrap, a.id, 'NX');
@@ -50,8 +141,6 @@ export class RedisAccounts implements AccountStore {
       if (a.secretHash) await this.c.redis.del(keys.secret(a.secretHash));
       throw new AccountExists(a.id);
     }
-    await this.c.replicated();
-    return { ...a };
   }
 
   async createFirstAccount(a: Account): Promise<boolean> {
@@ -81,9 +170,29 @@ export class RedisAccounts implements AccountStore {
     if (patch.defaultCluster !== undefined) fields.push('defaultCluster', patch.defaultCluster);
     if (patch.geoCascade !== undefined) fields.push('geoCascade', JSON.stringify(patch.geoCascade));
     if (patch.ipRulesOnRtmp !== undefined) fields.push('ipRulesOnRtmp', patch.ipRulesOnRtmp ? '1' : '0');
+    // a rename claims the name first, as a create does (its own name's claim holds it already)
+    const renamedFrom = patch.name === undefined ? null : await this.c.redis.hget(keys.account(id), 'name');
+    if (patch.name !== undefined) {
+      if (renamedFrom === null) return null;
+      await this.#claimName(id, patch.name, accountNameKey(renamedFrom) === accountNameKey(patch.name));
+    }
     // one script: the change, the version and the record read back (no other writer in between)
-    const reply = await this.c.run('accountUpdate', keys.account(id), keys.version(id), ...fields);
-    if (codeOf(reply) === Reply.GONE) return null;
+    let reply: unknown;
+    try {
+      reply = await this.c.run('accountUpdate', keys.account(id), keys.version(id), ...fields);
+    } catch (e) {
+      if (patch.name !== undefined) await this.#releaseName(id, patch.name).catch(() => undefined);
+      throw e;
+    }
+    if (codeOf(reply) === Reply.GONE) {
+      if (patch.name !== undefined) await this.#releaseName(id, patch.name);
+      return null;
+    }
+    if (patch.name !== undefined && renamedFrom !== null && !(await this.#confirmName(id, patch.name))) {
+      // taken by another account after this one's deadline: the name the account had is put back
+      await this.c.run('accountUpdate', keys.account(id), keys.version(id), 'name', renamedFrom);
+      throw new AccountNameTaken(patch.name);
+    }
     if (fields.length > 0) await this.c.replicated();
     // {DONE, field, value, ...}
     const flat = reply as string[];

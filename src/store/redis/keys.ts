@@ -14,6 +14,11 @@ export const keys = {
   bootstrap: 'bootstrap',
   tokenSeq: 'seq:token',
   account: (accountId: string) => `${tag(accountId)}:account`,
+  /**
+   * The claim of an account name, by its key (accountNameKey): which accounts hold it and which one
+   * is taking it (lua/includes/account-name.lua; docs/architecture.md#account-names).
+   */
+  accountName: (nameKey: string) => `aname:${nameKey}`,
   /** Hint: secret hash → account id (verified against the account's secretHash on read). */
   secret: (secretHash: string) => `secret:${secretHash}`,
   /** The token record: a string "<rev>:<compact JSON>" (see token-record.ts encodeToken). */

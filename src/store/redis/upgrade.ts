@@ -1,6 +1,8 @@
-// The Redis store's upgrade of data written by earlier builds (Store.upgrade): indexes they did not
-// keep, built once per store and marked done in a meta key.
+// The Redis store's upgrade of data written by earlier builds (Store.upgrade): indexes and claims
+// they did not keep, built once per store and marked done in a meta key.
+import { randomUUID } from 'node:crypto';
 import { Cluster } from 'ioredis';
+import { accountNameKey } from '../../domain/store-rules.js';
 import { setsViewerRules } from '../../domain/viewer-rules.js';
 import { keys, idFromMember } from './keys.js';
 import type { RedisConnection } from './connection.js';
@@ -14,6 +16,9 @@ const VIEWER_RULE_INDEX_VERSION = '2';
 /** The meta key and value saying the usage indexes cover data of earlier builds too. */
 const USAGE_INDEX_META = 'usage-index';
 const USAGE_INDEX_VERSION = '1';
+/** The meta key and value saying every account's name is claimed (accounts of earlier builds too). */
+const ACCOUNT_NAMES_META = 'account-names';
+const ACCOUNT_NAMES_VERSION = '1';
 
 /**
  * Data of earlier builds indexed only active publish tokens as setting viewer rules: a disabled
@@ -24,6 +29,23 @@ const USAGE_INDEX_VERSION = '1';
 export async function upgradeStore(c: RedisConnection): Promise<void> {
   await upgradeViewerRuleIndex(c);
   await upgradeUsageIndexes(c);
+  await upgradeAccountNames(c);
+}
+
+/**
+ * Accounts of earlier builds have no name claims (keys.accountName): each account becomes a holder
+ * of its name's claim, several accounts of one claim where earlier builds let them share a name
+ * (they keep it; new ones are refused). Once per store (meta key), idempotent; the accounts
+ * aggregate runs it too before its first name write, so a command that does not start the server
+ * (the CLI) checks names as the server does.
+ */
+export async function upgradeAccountNames(c: RedisConnection): Promise<void> {
+  if ((await c.redis.get(keys.meta(ACCOUNT_NAMES_META))) === ACCOUNT_NAMES_VERSION) return;
+  for (const accountId of await c.redis.zrange(keys.accountList, 0, -1)) {
+    const name = await c.redis.hget(keys.account(accountId), 'name');
+    if (name !== null) await c.run('accountNameHold', keys.accountName(accountNameKey(name)), accountId, randomUUID());
+  }
+  await c.redis.set(keys.meta(ACCOUNT_NAMES_META), ACCOUNT_NAMES_VERSION);
 }
 
 async function upgradeViewerRuleIndex(c: RedisConnection): Promise<void> {

@@ -1,6 +1,7 @@
 // Accounts on SQLite: the accounts table, and the account versions the connection keeps in memory (connection.ts).
 import type { Account, AccountGeoCascade, AccountPatch, AccountStore } from '../accounts.js';
-import { AccountExists } from '../../errors.js';
+import { AccountExists, AccountNameTaken } from '../../errors.js';
+import { accountNameKey } from '../../domain/store-rules.js';
 import { copyWith } from '../../domain/objects.js';
 import { VERSIONS_KEPT } from './connection.js';
 import type { SqliteConnection } from './connection.js';
@@ -20,6 +21,8 @@ interface AccountRow {
   geo_cascade: string;
   /** 1 (the default) or 0. */
   ip_rules_on_rtmp: number;
+  /** accountNameKey(name); added by migrate() (user_version 4). */
+  name_key: string;
 }
 const accountFromRow = (r: AccountRow): Account => {
   const a: Account = { id: r.id, name: r.name, createdOn: r.created_on, secureViewer: r.secure_viewer === 1 };
@@ -37,7 +40,12 @@ export class SqliteAccounts implements AccountStore {
 
   async createAccount(a: Account): Promise<Account> {
     try {
-      this.c.tx(() => this.#insertAccount(a));
+      this.c.tx(() => {
+        // the id first: a create of an existing account is AccountExists, whatever its name
+        if (this.c.stmt('SELECT 1 FROM accounts WHERE id = ?').get(a.id)) throw new AccountExists(a.id);
+        this.#refuseTakenName(a.name, a.id);
+        this.#insertAccount(a);
+      });
     } catch (e) {
       if ((e as { code?: unknown })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new AccountExists(a.id);
       throw e;
@@ -45,14 +53,26 @@ export class SqliteAccounts implements AccountStore {
     return { ...a };
   }
 
+  /**
+   * Inside the write's transaction (immediate: no other writer of the file in between), so of
+   * writes racing for one name, on any connection, exactly one finds it free.
+   */
+  #refuseTakenName(name: string, id: string): void {
+    const holder = this.c.stmt('SELECT id FROM accounts WHERE name_key = ? AND id != ? ORDER BY seq LIMIT 1').pluck().get(accountNameKey(name), id) as
+      | string
+      | undefined;
+    if (holder !== undefined) throw new AccountNameTaken(name, holder);
+  }
+
   #insertAccount(a: Account): void {
     this.c.stmt(
-      `INSERT INTO accounts (id, name, created_on, secure_viewer, secret_hash, allowed_countries, denied_countries, default_cluster, geo_cascade, ip_rules_on_rtmp, seq)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM accounts))`,
+      `INSERT INTO accounts (id, name, name_key, created_on, secure_viewer, secret_hash, allowed_countries, denied_countries, default_cluster, geo_cascade, ip_rules_on_rtmp, seq)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM accounts))`,
     )
       .run(
         a.id,
         a.name,
+        accountNameKey(a.name),
         a.createdOn,
         a.secureViewer ? 1 : 0,
         a.secretHash ?? null,
@@ -87,9 +107,13 @@ export class SqliteAccounts implements AccountStore {
     return this.c.tx(() => {
       const r = this.c.stmt('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
       if (!r) return null;
+      // a name of the key the account has already is its own (two accounts may share one from before names were unique)
+      const nameKey = patch.name === undefined ? r.name_key : accountNameKey(patch.name);
+      if (nameKey !== r.name_key) this.#refuseTakenName(patch.name!, id);
       const next: AccountRow = copyWith(r, {
         secure_viewer: patch.secureViewer === undefined ? r.secure_viewer : patch.secureViewer ? 1 : 0,
         name: patch.name ?? r.name,
+        name_key: nameKey,
         allowed_countries: patch.allowedCountries?.join(',') ?? r.allowed_countries,
         denied_countries: patch.deniedCountries?.join(',') ?? r.denied_countries,
         default_cluster: patch.defaultCluster ?? r.default_cluster,
@@ -97,10 +121,11 @@ export class SqliteAccounts implements AccountStore {
         ip_rules_on_rtmp: patch.ipRulesOnRtmp === undefined ? r.ip_rules_on_rtmp : patch.ipRulesOnRtmp ? 1 : 0,
       });
       this.c.stmt(
-        'UPDATE accounts SET secure_viewer = ?, name = ?, allowed_countries = ?, denied_countries = ?, default_cluster = ?, geo_cascade = ?, ip_rules_on_rtmp = ? WHERE id = ?',
+        'UPDATE accounts SET secure_viewer = ?, name = ?, name_key = ?, allowed_countries = ?, denied_countries = ?, default_cluster = ?, geo_cascade = ?, ip_rules_on_rtmp = ? WHERE id = ?',
       ).run(
         next.secure_viewer,
         next.name,
+        next.name_key,
         next.allowed_countries,
         next.denied_countries,
         next.default_cluster,

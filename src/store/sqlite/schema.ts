@@ -1,5 +1,6 @@
 // The embedded store's tables, and the upgrade of a file written by an earlier build.
 import type Database from 'better-sqlite3';
+import { accountNameKey } from '../../domain/store-rules.js';
 
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS accounts (
@@ -160,7 +161,10 @@ CREATE INDEX IF NOT EXISTS marks_expiry ON marks (expires_ms);
  */
 export function migrate(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number;
-  if (version >= 3) return;
+  if (version >= 4) {
+    fillNameKeys(db);
+    return;
+  }
   db.transaction(() => {
     const columns = new Set((db.prepare('PRAGMA table_info(accounts)').all() as Array<{ name: string }>).map((c) => c.name));
     const add = (column: string, type: string) => {
@@ -184,6 +188,25 @@ export function migrate(db: Database.Database): void {
     add('default_cluster', "TEXT NOT NULL DEFAULT ''");
     add('geo_cascade', "TEXT NOT NULL DEFAULT ''");
     add('ip_rules_on_rtmp', 'INTEGER NOT NULL DEFAULT 1');
-    db.pragma('user_version = 3');
+    // `user_version` 4: accounts carry the key of their name (accountNameKey), which no two may
+    // share from now on. Names accounts shared before stay as they are: the index is not unique,
+    // the accounts' writes refuse a taken key (accounts.ts) and the start names them in a warning.
+    add('name_key', "TEXT NOT NULL DEFAULT ''");
+    db.exec('CREATE INDEX IF NOT EXISTS accounts_by_name_key ON accounts (name_key)');
+    fillNameKeys(db);
+    db.pragma('user_version = 4');
+  })();
+}
+
+/**
+ * Sets the name key of accounts that have none: those of the upgrade, and any an earlier build
+ * wrote to a file this build had upgraded already.
+ */
+function fillNameKeys(db: Database.Database): void {
+  const missing = db.prepare("SELECT id, name FROM accounts WHERE name_key = ''").all() as Array<{ id: string; name: string }>;
+  if (missing.length === 0) return;
+  const set = db.prepare('UPDATE accounts SET name_key = ? WHERE id = ?');
+  db.transaction(() => {
+    for (const a of missing) set.run(accountNameKey(a.name), a.id);
   })();
 }
