@@ -215,7 +215,7 @@ export async function createServices(
   });
   const dispatcher = new WebhookDispatcher(store, opts.poster ?? client, config.webhooks, metrics, logger, `Streamgate-Webhooks/${VERSION}`, now);
   lifecycle.subscribe(dispatcher.onEvent);
-  const webhooks = new WebhookService(store, config.webhooks, (e) => void dispatcher.onEvent(e), now);
+  const webhooks = new WebhookService(store, config.webhooks, (e) => dispatcher.send(e), now);
   const patterns = new PatternChecks({ workers: config.limits.patternWorkers, queue: config.limits.patternQueue }, logger);
   const reload = setInterval(() => {
     keys.reload().catch((e: Error) => logger.warn({ err: e.message }, 'signing keys: reload failed'));

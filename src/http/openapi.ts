@@ -28,6 +28,9 @@ function parameters(r: DocRoute): unknown[] {
   return out;
 }
 
+const responseHeaders = (headers: NonNullable<DocRoute['responseHeaders']>) =>
+  Object.fromEntries(Object.entries(headers).map(([name, h]) => [name, { description: h.description, schema: { type: h.type } }]));
+
 const failResponse = {
   description: 'Client error',
   content: {
@@ -61,6 +64,7 @@ export function openApiDocument(routes: DocRoute[], version: string): Record<str
       responses: {
         [String(r.status ?? 200)]: r.answer ? { description: r.answer } : {
           description: 'Success',
+          ...(r.responseHeaders ? { headers: responseHeaders(r.responseHeaders) } : {}),
           content: {
             'application/json': {
               schema: {

@@ -43,6 +43,8 @@ export interface RouteSpec<P = any, Q = any, B = any> {
   response?: z.ZodType;
   /** Success status (default 200). */
   status?: number;
+  /** Headers the handler sets on a success answer (documentation). */
+  responseHeaders?: Record<string, { description: string; type: 'integer' | 'string' }>;
   /** A body sent without any Content-Type is read as JSON (clients that send none; docs/compatibility.md). */
   jsonWithoutContentType?: true;
   handler: (ctx: HandlerContext<P, Q, B>) => Promise<unknown>;

@@ -42,6 +42,8 @@ export interface DocRoute {
   bodyType?: string;
   /** Success description when the answer is not the JSON envelope. */
   answer?: string;
+  /** Headers of the success answer, by name (lower-case): what each says, and its JSON Schema type. */
+  responseHeaders?: Record<string, { description: string; type: 'integer' | 'string' }>;
 }
 
 /** One entry of the route table. */

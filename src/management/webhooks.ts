@@ -61,7 +61,8 @@ export class WebhookService {
   constructor(
     private readonly store: Store,
     private readonly limits: WebhookLimits,
-    private readonly emit: (e: DeliverableEvent) => void,
+    /** Queues an event's deliveries; answers how many were queued. */
+    private readonly emit: (e: DeliverableEvent) => Promise<number>,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -189,15 +190,15 @@ export class WebhookService {
   /**
    * Queues the sample event of a webhook type (src/webhooks/samples.ts), delivered like a real one:
    * to the account's enabled webhooks with the type's flag whose filter matches. Without names the
-   * samples use `sample_stream` and `sample_transcoder`.
+   * samples use `sample_stream` and `sample_transcoder`. Answers how many webhooks it was queued
+   * for (docs/api.md#test-sends).
    */
-  async test(accountId: string, type: WebhookType, names: { streamName?: string | null; transcoderName?: string | null } = {}): Promise<true> {
+  async test(accountId: string, type: WebhookType, names: { streamName?: string | null; transcoderName?: string | null } = {}): Promise<number> {
     const at = this.now();
     this.countTestSend(accountId, at);
     const streamName = names.streamName ?? SAMPLE_STREAM_NAME;
     const tokenId = type === 'Media' || type === 'Recordings' ? await this.samplePublishToken(accountId, streamName) : undefined;
-    this.emit(sampleEvent(type, accountId, { streamName, transcoderName: names.transcoderName ?? SAMPLE_TRANSCODER_NAME, tokenId }, at));
-    return true;
+    return this.emit(sampleEvent(type, accountId, { streamName, transcoderName: names.transcoderName ?? SAMPLE_TRANSCODER_NAME, tokenId }, at));
   }
 
   /**

@@ -130,21 +130,39 @@ export class WebhookDispatcher {
     }
   };
 
-  private async fanOut(e: Deliverable): Promise<void> {
+  /**
+   * Finds the webhooks an event goes to and queues one delivery each; answers how many were queued
+   * (enabled webhooks with the event's flag whose filter matches, less any the queues refused).
+   * Unlike onEvent it rejects when the webhooks cannot be read: a test send answers that.
+   */
+  async send(e: DeliverableEvent): Promise<number> {
+    if (e.type === 'session') return 0;
+    this.fanning++;
+    try {
+      return await this.fanOut(e);
+    } finally {
+      this.fanning--;
+      this.checkIdle();
+    }
+  }
+
+  private async fanOut(e: Deliverable): Promise<number> {
     const kind = KIND[e.type];
     const { accountId, name } = route(e);
-    if (e.type === 'thumbnail' && !e.test && !(await this.thumbnailsEnabled(e.tokenId))) return;
+    if (e.type === 'thumbnail' && !e.test && !(await this.thumbnailsEnabled(e.tokenId))) return 0;
     const hooks = (await this.store.listWebhooks(accountId, { itemCount: 100, descending: false })).filter(
       (w) => w[kind] === true && this.filterMatches(w.filter, name),
     );
-    if (hooks.length === 0) return;
+    if (hooks.length === 0) return 0;
     const { body, headers, event } = this.render(e);
     const now = this.now();
+    let queued = 0;
     for (const webhook of hooks) {
       const job = { webhook, event, body, headers, deliveryId: `msg_${randomUUID()}`, attempt: 1 };
       if (isDisabled(webhook, now)) this.skipDisabled(job);
-      else this.enqueue(job);
+      else if (this.enqueue(job)) queued++;
     }
+    return queued;
   }
 
   /**
@@ -204,18 +222,20 @@ export class WebhookDispatcher {
     return { body: Buffer.from(JSON.stringify(payload)), headers: { 'content-type': 'application/json' }, event: `${e.type}.${e.event}` };
   }
 
-  private enqueue(job: Job): void {
+  /** Queues a delivery: false when it was dropped instead (shutting down, or the queues full). */
+  private enqueue(job: Job): boolean {
     if (this.stopped) {
       // Never attempted: part of the shutdown summary, not one log entry each.
       this.stoppedCounts.dropped++;
       this.metrics.webhookDeliveries.inc({ result: 'dropped' });
-      return;
+      return false;
     }
     const r = this.queue.push(job.webhook.accountId, job);
     if (!r.accepted) this.drop(job, DROP_REASON[r.reason]);
     else if (r.evicted) this.drop(r.evicted.item, DROP_REASON['queue-full']);
     this.metrics.webhookQueue.set(this.queue.size);
     this.pump();
+    return r.accepted;
   }
 
   /** A delivery that did not fit: counted, in its webhook's deliveries log, and (throttled) in the log. */

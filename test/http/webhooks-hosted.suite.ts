@@ -379,6 +379,42 @@ export function webhooksHostedSuite(factory: StoreFactory): void {
       });
     });
 
+    describe('test sends: x-streamgate-test-deliveries', () => {
+      before(() => fresh());
+      /** A Feeds test send: its answer, the header, and how many deliveries the receiver got. */
+      const send = async (body?: object) => {
+        rx.received.length = 0;
+        const r = await api().post('/api/webhooks/test/Feeds', body);
+        await settle();
+        return { status: r.status, body: r.body, deliveries: r.headers['x-streamgate-test-deliveries'], received: rx.received.length };
+      };
+      const answer = (deliveries: string) => ({ status: 200, body: { status: 'success', data: true }, deliveries, received: Number(deliveries) });
+
+      it("counts the webhooks the sample was queued for: 0 when no webhook's filter matches, 1, then 2; the body stays true", async () => {
+        assert.deepEqual(await send(), answer('0'), 'no webhook at all');
+        const filtered = await create({ isFeedHooks: true, filter: 'cam[0-9]+' });
+        assert.deepEqual(await send(), answer('0'), 'sample_stream does not match cam[0-9]+');
+        assert.deepEqual(await send({ streamName: 'cam1' }), answer('1'));
+        await create({ isFeedHooks: true });
+        assert.deepEqual(await send({ streamName: 'cam1' }), answer('2'));
+        assert.deepEqual(await send(), answer('1'), 'only the webhook without a filter takes sample_stream');
+        // neither a webhook without the type's flag nor a disabled one is sent to
+        await create({ isRecordingHooks: true });
+        await t.services.store.updateWebhook(acct.id, filtered.id, (cur) => ({ ...cur, disabled: { until: null, reason: 'test' } }));
+        assert.deepEqual(await send({ streamName: 'cam1' }), answer('1'));
+      });
+
+      it('is documented in the OpenAPI document', async () => {
+        const doc = (await request(t.app).get('/api/openapi.json')).body;
+        assert.deepEqual(doc.paths['/api/webhooks/test/{kind}'].post.responses['200'].headers, {
+          'x-streamgate-test-deliveries': {
+            description: 'how many webhooks the sample event was queued for: enabled, with the type flag, and a filter that matches (0: none; docs/api.md#test-sends)',
+            schema: { type: 'integer' },
+          },
+        });
+      });
+    });
+
     describe('webhooks.recordingShape', () => {
       const md = { format: 'MPEG-4', sizes: { concat: 92791, dash: 97934, thumbnails: 0 }, duration: 1 };
       /** A recording started, completed (with metadata) and deleted: the bodies delivered, and the deliveries log's event names. */

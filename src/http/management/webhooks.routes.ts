@@ -66,6 +66,9 @@ const listWebhooksQuery = z
   })
   .transform((q) => ({ startingId: q.startingId, itemCount: q.itemCount ?? q.item_count ?? 10, descending: q.isDescending ?? false }));
 
+/** The header of a test send's answer that counts the webhooks the sample event was queued for. */
+export const TEST_DELIVERIES_HEADER = 'x-streamgate-test-deliveries';
+
 const testBody = z.strictObject({
   streamName: text(1, MAX_NAME).nullable().optional().meta({ description: 'default sample_stream' }),
   transcoderName: text(1, MAX_NAME).nullable().optional().meta({ description: 'for Transcoder; default sample_transcoder' }),
@@ -147,13 +150,23 @@ export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle:
       params: z.object({ kind: z.enum(WEBHOOK_TYPES) }),
       body: testBody,
       response: z.literal(true),
+      responseHeaders: {
+        [TEST_DELIVERIES_HEADER]: {
+          description: 'how many webhooks the sample event was queued for: enabled, with the type flag, and a filter that matches (0: none; docs/api.md#test-sends)',
+          type: 'integer',
+        },
+      },
       handler: async ({ account, params, body, res }) => {
+        let deliveries: number;
         try {
-          return await webhooks.test(account.id, params.kind, body);
+          deliveries = await webhooks.test(account.id, params.kind, body);
         } catch (e) {
           if (e instanceof ApiError && e.status === 429) res.set('retry-after', String(e.details.retryAfterSeconds));
           throw e;
         }
+        // the body stays the hosted API's `true`; the header says whether anything will arrive
+        res.set(TEST_DELIVERIES_HEADER, String(deliveries));
+        return true as const;
       },
     }),
     route({
