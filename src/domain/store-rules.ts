@@ -35,7 +35,7 @@ export interface SessionLimits {
 }
 
 /**
- * What makes two account names the same (docs/api.md#accounts): the name without the white space
+ * What makes two account names the same (docs/api.md#account-names): the name without the white space
  * around it, in Unicode normalization form C, lower-cased (locale-independent). No two accounts may
  * have names of one key; a store keeps the key beside the name and refuses a create or rename to a
  * key another account holds (AccountNameTaken).

@@ -157,7 +157,7 @@ function toApiError(err: unknown): ApiError | null {
   // turn their drivers' failures into these types; the decision path's lookups wrap them again.
   if (err instanceof StoreUnavailable) return new ApiError(503, err.publicMessage);
   if (err instanceof DecisionStoreUnavailable || err instanceof StoreConflict) return new ApiError(503, 'Store unavailable; retry');
-  // An account create or rename to a name another account has (docs/api.md#accounts).
+  // An account create or rename to a name another account has (docs/api.md#account-names).
   if (err instanceof AccountNameTaken) {
     const by = err.heldBy === undefined ? '' : ` by account ${err.heldBy}`;
     return new ApiError(409, `Account name ${JSON.stringify(err.accountName)} is taken${by}`, {

@@ -51,7 +51,7 @@ export class AccountService {
 
   /**
    * A new account named `name` (white space around it dropped). Rejects with AccountNameTaken when
-   * another account's name is the same but for case and that white space (docs/api.md#accounts).
+   * another account's name is the same but for case and that white space (docs/api.md#account-names).
    */
   async create(name: string): Promise<{ account: Account; apiSecret: string }> {
     // Ids are random: one taken (checked here, or by a create racing this one) means draw another.

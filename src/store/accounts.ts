@@ -67,7 +67,7 @@ export interface AccountStore {
    * it, atomically; null when the account does not exist. A `name` whose key another account has
    * rejects with AccountNameTaken and changes nothing, unless the account's own name has that key
    * already (names two accounts shared before names were unique stay as they are, and either may
-   * be renamed; docs/api.md#accounts). Renames racing for one name: exactly one succeeds.
+   * be renamed; docs/api.md#account-names). Renames racing for one name: exactly one succeeds.
    */
   updateAccount(id: string, patch: AccountPatch): Promise<Account | null>;
   /**

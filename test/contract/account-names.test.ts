@@ -1,4 +1,4 @@
-// Account names are unique (docs/api.md#accounts) from this build on. Stores written by earlier
+// Account names are unique (docs/api.md#account-names) from this build on. Stores written by earlier
 // builds may hold accounts that share a name: they keep starting, those accounts keep their names,
 // a new account or a rename may not take such a name, and either account may be renamed to a free
 // one; the start names them in one warning. On Redis, a create or rename interrupted between its

@@ -251,7 +251,7 @@ export const checkOut = z.object({
 
 // ---- accounts ----
 
-/** An account's name: stored without the white space around it, unique but for case (docs/api.md#accounts). */
+/** An account's name: stored without the white space around it, unique but for case (docs/api.md#account-names). */
 const accountName = text(1, MAX_NAME)
   .refine((s) => s.trim() !== '', 'must not be blank')
   .meta({ description: 'unique: no two accounts have names equal but for case and the white space around them (409 otherwise)' });
