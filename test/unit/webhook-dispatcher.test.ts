@@ -1,7 +1,9 @@
 // The webhook dispatcher with a scripted receiver: a flooding account with a receiver that never
 // answers holds only its own share of slots and queue, its drops are its own (counted, logged once,
-// in its deliveries log), a retry's backoff holds no slot, and shutdown stops within its deadline.
-import { describe, it } from 'node:test';
+// in its deliveries log), a retry's backoff holds no slot, and shutdown stops at its deadline. The
+// receivers' answers, the backoffs and the deadline run on node:test's mocked clock (setTimeout and
+// Date): each test moves it by hand.
+import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config/load.js';
@@ -20,7 +22,7 @@ interface Call {
   settled: boolean;
 }
 
-/** A receiver per URL host: 'never' answers only when aborted, 'fast' answers 204 after 5 ms, 'fail' 500. */
+/** A receiver per URL host: 'never' answers only when aborted, 'fast' answers 204 after 5 ms, 'fail' 500 after 1 ms. */
 function scriptedPoster(answers: Record<string, Answer>) {
   const calls: Call[] = [];
   const poster: Poster = {
@@ -93,11 +95,42 @@ function setup(hooks: Webhook[], answers: Record<string, Answer>, webhooks: Reco
   return { dispatcher, rx, lines, deliveries, counted, metrics };
 }
 
-const tick = () => new Promise((r) => setImmediate(r));
+/** Lets every callback already due run: the store writes, the logging, the next deliveries started. */
+const settle = () => new Promise((r) => setImmediate(r));
+
+/** The mocked clock, from before the dispatcher is made (it keeps a reference to Date.now). */
+const mockClock = (t: TestContext) => t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.parse('2026-03-01T12:00:00.000Z') });
+
+/** Moves the mocked clock `ms` forward a millisecond at a time, letting what each one starts run. */
+async function advance(t: TestContext, ms: number): Promise<void> {
+  for (let i = 0; i < ms; i++) {
+    t.mock.timers.tick(1);
+    await settle();
+  }
+}
+
+/** Moves the mocked clock a millisecond at a time until `p` settles (at most `limitMs`); resolves to the ms that took. */
+async function clockUntil(t: TestContext, p: Promise<unknown>, limitMs: number): Promise<number> {
+  const from = Date.now();
+  let done = false;
+  void p.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await settle();
+  while (!done && Date.now() - from < limitMs) {
+    t.mock.timers.tick(1);
+    await settle();
+  }
+  assert.ok(done, `still waiting after ${limitMs} ms`);
+  await p;
+  return Date.now() - from;
+}
 const flooderHooks = Array.from({ length: 20 }, (_, i) => hook(i + 1, 'FLOOD', 'never.test'));
 
 describe('WebhookDispatcher: fairness between accounts', () => {
-  it('a flooding account holds at most its in-flight cap and its queue share; the victim is sent at once and loses nothing', async () => {
+  it('a flooding account holds at most its in-flight cap and its queue share; the victim is sent at once and loses nothing', async (t) => {
+    mockClock(t);
     const victimHook = hook(100, 'VICTIM', 'fast.test');
     const { dispatcher, rx, lines, deliveries, counted } = setup([...flooderHooks, victimHook], { 'never.test': 'never', 'fast.test': 'fast' }, {
       concurrency: 8,
@@ -109,7 +142,7 @@ describe('WebhookDispatcher: fairness between accounts', () => {
     assert.equal(rx.inFlight('never.test'), 2, 'the flood holds exactly its cap of slots');
     await dispatcher.onEvent(feed('VICTIM'));
     assert.equal(rx.calls.filter((c) => c.url.includes('fast.test')).length, 1, 'the victim was sent without waiting');
-    await new Promise((r) => setTimeout(r, 30));
+    await advance(t, 5); // its receiver answers
     assert.deepEqual(
       deliveries.filter((x) => x.webhookId === 100).map((x) => [x.d.statusCode, x.d.error]),
       [[204, undefined]],
@@ -127,10 +160,11 @@ describe('WebhookDispatcher: fairness between accounts', () => {
     );
     const secretsInLog = JSON.stringify(lines);
     for (const w of flooderHooks) assert.ok(!secretsInLog.includes(w.secret), 'no webhook secret in the log');
-    await dispatcher.shutdown(Date.now());
+    await clockUntil(t, dispatcher.shutdown(Date.now()), 10);
   });
 
-  it('when the whole queue is full, a newcomer takes room from the longest account, not its own or a peer', async () => {
+  it('when the whole queue is full, a newcomer takes room from the longest account, not its own or a peer', async (t) => {
+    mockClock(t);
     const { dispatcher, deliveries } = setup([...flooderHooks, hook(100, 'VICTIM', 'never.test')], { 'never.test': 'never' }, {
       concurrency: 4,
       accountConcurrency: 1,
@@ -143,7 +177,7 @@ describe('WebhookDispatcher: fairness between accounts', () => {
     const byReason = (r: string) => deliveries.filter((x) => x.d.error === r).map((x) => x.webhookId);
     assert.equal(byReason('dropped: delivery queue full').length, 10);
     assert.ok(byReason('dropped: delivery queue full').every((id) => id <= 20));
-    await dispatcher.shutdown(Date.now());
+    await clockUntil(t, dispatcher.shutdown(Date.now()), 10);
     assert.deepEqual(
       deliveries.filter((x) => x.webhookId === 100).map((x) => x.d.error),
       [ABORTED_BY_SHUTDOWN],
@@ -151,42 +185,47 @@ describe('WebhookDispatcher: fairness between accounts', () => {
     );
   });
 
-  it('a retry waiting for its backoff holds no slot: the account\'s next delivery goes first', async () => {
+  it('a retry waiting for its backoff holds no slot: the account\'s next delivery goes first', async (t) => {
+    t.mock.method(Math, 'random', () => 0.5); // the first backoff is then 250 ms
+    mockClock(t);
     const { dispatcher, rx } = setup([hook(1, 'A', 'fail.test'), hook(2, 'A', 'fast.test')], { 'fail.test': 'fail', 'fast.test': 'fast' }, {
       concurrency: 1,
       accountConcurrency: 1,
       retries: 1,
     });
+    const t0 = Date.now();
     await dispatcher.onEvent(feed('A'));
-    await dispatcher.idle();
+    await clockUntil(t, dispatcher.idle(), 1000);
     assert.deepEqual(
-      rx.calls.map((c) => new URL(c.url).hostname),
-      ['fail.test', 'fast.test', 'fail.test'],
-      'the second webhook was sent while the first one waited to retry',
+      rx.calls.map((c) => [new URL(c.url).hostname, c.at - t0]),
+      [
+        ['fail.test', 0],
+        ['fast.test', 1],
+        ['fail.test', 251],
+      ],
+      'the second webhook was sent as the first one failed, while it waited 250 ms to retry',
     );
   });
 });
 
 describe('WebhookDispatcher: shutdown', () => {
-  it('delivers what is queued until the deadline, then aborts in-flight attempts and drops the rest with one summary line', async () => {
+  it('delivers what is queued until the deadline, then aborts in-flight attempts and drops the rest with one summary line', async (t) => {
+    mockClock(t);
     const { dispatcher, rx, lines, deliveries, counted } = setup(
       [...flooderHooks, hook(100, 'B', 'fast.test')],
       { 'never.test': 'never', 'fast.test': 'fast' },
       { concurrency: 8, accountConcurrency: 2, queueSize: 1000, accountQueueSize: 1000 },
     );
-    // Counted from before anything is queued: B's fast deliveries may finish before shutdown starts
-    // or during it, depending on how busy the machine is, and either way there are six of them.
-    const before = deliveries.length;
     for (let i = 0; i < 10; i++) await dispatcher.onEvent(feed('FLOOD')); // 2 in flight, 198 waiting
     for (let i = 0; i < 6; i++) await dispatcher.onEvent(feed('B')); // 2 in flight, 4 waiting
-    await tick();
+    await settle();
+    assert.equal(deliveries.length, 0, 'nothing answered before shutdown: the clock has not moved');
     lines.length = 0;
-    const t0 = Date.now();
-    await dispatcher.shutdown(Date.now() + 300);
-    const took = Date.now() - t0;
-    assert.ok(took >= 290 && took < 800, `shutdown took ${took} ms for a 300 ms deadline`);
+    // B's six deliveries, two at a time, are answered 5, 10 and 15 ms into the shutdown.
+    const took = await clockUntil(t, dispatcher.shutdown(Date.now() + 300), 2000);
+    assert.equal(took, 300, 'shutdown ends at its deadline: not when B is done, not later');
     assert.equal(deliveries.filter((x) => x.webhookId === 100 && x.d.statusCode === 204).length, 6, 'B\'s queued deliveries were flushed');
-    const written = deliveries.slice(before).filter((x) => x.webhookId <= 20);
+    const written = deliveries.filter((x) => x.webhookId <= 20);
     assert.deepEqual(written.map((x) => x.d.error), [ABORTED_BY_SHUTDOWN, ABORTED_BY_SHUTDOWN], 'only the attempts cut short are in the deliveries log');
     assert.deepEqual(
       lines.map((l) => [l.msg, l.aborted, l.dropped]),
@@ -196,19 +235,22 @@ describe('WebhookDispatcher: shutdown', () => {
     const sent = rx.calls.length;
     await dispatcher.onEvent(feed('B'));
     assert.equal(rx.calls.length, sent, 'nothing is sent after the deadline');
-    assert.equal(deliveries.length, before + 6 + 2, 'and nothing more is written');
+    assert.equal(deliveries.length, 6 + 2, 'and nothing more is written');
     assert.equal(await counted('dropped'), 199, 'though it is counted');
   });
 
   it('abandons retries waiting for their backoff, counted in the summary', async (t) => {
     t.mock.method(Math, 'random', () => 0.99); // the first backoff is then 495 ms
+    mockClock(t);
     const { dispatcher, lines, rx } = setup([hook(1, 'A', 'fail.test')], { 'fail.test': 'fail' }, { retries: 3 });
     await dispatcher.onEvent(feed('A'));
-    await new Promise((r) => setTimeout(r, 20));
+    await advance(t, 1); // the receiver fails it; the retry waits
     assert.equal(rx.calls.length, 1);
     lines.length = 0;
-    await dispatcher.shutdown(Date.now() + 1000);
+    const took = await clockUntil(t, dispatcher.shutdown(Date.now() + 1000), 2000);
+    assert.equal(took, 0, 'nothing in flight: shutdown does not wait for its deadline');
     assert.deepEqual(lines.map((l) => [l.aborted, l.dropped]), [[0, 1]]);
+    await advance(t, 1000); // well past the backoff
     assert.equal(rx.calls.length, 1, 'the retry never ran');
   });
 });
