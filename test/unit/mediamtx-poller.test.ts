@@ -1,11 +1,11 @@
 // The MediaMTX usage poller against a real local HTTP server speaking the Control API's list shape:
-// exact deltas, pagination, resets, missing lists, outages and the timer loop.
-import { afterEach, describe, it } from 'node:test';
+// exact deltas, pagination, resets, missing lists, outages and the timer loop. The request timeout
+// and the loop's interval run on node:test's mocked clock; a slow server or sink is one the test
+// holds, and lets go of once it has moved the clock.
+import { afterEach, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MediamtxPoller, type PollerOptions, type UsageDelta } from '../../src/analytics/mediamtx-poller.js';
 
 const ALL = [
@@ -20,6 +20,69 @@ const ALL = [
 
 type Item = Record<string, unknown>;
 
+/** Holds each caller until the test lets it go: a server or a sink as slow as the test says. */
+class Gate {
+  private held: Array<() => void> = [];
+  private unseen = 0;
+  private watchers: Array<() => void> = [];
+
+  pass(): Promise<void> {
+    return new Promise((resolve) => {
+      this.held.push(resolve);
+      const watcher = this.watchers.shift();
+      if (watcher) watcher();
+      else this.unseen++;
+    });
+  }
+
+  /** Resolves once the next caller is held here (each caller is reported once). */
+  arrived(): Promise<void> {
+    if (this.unseen > 0) {
+      this.unseen--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.watchers.push(resolve));
+  }
+
+  /** Lets the caller held longest go on. */
+  release(): void {
+    this.held.shift()?.();
+  }
+
+  /** Lets every caller go on, now and from now on (a test that failed leaves nothing held). */
+  open(): void {
+    this.pass = () => Promise.resolve();
+    for (const go of this.held.splice(0)) go();
+  }
+}
+
+let gates: Gate[] = [];
+const gate = (): Gate => {
+  const g = new Gate();
+  gates.push(g);
+  return g;
+};
+
+/** Lets every callback already due run (setImmediate is not among the mocked timers). */
+const settle = () => new Promise((r) => setImmediate(r));
+
+/**
+ * node:test's mocked setTimeout and Date; AbortSignal.timeout (the request timeout) on the same
+ * clock, and performance.now (the loop's cadence) following it. Returns the timeouts asked for.
+ */
+function mockClock(t: TestContext): number[] {
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
+  t.mock.method(performance, 'now', () => Date.now());
+  const timeouts: number[] = [];
+  t.mock.method(AbortSignal, 'timeout', (ms: number) => {
+    timeouts.push(ms);
+    const c = new AbortController();
+    setTimeout(() => c.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms);
+    return c.signal;
+  });
+  return timeouts;
+}
+
 /** A stand-in for MediaMTX's API: lists and their pagination follow internal/api/paginate.go. */
 class FakeMediamtx {
   lists = new Map<string, Item[]>();
@@ -29,7 +92,8 @@ class FakeMediamtx {
   raw = new Map<string, string>();
   /** Endpoint -> status to answer with instead of the list. */
   status = new Map<string, number>();
-  delayMs = 0;
+  /** While set, requests for lists that exist wait here before they are answered (never, if the test never lets them go). */
+  gate: Gate | undefined;
   requests: Array<{ path: string; page: number; itemsPerPage: number; authorization?: string }> = [];
   inFlight = 0;
   maxInFlight = 0;
@@ -79,7 +143,7 @@ class FakeMediamtx {
         return;
       }
       // Only lists that exist are slow: the router answers a 404 at once.
-      if (this.delayMs > 0) await sleep(this.delayMs);
+      if (this.gate) await this.gate.pass();
       const status = this.status.get(u.pathname);
       if (status !== undefined) {
         res.writeHead(status, { 'content-type': 'application/json' }).end('{"status":"error","error":"boom"}');
@@ -191,6 +255,8 @@ async function fake(): Promise<FakeMediamtx> {
 }
 
 afterEach(async () => {
+  for (const g of gates) g.open();
+  gates = [];
   for (const p of pollers) await p.stop();
   for (const f of fakes) await f.close();
   pollers = [];
@@ -345,22 +411,41 @@ describe('MediamtxPoller', () => {
     );
   });
 
-  it('treats non-2xx answers, broken JSON, a wrong shape and timeouts as the API being down', async () => {
+  it('treats non-2xx answers, broken JSON, a wrong shape and timeouts as the API being down', async (t) => {
+    const timeouts = mockClock(t);
     const f = await fake();
     f.lists.set('/v3/rtmpconns/list', [rtmpConn('a', 100, 0)]);
     const h = harness(f, { requestTimeoutMs: 100 });
     await h.poller.pollOnce();
     let bytes = 100;
     const warnings: string[] = [];
+    const hung = gate(); // never let go: an API that accepts requests and never answers
+    /** A poll of the hung API: over once its request's timeout has passed, and not before. */
+    const pollHung = async () => {
+      const asked = f.requests.length;
+      let over = false;
+      const polled = h.poller.pollOnce().then(() => {
+        over = true;
+      });
+      await hung.arrived();
+      t.mock.timers.tick(99);
+      await settle();
+      assert.equal(over, false, 'still waiting 99 ms on');
+      t.mock.timers.tick(1);
+      await settle();
+      assert.equal(over, true, 'over when the request timeout passes');
+      await polled;
+      assert.equal(f.requests.length, asked + 1, 'one request timeout per poll');
+    };
 
     /** Breaks the API, polls twice (one warning), repairs it and checks the bytes come through. */
-    async function outage(breakIt: () => void, repair: () => void): Promise<void> {
+    async function outage(breakIt: () => void, repair: () => void, poll = () => h.poller.pollOnce()): Promise<void> {
       breakIt();
       bytes += 50;
       f.lists.set('/v3/rtmpconns/list', [rtmpConn('a', bytes, 0)]);
       const before = h.logs.length;
-      await h.poller.pollOnce();
-      await h.poller.pollOnce();
+      await poll();
+      await poll();
       assert.deepEqual(
         h.logs.slice(before).map((l) => l.level),
         ['warn'],
@@ -394,19 +479,14 @@ describe('MediamtxPoller', () => {
     );
     await outage(
       () => {
-        f.delayMs = 300;
+        f.gate = hung;
       },
       () => {
-        f.delayMs = 0;
+        f.gate = undefined;
       },
+      pollHung,
     );
-    // A hung API costs one request timeout per poll, not the 300 ms the server would take.
-    f.delayMs = 300;
-    const t0 = Date.now();
-    await h.poller.pollOnce();
-    const elapsed = Date.now() - t0;
-    f.delayMs = 0;
-    assert.ok(elapsed < 290, `the request timeout applies (${elapsed} ms)`);
+    assert.ok(timeouts.length > 0 && timeouts.every((ms) => ms === 100), `every request is bounded by requestTimeoutMs: ${timeouts}`);
 
     assert.equal(warnings.length, 5);
     assert.match(warnings[0], /srtconns.*HTTP 500/);
@@ -512,10 +592,17 @@ describe('MediamtxPoller', () => {
     assert.doesNotMatch(logText(h.logs), /SECRET|streamgate:/);
   });
 
-  it('start() polls at once and then every intervalMs without overlap; stop() waits and ends it', async () => {
+  it('start() polls at once and then every intervalMs without overlap; stop() waits and ends it', { timeout: 30_000 }, async (t) => {
+    mockClock(t);
+    // When each poll starts (on the mocked clock): the moment it asks for the list.
+    const starts: number[] = [];
+    const realFetch = globalThis.fetch;
+    t.mock.method(globalThis, 'fetch', (input: string, init?: RequestInit) => {
+      if (input.includes('/v3/rtmpconns/list')) starts.push(Date.now());
+      return realFetch(input, init);
+    });
     const f = await fake();
     for (const p of ALL) if (p !== '/v3/rtmpconns/list') f.missing.add(p);
-    f.delayMs = 30;
     // Each read of the list finds 1000 more bytes sent.
     let out = 0;
     let inSink = false;
@@ -526,12 +613,13 @@ describe('MediamtxPoller', () => {
       out += 1000;
       f.lists.set('/v3/rtmpconns/list', [rtmpConn('a', out, 0)]);
     };
+    const sink = gate();
     const batches: UsageDelta[][] = [];
     const poller = new MediamtxPoller(
       { apiUrl: f.url, intervalMs: 50, logger: { warn: () => {}, info: () => {} } },
       async (deltas) => {
         inSink = true;
-        await sleep(10);
+        await sink.pass();
         batches.push(deltas);
         inSink = false;
       },
@@ -550,46 +638,78 @@ describe('MediamtxPoller', () => {
     f.requests = [];
     f.lists.delete('/v3/rtmpconns/list');
     out = 0;
+    starts.length = 0;
 
-    const t0 = performance.now();
+    // Every poll from here: the server answers 30 ms after the request, the sink takes 10 ms more.
+    f.gate = gate();
+    /** Answers the poll whose request is on its way: 30 ms at the server, then 10 ms in the sink. */
+    const answer = async () => {
+      await f.gate!.arrived();
+      assert.equal(f.inFlight, 1);
+      t.mock.timers.tick(30);
+      f.gate!.release();
+      await sink.arrived();
+      t.mock.timers.tick(10);
+      sink.release();
+      await settle(); // the poll is over; the loop has set its timer
+    };
+    /** Moves the clock to `at` ms and lets what is then due run. */
+    const clockTo = async (at: number) => {
+      t.mock.timers.tick(at - Date.now());
+      await settle();
+    };
+
     poller.start();
     poller.start(); // a second start() is a no-op, not a second loop
-    // About 200 ms is enough for 3 polls; the deadline is generous only for a loaded test machine.
-    while (batches.length < 3 && performance.now() - t0 < 2_000) await sleep(5);
-    const third = performance.now() - t0;
-    assert.ok(batches.length >= 3, `expected >= 3 polls, got ${batches.length}`);
-    // Poll k starts no earlier than k * intervalMs: the cadence is kept, not exceeded.
-    assert.ok(third >= 95, `3 polls took only ${third} ms`);
-    await sleep(100);
-    const polls = f.count('/v3/rtmpconns/list');
-    const elapsed = performance.now() - t0;
-    assert.ok(polls <= Math.floor(elapsed / 50) + 1, `${polls} polls in ${elapsed} ms at a 50 ms interval`);
+    await settle();
+    assert.deepEqual(starts, [0]);
+    for (let k = 1; k <= 3; k++) {
+      await answer();
+      await clockTo(k * 50 - 1);
+      assert.equal(starts.length, k, `poll ${k} does not start before ${k * 50} ms`);
+      await clockTo(k * 50);
+      assert.deepEqual(starts.slice(k), [k * 50], `poll ${k} starts at ${k * 50} ms: the cadence is kept`);
+    }
+    assert.equal(batches.length, 3);
     assert.equal(f.maxInFlight, 1, 'requests (and so polls) never overlap');
     assert.equal(requestsDuringSink, 0, 'the next poll waits for the sink');
 
-    // Polls asked for by hand while the loop runs queue behind it instead of running alongside.
-    await Promise.all([poller.pollOnce(), poller.pollOnce()]);
+    // Polls asked for by hand while the loop runs queue behind it instead of running alongside;
+    // the loop's next poll, due at 200 ms, waits for them in turn.
+    const manual = Promise.all([poller.pollOnce(), poller.pollOnce()]);
+    await answer();
+    await answer();
+    await answer();
+    await manual;
+    assert.deepEqual(starts, [0, 50, 100, 150, 190, 230, 270]);
     assert.equal(f.maxInFlight, 1, 'a manual pollOnce() does not overlap the loop');
     assert.equal(requestsDuringSink, 0);
 
     // Stop while a request is in flight: stop() resolves once that poll has been delivered.
-    await new Promise<void>((resolve) => {
-      const counting = f.onRequest;
-      f.onRequest = (path, page) => {
-        counting?.(path, page);
-        resolve();
-      };
-    });
+    await f.gate.arrived(); // the loop's poll that was due at 200 ms, started at 270
     assert.equal(f.inFlight, 1);
     const delivered = batches.length;
-    await poller.stop();
+    let stopped = false;
+    const stopping = poller.stop().then(() => {
+      stopped = true;
+    });
+    await settle();
+    assert.equal(stopped, false, 'stop() waits for the running request');
+    t.mock.timers.tick(30);
+    f.gate.release();
+    await sink.arrived();
+    await settle();
+    assert.equal(stopped, false, 'and for the sink');
+    t.mock.timers.tick(10);
+    sink.release();
+    await stopping;
     assert.equal(f.inFlight, 0, 'stop() waited for the running poll');
     assert.equal(batches.length, delivered + 1, 'the running poll was finished, sink included');
-    const after = f.requests.length;
-    await sleep(150);
-    assert.equal(f.requests.length, after, 'no request after stop()');
+    t.mock.timers.tick(10_000);
+    await settle();
+    assert.equal(starts.length, 7, 'no poll after stop()');
     // Every poll that finished delivered exactly the 1000 bytes its request added.
-    assert.ok(batches.length >= 6);
+    assert.equal(batches.length, 7);
     assert.ok(batches.every((b) => b.length === 1 && b[0].bytesOut === 1000));
   });
 });
