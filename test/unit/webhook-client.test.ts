@@ -1,6 +1,7 @@
 // The delivery client against real TLS servers on 127.0.0.1: what reaches the receiver, and that
-// a refused target, a redirect, a hang or a bad certificate all come back as data.
-import { after, before, describe, it } from 'node:test';
+// a refused target, a redirect, a hang or a bad certificate all come back as data. The delivery
+// timeout runs on node:test's mocked clock (setTimeout, and performance.now for durationMs).
+import { after, before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -106,7 +107,24 @@ async function withClient<T>(opts: Partial<DeliveryOptions>, fn: (c: WebhookClie
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** One turn of the event loop: undici hands a connection back to its pool a turn (setImmediate) after the reply. */
+const nextTurn = () => new Promise((r) => setImmediate(r));
+
+/** The mocked clock, with performance.now (what durationMs is measured on) following it. */
+function mockClock(t: TestContext): void {
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
+  t.mock.method(performance, 'now', () => Date.now());
+}
+
+/** A receiver that reads each request and never answers; `arrived` resolves once one has come in. */
+async function silentServer(): Promise<TestServer & { arrived: Promise<void> }> {
+  let arrive!: () => void;
+  const arrived = new Promise<void>((resolve) => {
+    arrive = resolve;
+  });
+  const server = await startServer(() => arrive());
+  return Object.assign(server, { arrived });
+}
 
 // Every byte value, so any re-encoding on the way would show.
 const BODY = Buffer.concat([Buffer.from('{"type":"feeds","event":"started"}\n'), Buffer.from(Array.from({ length: 256 }, (_, i) => i))]);
@@ -136,15 +154,15 @@ describe('WebhookClient', () => {
     }
   });
 
-  // undici's pool frees a connection one tick after the response completes (its 'drain'
-  // event), so back-to-back posts can open a second socket; the pause keeps this about draining.
+  // undici's pool frees a connection one turn of the event loop after the response completes, so
+  // back-to-back posts can open a second socket; waiting that turn keeps this about draining.
   it('reuses the connection when the reply body is small enough to drain', async () => {
     const server = await startServer((_r, res) => res.writeHead(200).end('x'.repeat(10_000)));
     try {
       await withClient({ caFile }, async (c) => {
         for (let i = 0; i < 3; i++) {
           assert.equal((await c.post(server.url(), BODY, HEADERS)).statusCode, 200);
-          await sleep(10);
+          await nextTurn();
         }
       });
       const ports = server.received.map((r) => r.remotePort);
@@ -162,7 +180,7 @@ describe('WebhookClient', () => {
       await withClient({ caFile }, async (c) => {
         for (let i = 0; i < 2; i++) {
           assert.equal((await c.post(server.url(), BODY, HEADERS)).statusCode, 200);
-          await sleep(10);
+          await nextTurn();
         }
       });
       // The first socket was closed rather than read to the end, so the second delivery came
@@ -181,9 +199,11 @@ describe('WebhookClient', () => {
       const result = await withClient({ caFile, allowPrivateTargets: false }, (c) => c.post(server.url(), BODY, HEADERS));
       assert.equal(result.statusCode, undefined);
       assert.equal(result.error, 'refused: loopback address (127.0.0.1)');
-      await sleep(50);
-      assert.equal(server.connections, 0);
-      assert.equal(server.received.length, 0);
+      // A delivery that is let through connects after any socket the refused one opened: once the
+      // server has it, it would have had that socket too.
+      assert.equal((await withClient({ caFile }, (c) => c.post(server.url(), BODY, HEADERS))).statusCode, 200);
+      assert.equal(server.connections, 1, 'only the delivery let through connected');
+      assert.equal(server.received.length, 1);
     } finally {
       await server.close();
     }
@@ -194,48 +214,65 @@ describe('WebhookClient', () => {
       r.url === '/hook' ? res.writeHead(302, { location: '/elsewhere' }).end() : res.writeHead(200).end(),
     );
     try {
-      const result = await withClient({ caFile }, (c) => c.post(server.url(), BODY, HEADERS));
-      assert.deepEqual({ statusCode: result.statusCode, error: result.error }, { statusCode: 302, error: undefined });
-      await sleep(100);
+      await withClient({ caFile }, async (c) => {
+        const result = await c.post(server.url(), BODY, HEADERS);
+        assert.deepEqual({ statusCode: result.statusCode, error: result.error }, { statusCode: 302, error: undefined });
+        // The next delivery on the same connection comes after any request the redirect led to.
+        await nextTurn();
+        assert.equal((await c.post(server.url('/next'), BODY, HEADERS)).statusCode, 200);
+      });
       assert.deepEqual(
         server.received.map((r) => r.url),
-        ['/hook'],
+        ['/hook', '/next'],
       );
+      assert.equal(server.connections, 1);
     } finally {
       await server.close();
     }
   });
 
-  it('(d) gives up after timeoutMs when the receiver never answers', async () => {
-    const server = await startServer(() => {
-      /* never answers */
-    });
+  it('(d) gives up after timeoutMs when the receiver never answers', async (t) => {
+    mockClock(t);
+    const server = await silentServer();
     try {
-      const t0 = Date.now();
-      const result = await withClient({ caFile, timeoutMs: 300 }, (c) => c.post(server.url(), BODY, HEADERS));
-      const wall = Date.now() - t0;
-      assert.equal(result.error, 'timeout after 300 ms');
-      assert.equal(result.statusCode, undefined);
-      assert.ok(result.durationMs >= 290 && result.durationMs < 1000, `durationMs ${result.durationMs}`);
-      assert.ok(wall < 1500, `wall ${wall}`);
+      await withClient({ caFile, timeoutMs: 300 }, async (c) => {
+        let over = false;
+        const posting = c.post(server.url(), BODY, HEADERS).finally(() => {
+          over = true;
+        });
+        await server.arrived;
+        t.mock.timers.tick(299);
+        await nextTurn();
+        assert.equal(over, false, 'still waiting 299 ms on');
+        t.mock.timers.tick(1);
+        await nextTurn();
+        assert.equal(over, true, 'over at 300 ms');
+        assert.deepEqual(await posting, { error: 'timeout after 300 ms', durationMs: 300 });
+      });
       assert.equal(server.received.length, 1);
     } finally {
       await server.close();
     }
   });
 
-  it('stops an attempt at once when its signal aborts (shutdown), reporting aborted rather than a timeout', async () => {
-    const server = await startServer(() => {
-      /* never answers */
-    });
+  it('stops an attempt at once when its signal aborts (shutdown), reporting aborted rather than a timeout', async (t) => {
+    mockClock(t);
+    const server = await silentServer();
     try {
       const stop = new AbortController();
-      setTimeout(() => stop.abort(), 150);
-      const t0 = Date.now();
-      const result = await withClient({ caFile, timeoutMs: 5000 }, (c) => c.post(server.url(), BODY, HEADERS, stop.signal));
-      const wall = Date.now() - t0;
-      assert.deepEqual([result.statusCode, result.error], [undefined, 'aborted']);
-      assert.ok(wall < 1000, `wall ${wall} ms (the timeout is 5000 ms)`);
+      const result = await withClient({ caFile, timeoutMs: 5000 }, async (c) => {
+        let over = false;
+        const posting = c.post(server.url(), BODY, HEADERS, stop.signal).finally(() => {
+          over = true;
+        });
+        await server.arrived;
+        stop.abort();
+        await nextTurn();
+        assert.equal(over, true, 'over at once');
+        return posting;
+      });
+      // the clock never moved: the attempt ended without waiting for any timer
+      assert.deepEqual(result, { error: 'aborted', durationMs: 0 });
       assert.equal(server.received.length, 1);
       const again = await withClient({ caFile }, (c) => c.post(server.url(), BODY, HEADERS, stop.signal));
       assert.deepEqual([again.statusCode, again.error], [undefined, 'aborted']);
@@ -265,11 +302,11 @@ describe('WebhookClient', () => {
       assert.equal(result.statusCode, undefined);
       // localhost may list ::1 before 127.0.0.1; either way the DNS path names the host.
       assert.match(result.error ?? '', /^refused: localhost resolves to a loopback address \((127\.0\.0\.1|::1)\)$/);
-      await sleep(50);
-      assert.equal(server.connections, 0);
       // The same name goes through when private targets are allowed, so the refusal above was the guard.
       const allowed = await withClient({ caFile }, (c) => c.post(url, BODY, HEADERS));
       assert.equal(allowed.statusCode, 200, allowed.error);
+      // It connected after any socket the refused delivery opened: the server would have had that one too.
+      assert.equal(server.connections, 1, 'only the delivery let through connected');
     } finally {
       await server.close();
     }
