@@ -47,12 +47,17 @@ describe('SQLite checkpoints', () => {
     }
   });
 
-  it('a quiet store keeps SQLite’s own checkpoints and starts no thread', async () => {
+  it('a quiet store keeps SQLite’s own checkpoints and starts no thread', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval'] }); // the periods pass by hand
     const dir = mkdtempSync(path.join(tmpdir(), 'sg-checkpoint-'));
     const store = new SqliteStore({ file: path.join(dir, 'db'), synchronous: 'NORMAL', checkpointPeriodMs: 20 });
     try {
-      for (let i = 0; i < 10; i++) await store.startSession(session(i), 60);
-      await new Promise((r) => setTimeout(r, 150));
+      // more than CHECKPOINT_BUSY_WRITES in all, never that many in one period
+      for (let period = 0; period < 7; period++) {
+        for (let i = 0; i < 20; i++) await store.startSession(session(period * 20 + i), 60);
+        t.mock.timers.tick(20);
+        await new Promise((r) => setImmediate(r));
+      }
       assert.equal(store.checkpointer?.background, false);
       assert.equal(store.checkpointer?.completed, 0);
     } finally {
