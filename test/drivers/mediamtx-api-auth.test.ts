@@ -8,16 +8,9 @@ import { mediamtxStandIn, type MediamtxStandIn } from '../helpers/stand-ins/medi
 import { sqliteFactory } from '../helpers/stores.js';
 import { testApp } from '../helpers/app.js';
 import { listen, type Listening } from '../helpers/listen.js';
+import { until } from '../helpers/until.js';
 
 const ID = '3c2b1a09-8f7e-4d6c-9b5a-0a1b2c3d4e5f';
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe('MediaMTX: a cut through the Control API, authenticated by Streamgate itself', () => {
   const closing: Array<() => Promise<void>> = [];
@@ -56,7 +49,7 @@ describe('MediaMTX: a cut through the Control API, authenticated by Streamgate i
     const { t, mtx, api, session } = await deployment(['127.0.0.1']);
     const cut = await api(request(t.app).delete(`/api/sessions/${session.id}`));
     assert.deepEqual([cut.status, cut.body.data.endedReason, cut.body.data.callerSessionId], [200, 'stopped', ID]);
-    await until('the kick', () => !mtx.sessions.has(`rtmpconns/${ID}`));
+    await until(() => !mtx.sessions.has(`rtmpconns/${ID}`), 5000, 'the kick');
     assert.deepEqual(
       mtx.calls.map((c) => `${c.method} ${c.path}`),
       [`POST /v3/rtmpconns/kick/${ID}`],
@@ -71,7 +64,7 @@ describe('MediaMTX: a cut through the Control API, authenticated by Streamgate i
     mtx.hang = true;
     const cut = await api(request(t.app).delete(`/api/sessions/${session.id}`));
     assert.equal(cut.status, 200, 'the registry ends the session without waiting for the server');
-    await until('the kick to reach the hanging server', () => mtx.calls.length > 0);
+    await until(() => mtx.calls.length > 0, 5000, 'the kick to reach the hanging server');
     const sub = (await api(request(t.app).post('/api/subscribe_token')).send({ label: 'more', streams: [{ streamName: 'cam2' }] })).body.data;
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
@@ -89,7 +82,11 @@ describe('MediaMTX: a cut through the Control API, authenticated by Streamgate i
     const { t, mtx, api, session } = await deployment([]);
     const cut = await api(request(t.app).delete(`/api/sessions/${session.id}`));
     assert.equal(cut.status, 200);
-    await until('the failed cut', async () => /streamgate_session_cuts_total\{caller="mediamtx",outcome="failed"\} 1/.test((await request(t.app).get('/metrics')).text));
+    await until(
+      async () => /streamgate_session_cuts_total\{caller="mediamtx",outcome="failed"\} 1/.test((await request(t.app).get('/metrics')).text),
+      5000,
+      'the failed cut',
+    );
     assert.equal(mtx.sessions.has(`rtmpconns/${ID}`), true, 'MediaMTX kept the reader');
     assert.equal((await api(request(t.app).get(`/api/sessions/${session.id}`))).body.data.endedReason, 'stopped');
   });
