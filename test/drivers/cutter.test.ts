@@ -1,14 +1,75 @@
 // The Cutter around the drivers: which configured server a session goes to, retries with backoff,
-// a bound on a server that never answers (without holding the event loop), and shutdown.
+// a bound on a server that never answers (without holding the event loop), and shutdown. Backoffs
+// and timeouts run on node:test's mocked clock: a test moves it once the timer it expects is set.
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import diagnostics from 'node:diagnostics_channel';
+import { after, before, beforeEach, describe, it, type TestContext } from 'node:test';
 import { DRIVERS } from '../../src/sessions/drivers/cutter.js';
 import { mediamtxStandIn, type MediamtxStandIn } from '../helpers/stand-ins/mediamtx.js';
 import { srsStandIn, type SrsStandIn } from '../helpers/stand-ins/srs.js';
+import type { StandIn } from '../helpers/stand-ins/base.js';
 import { harness, target } from './harness.js';
 
 const ID = '6a0f4c2e-1b7d-4d3a-9e55-0c1f2a3b4c5d';
 const rtmp = (more = {}) => target('mediamtx', { id: ID, path: 'live/cam1', protocol: 'rtmp' }, more);
+
+const nextTurn = () => new Promise((r) => setImmediate(r));
+
+/** Resolves once `standIn` has received `n` calls in all (the requests travel over real sockets). */
+async function received(standIn: StandIn, n: number): Promise<void> {
+  while (standIn.calls.length < n) await nextTurn();
+}
+
+/**
+ * node:test's mocked setTimeout and Date from 0 ms, with performance.now (the stand-ins' arrival
+ * times) and AbortSignal.timeout (each exchange's bound) on the same clock. `set(ms)` tells whether
+ * a timer of `ms` has been set since (each one is told once): a backoff or a bound now waiting.
+ */
+function mockClock(t: TestContext) {
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
+  t.mock.method(performance, 'now', () => Date.now());
+  const unseen = new Map<number, number>();
+  const mocked = globalThis.setTimeout;
+  t.mock.method(globalThis, 'setTimeout', ((fn: () => void, ms: number, ...args: unknown[]) => {
+    unseen.set(ms, (unseen.get(ms) ?? 0) + 1);
+    return mocked(fn, ms, ...args);
+  }) as typeof setTimeout);
+  t.mock.method(AbortSignal, 'timeout', (ms: number) => {
+    const c = new AbortController();
+    setTimeout(() => c.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms);
+    return c.signal;
+  });
+  return {
+    set(ms: number): boolean {
+      const n = unseen.get(ms) ?? 0;
+      if (n > 0) unseen.set(ms, n - 1);
+      return n > 0;
+    },
+    tick: (ms: number) => t.mock.timers.tick(ms),
+  };
+}
+
+/**
+ * Resolves once `n` HTTP exchanges are over, answered or failed, as undici reports them on its
+ * diagnostics channels; what the cutter does next (a backoff) is set within the turn that follows.
+ */
+function exchanges(t: TestContext): (n: number) => Promise<void> {
+  let over = 0;
+  let waiting: Array<{ n: number; resolve: () => void }> = [];
+  const count = () => {
+    over++;
+    for (const w of waiting) if (w.n <= over) w.resolve();
+    waiting = waiting.filter((w) => w.n > over);
+  };
+  for (const name of ['undici:request:trailers', 'undici:request:error']) {
+    diagnostics.subscribe(name, count);
+    t.after(() => diagnostics.unsubscribe(name, count));
+  }
+  return async (n) => {
+    if (over < n) await new Promise<void>((resolve) => waiting.push({ n, resolve }));
+    await nextTurn();
+  };
+}
 
 describe('Cutter', () => {
   let a: MediamtxStandIn;
@@ -35,22 +96,39 @@ describe('Cutter', () => {
     assert.deepEqual(Object.keys(DRIVERS).sort(), ['mediamtx', 'nginx-rtmp', 'ome', 'srs']);
   });
 
-  it('retries a 503 with exponential backoff, then cuts', async () => {
+  it('retries a 503 with exponential backoff, then cuts', { timeout: 30_000 }, async (t) => {
+    const clock = mockClock(t);
+    const over = exchanges(t);
     a.failNext(2, 503);
     const h = harness([{ caller: 'mediamtx', url: a.base, from: [] }], { retries: 3, backoffMs: 40 });
-    assert.equal(await h.cutter.cut(rtmp()), 'cut');
+    const cutting = h.cutter.cut(rtmp());
+    await over(1);
+    assert.ok(clock.set(40), 'a 40 ms backoff after the first 503');
+    clock.tick(40);
+    await over(2);
+    assert.ok(clock.set(80), 'the second backoff doubles');
+    clock.tick(80);
+    assert.equal(await cutting, 'cut');
     assert.equal(a.calls.length, 3);
-    const gaps = [a.calls[1].at - a.calls[0].at, a.calls[2].at - a.calls[1].at];
-    assert.ok(gaps[0] >= 35, `first backoff ${gaps[0]}`);
-    assert.ok(gaps[1] >= 75, `second backoff doubles: ${gaps[1]}`);
+    // the clock moved only through the backoffs: each attempt came exactly when its backoff ended
+    assert.deepEqual([a.calls[1].at - a.calls[0].at, a.calls[2].at - a.calls[1].at], [40, 80]);
     assert.deepEqual(h.outcomes, [['mediamtx', 'cut']]);
     assert.equal(h.lines.filter((l) => l.level === 40).length, 0);
   });
 
-  it('gives up after retries+1 attempts of 503 and logs once', async () => {
+  it('gives up after retries+1 attempts of 503 and logs once', { timeout: 30_000 }, async (t) => {
+    const clock = mockClock(t);
+    const over = exchanges(t);
     a.failNext(10, 503);
     const h = harness([{ caller: 'mediamtx', url: a.base, from: [] }], { retries: 2, backoffMs: 5 });
-    assert.equal(await h.cutter.cut(rtmp()), 'failed');
+    const cutting = h.cutter.cut(rtmp());
+    await over(1);
+    assert.ok(clock.set(5), 'the first backoff');
+    clock.tick(5);
+    await over(2);
+    assert.ok(clock.set(10), 'the second backoff');
+    clock.tick(10);
+    assert.equal(await cutting, 'failed');
     assert.equal(a.calls.length, 3);
     const warns = h.lines.filter((l) => l.level === 40);
     assert.equal(warns.length, 1);
@@ -59,20 +137,34 @@ describe('Cutter', () => {
     assert.deepEqual(h.outcomes, [['mediamtx', 'failed']]);
   });
 
-  it('bounds a server that never answers, leaving the event loop free', async () => {
+  it('bounds a server that never answers, leaving the event loop free', { timeout: 30_000 }, async (t) => {
+    const clock = mockClock(t);
     a.hang = true;
     const timeoutMs = 100;
     const retries = 1;
     const backoffMs = 20;
     const h = harness([{ caller: 'mediamtx', url: a.base, from: [] }], { timeoutMs, retries, backoffMs });
-    const started = performance.now();
-    const cutting = h.cutter.cut(rtmp());
+    let over = false;
+    const cutting = h.cutter.cut(rtmp()).finally(() => {
+      over = true;
+    });
     const first = await Promise.race([cutting, new Promise((resolve) => setImmediate(() => resolve('immediate')))]);
     assert.equal(first, 'immediate');
+    // each attempt reaches the server, which holds it until the exchange's bound passes
+    await received(a, 1);
+    clock.tick(timeoutMs);
+    await nextTurn();
+    assert.ok(clock.set(backoffMs), 'the first attempt was cut at its bound; the retry waits its backoff');
+    clock.tick(backoffMs);
+    await received(a, 2);
+    clock.tick(timeoutMs - 1);
+    await nextTurn();
+    assert.equal(over, false, 'the second attempt still waits, a millisecond before its bound');
+    clock.tick(1);
+    await nextTurn();
+    assert.equal(over, true, 'and is cut at it');
     assert.equal(await cutting, 'failed');
-    const took = performance.now() - started;
-    assert.ok(took >= timeoutMs * (retries + 1), `took ${took}`);
-    assert.ok(took < timeoutMs * (retries + 1) + backoffMs + 300, `took ${took}`);
+    assert.equal(Date.now(), timeoutMs * (retries + 1) + backoffMs, 'two bounded attempts and one backoff, nothing more');
     assert.equal(a.calls.length, 2);
     const warn = h.lines.find((l) => l.level === 40);
     assert.match(String(warn?.err), /no answer within 100 ms/);
@@ -86,25 +178,40 @@ describe('Cutter', () => {
     assert.equal(h.lines.find((l) => l.level === 50)?.msg, 'cut outcome hook failed');
   });
 
-  it('treats a refused connection as worth retrying', async () => {
+  it('treats a refused connection as worth retrying', { timeout: 30_000 }, async (t) => {
+    const clock = mockClock(t);
+    const over = exchanges(t);
     const gone = await mediamtxStandIn();
     const url = gone.base;
     await gone.close();
     const h = harness([{ caller: 'mediamtx', url, from: [] }], { retries: 2, backoffMs: 5 });
-    assert.equal(await h.cutter.cut(rtmp()), 'failed');
+    const cutting = h.cutter.cut(rtmp());
+    await over(1);
+    assert.ok(clock.set(5), 'a refused connection is retried after its backoff');
+    clock.tick(5);
+    await over(2);
+    assert.ok(clock.set(10), 'and again');
+    clock.tick(10);
+    assert.equal(await cutting, 'failed');
     assert.equal(h.lines.find((l) => l.level === 40)?.attempts, 3);
   });
 
-  it('close() ends pending retries at once', async () => {
+  it('close() ends pending retries at once', { timeout: 30_000 }, async (t) => {
+    const clock = mockClock(t);
+    const over = exchanges(t);
     a.failNext(100, 503);
     const h = harness([{ caller: 'mediamtx', url: a.base, from: [] }], { retries: 10, backoffMs: 5000 });
-    const cutting = h.cutter.cut(rtmp());
-    while (a.calls.length === 0) await new Promise((r) => setTimeout(r, 5));
-    const started = performance.now();
+    let result: string | undefined;
+    const cutting = h.cutter.cut(rtmp()).then((r) => (result = r));
+    await over(1);
+    assert.ok(clock.set(5000), 'the first attempt failed; the retry waits its backoff');
     await h.cutter.close();
-    assert.equal(await cutting, 'failed');
-    assert.ok(performance.now() - started < 500);
-    assert.equal(a.calls.length, 1);
+    await nextTurn();
+    assert.equal(result, 'failed', 'the waiting cut ended with close(), the clock never moving');
+    await cutting;
+    clock.tick(5000);
+    await nextTurn();
+    assert.equal(a.calls.length, 1, 'the retry never ran');
     assert.equal(await h.cutter.cut(rtmp()), 'failed');
     assert.equal(a.calls.length, 1);
   });
