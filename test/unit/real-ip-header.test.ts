@@ -15,7 +15,7 @@ describe('hooks.realIpHeader', () => {
         (e: unknown) =>
           e instanceof ConfigError &&
           (e as Error).message.includes(
-            'hooks.realIpHeader: X-Forwarded-For and Forwarded are lists, already read by the right-most rule; name a single-address header such as X-Real-IP, or leave it empty',
+            'hooks.realIpHeader (from STREAMGATE_HOOKS_REALIPHEADER): X-Forwarded-For and Forwarded are lists, already read by the right-most rule; name a single-address header such as X-Real-IP, or leave it empty',
           ),
       );
     });
