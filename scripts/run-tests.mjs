@@ -72,10 +72,12 @@ const rel = (f) => path.relative(root, f);
 const tierOf = (file) => Object.values(TIERS).find((t) => t.dirs.some((d) => file.startsWith(`${d}/`))) ?? tier;
 /** A file's budget in seconds: its own, else its tier's. */
 const budgetOf = (file) => declaredBudget(read(file)) ?? (tierArg ? tier : tierOf(rel(file))).budgetSeconds;
+// files named run as carefully as the most careful of their tiers
+const concurrency = tierArg || roots.length === 0 ? tier.concurrency : Math.min(...files.map((f) => tierOf(rel(path.resolve(f))).concurrency));
 const started = Date.now();
 // A test that hangs fails at the largest file budget of the run instead of holding it for ever.
 const testTimeout = `--test-timeout=${Math.max(...files.map((f) => budgetOf(path.resolve(f)))) * 1000}`;
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', testTimeout, ...reporters, ...extra, ...files], {
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, testTimeout, ...reporters, ...extra, ...files], {
   stdio: 'inherit',
   env: { ...process.env, ...tier.env },
 });
@@ -96,7 +98,7 @@ const rows = timed
   })
   .sort((a, b) => b.ms - a.ms);
 const what = tierArg || roots.length === 0 ? `tier ${tierName}: ${tier.about}` : `files named: ${roots.join(' ')}`;
-console.log(`\n# durations (${what}; ${files.length} files, ${((Date.now() - started) / 1000).toFixed(1)} s in all, 2 files at a time)`);
+console.log(`\n# durations (${what}; ${files.length} files, ${((Date.now() - started) / 1000).toFixed(1)} s in all, ${concurrency} files at a time)`);
 console.log('#   seconds  budget  file');
 for (const t of rows) console.log(`# ${(t.ms / 1000).toFixed(1).padStart(9)} ${String(t.budget).padStart(6)}s  ${rel(t.file)}${t.passed ? '' : '  (failed)'}`);
 if (over.length > 0) console.log(`\n# files over their time budget\n${over.map((o) => `#   ${o}`).join('\n')}`);

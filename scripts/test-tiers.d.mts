@@ -2,6 +2,7 @@
 export interface Tier {
   dirs: string[];
   budgetSeconds: number;
+  concurrency: number;
   env?: Record<string, string>;
   about: string;
 }

@@ -7,26 +7,30 @@
 //   // test-budget: 90s
 // A file over its budget fails the run, named in the duration table printed at the end.
 
-/** @type {Record<string, { dirs: string[]; budgetSeconds: number; env?: Record<string, string>; about: string }>} */
+/** @type {Record<string, { dirs: string[]; budgetSeconds: number; concurrency: number; env?: Record<string, string>; about: string }>} */
 export const TIERS = {
   fast: {
     dirs: ['test/unit', 'test/unit-redis', 'test/contract', 'test/http', 'test/hooks', 'test/security', 'test/compat', 'test/drivers', 'test/properties', 'test/fuzz'],
     budgetSeconds: 60,
+    concurrency: 2,
     about: 'unit, contract, HTTP and security tests, in process, on mock timers',
   },
   slow: {
     dirs: ['test/process', 'test/timing', 'test/faults', 'test/races'],
     budgetSeconds: 180,
+    concurrency: 2,
     about: 'real processes, real time: start-up and shutdown, stalls, expiry, faults and races',
   },
   e2e: {
     dirs: ['test/e2e'],
     budgetSeconds: 300,
+    concurrency: 2,
     about: 'real nginx, nginx-rtmp, ffmpeg and Chromium',
   },
   soak: {
     dirs: ['test/properties', 'test/fuzz', 'test/faults', 'test/races', 'test/security'],
     budgetSeconds: 300,
+    concurrency: 2,
     env: { TEST_SOAK: '1' },
     about: 'the long variants of the property, fuzz, fault, race and security tests',
   },
