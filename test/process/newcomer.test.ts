@@ -65,7 +65,7 @@ describe('the command: help and unknown commands', () => {
       [['keys'], "unknown command 'keys'"],
       [['accounts', 'secret', 'rotate', 'X'], "unknown command 'accounts secret rotate'"],
       [[], 'no command given'],
-      [['accounts', 'create'], 'accounts create needs --name <name>'],
+      [['accounts', 'create'], 'accounts create needs --name <name> (not blank)'],
       [['accounts', 'secret', 'refresh'], 'accounts secret refresh needs an account id'],
     ];
     for (const [args, problem] of cases) {

@@ -86,7 +86,7 @@ describe('the service as a process', () => {
   it('refuses to start on an invalid setting, naming its path', async () => {
     const r = await runNode(['--import', 'tsx', 'src/main.ts'], { STREAMGATE_ENFORCEMENT_STORETIMEOUTMS: '-5', STREAMGATE_DATA_DIR: tmp() });
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /enforcement\.storeTimeoutMs: Too small/);
+    assert.equal(r.stderr, "streamgate: invalid configuration: enforcement.storeTimeoutMs (from STREAMGATE_ENFORCEMENT_STORETIMEOUTMS): Too small: expected number to be >=1\n");
   });
 
   describe('on Redis (REDIS_URL)', () => {
