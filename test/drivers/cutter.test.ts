@@ -9,6 +9,7 @@ import { mediamtxStandIn, type MediamtxStandIn } from '../helpers/stand-ins/medi
 import { srsStandIn, type SrsStandIn } from '../helpers/stand-ins/srs.js';
 import type { StandIn } from '../helpers/stand-ins/base.js';
 import { harness, target } from './harness.js';
+import { mockClock as sharedMockClock } from '../helpers/mock-clock.js';
 
 const ID = '6a0f4c2e-1b7d-4d3a-9e55-0c1f2a3b4c5d';
 const rtmp = (more = {}) => target('mediamtx', { id: ID, path: 'live/cam1', protocol: 'rtmp' }, more);
@@ -26,26 +27,20 @@ async function received(standIn: StandIn, n: number): Promise<void> {
  * a timer of `ms` has been set since (each one is told once): a backoff or a bound now waiting.
  */
 function mockClock(t: TestContext) {
-  t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
-  t.mock.method(performance, 'now', () => Date.now());
+  const clock = sharedMockClock(t);
   const unseen = new Map<number, number>();
   const mocked = globalThis.setTimeout;
   t.mock.method(globalThis, 'setTimeout', ((fn: () => void, ms: number, ...args: unknown[]) => {
     unseen.set(ms, (unseen.get(ms) ?? 0) + 1);
     return mocked(fn, ms, ...args);
   }) as typeof setTimeout);
-  t.mock.method(AbortSignal, 'timeout', (ms: number) => {
-    const c = new AbortController();
-    setTimeout(() => c.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms);
-    return c.signal;
-  });
   return {
     set(ms: number): boolean {
       const n = unseen.get(ms) ?? 0;
       if (n > 0) unseen.set(ms, n - 1);
       return n > 0;
     },
-    tick: (ms: number) => t.mock.timers.tick(ms),
+    tick: clock.tick,
   };
 }
 

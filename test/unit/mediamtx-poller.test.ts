@@ -2,10 +2,11 @@
 // exact deltas, pagination, resets, missing lists, outages and the timer loop. The request timeout
 // and the loop's interval run on node:test's mocked clock; a slow server or sink is one the test
 // holds, and lets go of once it has moved the clock.
-import { afterEach, describe, it, type TestContext } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mockClock } from '../helpers/mock-clock.js';
 import { MediamtxPoller, type PollerOptions, type UsageDelta } from '../../src/analytics/mediamtx-poller.js';
 
 const ALL = [
@@ -65,23 +66,6 @@ const gate = (): Gate => {
 
 /** Lets every callback already due run (setImmediate is not among the mocked timers). */
 const settle = () => new Promise((r) => setImmediate(r));
-
-/**
- * node:test's mocked setTimeout and Date; AbortSignal.timeout (the request timeout) on the same
- * clock, and performance.now (the loop's cadence) following it. Returns the timeouts asked for.
- */
-function mockClock(t: TestContext): number[] {
-  t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
-  t.mock.method(performance, 'now', () => Date.now());
-  const timeouts: number[] = [];
-  t.mock.method(AbortSignal, 'timeout', (ms: number) => {
-    timeouts.push(ms);
-    const c = new AbortController();
-    setTimeout(() => c.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms);
-    return c.signal;
-  });
-  return timeouts;
-}
 
 /** A stand-in for MediaMTX's API: lists and their pagination follow internal/api/paginate.go. */
 class FakeMediamtx {
@@ -412,7 +396,7 @@ describe('MediamtxPoller', () => {
   });
 
   it('treats non-2xx answers, broken JSON, a wrong shape and timeouts as the API being down', async (t) => {
-    const timeouts = mockClock(t);
+    const timeouts = mockClock(t).signalTimeouts;
     const f = await fake();
     f.lists.set('/v3/rtmpconns/list', [rtmpConn('a', 100, 0)]);
     const h = harness(f, { requestTimeoutMs: 100 });
