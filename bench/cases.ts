@@ -67,7 +67,7 @@ export async function cases(sg: Target, secret: string, selected: ReadonlySet<st
     { name: 'authorize (JSON)', route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(sub.token), expect: 200 },
     { name: 'nginx-rtmp (form)', route: '/hooks/nginx-rtmp', method: 'POST', path: '/hooks/nginx-rtmp', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `app=live&flashver=FMLE%2F3.0&swfurl=&tcurl=rtmp%3A%2F%2Fh%2Flive&pageurl=&addr=203.0.113.7&call=play&name=cam1&start=0&duration=0&reset=0&token=${sub.token}`, expect: 200 },
     { name: 'mediamtx auth', route: '/hooks/mediamtx/auth', method: 'POST', path: '/hooks/mediamtx/auth', headers: json, body: mediamtx(sub.token, null), expect: 200 },
-    { name: 'mediamtx auth, limited token', route: '/hooks/mediamtx/auth', method: 'POST', path: '/hooks/mediamtx/auth', headers: json, body: mediamtx(limited.token, '5f1c2b0e-6a3d-4c1e-9d0b-1d2f3a4b5c6d'), expect: 200 },
+    { name: 'mediamtx auth, limited token', route: '/hooks/mediamtx/auth', method: 'POST', path: '/hooks/mediamtx/auth', headers: json, body: mediamtx(limited.token, '5f1c2b0e-6a3d-4c1e-9d0b-1d2f3a4b5c6d'), expect: 200, storeWrite: true },
     { name: 'auth-request', route: '/hooks/auth-request', method: 'GET', path: '/hooks/auth-request', headers: { 'x-original-uri': `/hls/cam1/index.m3u8?token=${sub.token}`, 'x-real-ip': '203.0.113.7' }, expect: 200 },
     ...(credential ? [credential] : []),
     { name: 'director subscribe', route: '/api/director/subscribe', method: 'POST', path: '/api/director/subscribe', headers: { ...json, authorization: `Bearer ${sub.token}` }, body: JSON.stringify({ streamName: 'cam1' }), expect: 200 },

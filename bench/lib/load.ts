@@ -19,6 +19,8 @@ export interface Case {
   headers: Record<string, string>;
   body?: string;
   expect: number;
+  /** Every request writes to the store (a session admission): on Redis its floor makes a round trip too. */
+  storeWrite?: true;
 }
 
 export interface Result {

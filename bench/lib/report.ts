@@ -3,9 +3,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './config.js';
 import type { Result } from './load.js';
+import type { HalfFigures } from './goals.js';
 
 /** One row per case and target, with the ratios against the floors of the same run. */
-export function printEndpointTable(caseNames: string[], results: Result[], half: Array<Result & { p99Runs?: number[]; serverP99Runs?: Array<number | undefined> }>): unknown[] {
+export function printEndpointTable(caseNames: string[], results: Result[], half: HalfFigures[]): unknown[] {
   const rows: unknown[] = [];
   console.log('\n| case | target | req/s | p50 ms | p99 ms | vs express | vs node | CPU µs/req | CPU vs express | CPU vs express born | p99 at half max | server p99 at half max | errors |');
   console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');

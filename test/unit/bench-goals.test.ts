@@ -1,0 +1,58 @@
+// The benchmark's p99 targets (docs/performance.md#when-a-p99-target-is-not-judged): a server p99
+// at half max within the target passes; over it, the floor paced at the same rate decides whether
+// the product failed it (the floor meets it) or this machine cannot tell (the floor is over it too).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { type HalfFigures, judge } from '../../bench/lib/goals.js';
+
+const CASE = 'mediamtx auth, limited token';
+
+function half(serverP99: number | undefined, floor?: number, errors = 0): HalfFigures {
+  return {
+    target: 'streamgate redis',
+    case: CASE,
+    rps: 1700,
+    p50: 1,
+    p99: 6,
+    errors,
+    unexpected: 0,
+    serverP99,
+    serverP99Runs: [serverP99, serverP99, serverP99],
+    p99Runs: [6, 6, 6],
+    ...(floor === undefined ? {} : { floor: { target: 'node:http floor, timed, one Redis script per request', serverP99: floor, serverP99Runs: [floor, 3, floor], rps: 1690 } }),
+  };
+}
+
+const row = (h: HalfFigures) => {
+  const r = judge([CASE], [], [h], undefined, []).find((x) => x.store === 'redis' && x.target === `${CASE}: server p99 at half max (median of 3)`);
+  assert.ok(r, 'the p99 row of the case on Redis');
+  return r;
+};
+
+describe('bench targets: server p99 at half max', () => {
+  it('passes at or under 2 ms without reading a floor', () => {
+    assert.equal(row(half(2)).verdict, 'PASS');
+    assert.equal(row(half(1.5)).verdict, 'PASS');
+  });
+
+  it('fails over 2 ms when the floor at the same rate meets 2 ms, and names the floor figure', () => {
+    const r = row(half(5, 1.5));
+    assert.equal(r.verdict, 'FAIL');
+    assert.equal(r.measured, 5);
+    assert.match(r.beside, /node:http floor, timed, one Redis script per request at the same rate \(1690 req\/s\): server p99 ≤ 1\.50 ms \(runs 1\.50 \/ 3\.00 \/ 1\.50 ms\)/);
+  });
+
+  it('is not judged over 2 ms when the floor at the same rate is over 2 ms too', () => {
+    const r = row(half(10, 4));
+    assert.equal(r.verdict, 'NOT JUDGED');
+    assert.equal(r.measured, 10);
+    assert.match(r.beside, /server p99 ≤ 4\.00 ms/);
+  });
+
+  it('fails over 2 ms with no floor figure, and on any wrong answer whatever the figures', () => {
+    assert.equal(row(half(5)).verdict, 'FAIL');
+    assert.equal(row(half(undefined)).verdict, 'FAIL');
+    assert.equal(row(half(10, 4, 1)).verdict, 'FAIL');
+    assert.equal(row(half(1, undefined, 2)).verdict, 'FAIL');
+  });
+});
