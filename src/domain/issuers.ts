@@ -1,0 +1,103 @@
+// Credential issuers (docs/api.md#credential-issuers): an account's declaration that JWTs signed by
+// someone else (its identity provider, its video platform) are credentials here, how to verify
+// them, and which of its tokens (the policy token) supplies the rules. A credential verified by an
+// issuer can only narrow its policy token, never widen it. Pure: records, the selection rule and
+// the uniqueness rule; verification is in src/policy/issuer-jwt.ts, storage in src/store/issuers.ts.
+
+/** Signature algorithms an issuer may allow. `none` is never one; HMAC needs a secret, the others public keys. */
+export const ISSUER_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'HS256', 'HS384', 'HS512'] as const;
+export type IssuerAlgorithm = (typeof ISSUER_ALGORITHMS)[number];
+export const isHmac = (alg: string): boolean => alg.startsWith('HS');
+
+/**
+ * Where the claims a decision needs are in a verified JWT. Each is a claim path: a top-level claim
+ * name (`sub`, `video_id`, `aws:channel-arn`) or a dotted path into objects (`video.room`).
+ */
+export interface IssuerClaimMap {
+  /** The stream the credential names (default `sub`). Ignored when `permissions` is set. */
+  stream: string;
+  /**
+   * A MediaMTX-style permissions array (`[{ "action": "publish"|"read"|…, "path": "<name>"|"~<regexp>"|"" }]`,
+   * or a JSON string holding one): the credential allows the stream and action one entry allows.
+   */
+  permissions?: string;
+  /** A claim holding the action word (`publish`, `subscribe`; `read`/`play` read as subscribe). */
+  action?: string;
+  /** Claims whose value must be `true` for a publish / a subscribe (LiveKit `video.canPublish`, `video.canSubscribe`). */
+  canPublish?: string;
+  canSubscribe?: string;
+  /** A claim holding the client address (or CIDR list) the request must come from. */
+  address?: string;
+  /** A claim naming the viewer (sessions, analytics), e.g. LiveKit `sub`, IVS `aws:viewer-id`. */
+  viewerId?: string;
+}
+
+/** Identifiers refused even when the signature holds: by `jti`, by `sub`, by key id. */
+export interface RevokedIds {
+  jti: string[];
+  sub: string[];
+  kid: string[];
+}
+
+/** What the store keeps for an issuer. `rev` increases on every write. */
+export interface IssuerRecord {
+  id: number;
+  accountId: string;
+  label: string;
+  type: 'jwt';
+  isActive: boolean;
+  /** The publish or subscribe token of the same account whose rules a credential narrows. */
+  policyTokenId: number;
+  /** The `iss` its JWTs carry; null: they carry none (Mux, Cloudflare, IVS). */
+  issuer: string | null;
+  /** The key ids (`kid`, header or payload) it answers for; empty: any (the only issuer of its `iss`). */
+  keyIds: string[];
+  /** `aud` must be one of these; empty: not checked. */
+  audience: string[];
+  algorithms: IssuerAlgorithm[];
+  /** Keys: public JWKs inline, and/or a JWKS URL; an HMAC secret (never answered). */
+  jwks: { keys: Array<Record<string, unknown>> } | null;
+  jwksUrl: string | null;
+  secret: string | null;
+  clockSkewSeconds: number;
+  /** A credential's `exp` at most this far after its `iat` (or after now, without `iat`); null: the policy token's own expiry bounds it. */
+  maxLifetimeSeconds: number | null;
+  claims: IssuerClaimMap;
+  /** A cookie the credential may arrive in (auth_request), besides the Authorization header and query. */
+  cookieName: string | null;
+  revoked: RevokedIds;
+  addedOn: string;
+  updatedOn: string;
+  rev: number;
+}
+
+/** The selector of a presented JWT: its `iss` (null without one) and key id (header `kid`, else payload `kid`; null without one). */
+export interface JwtSelector {
+  iss: string | null;
+  kid: string | null;
+}
+
+/**
+ * The issuer a JWT with `sel` belongs to among `candidates` (the issuers whose `issuer` is
+ * `sel.iss`): the one naming its key id, else the one naming no key ids; undefined when none
+ * claims it. Uniqueness (overlapping) makes the answer single.
+ */
+export function selectIssuer<T extends Pick<IssuerRecord, 'issuer' | 'keyIds'>>(candidates: readonly T[], sel: JwtSelector): T | undefined {
+  let any: T | undefined;
+  for (const c of candidates) {
+    if (c.issuer !== sel.iss) continue;
+    if (c.keyIds.length === 0) any = c;
+    else if (sel.kid !== null && c.keyIds.includes(sel.kid)) return c;
+  }
+  return any;
+}
+
+/**
+ * Whether two issuers could both claim one JWT: the same `issuer` and either names no key ids or
+ * they share one. `(iss, kid)` is unique across the deployment: a write making two overlap is refused.
+ */
+export function overlapping(a: Pick<IssuerRecord, 'issuer' | 'keyIds'>, b: Pick<IssuerRecord, 'issuer' | 'keyIds'>): boolean {
+  if (a.issuer !== b.issuer) return false;
+  if (a.keyIds.length === 0 || b.keyIds.length === 0) return true;
+  return a.keyIds.some((k) => b.keyIds.includes(k));
+}
