@@ -5,8 +5,10 @@ import { text } from '../http/text.js';
 import { wellFormed } from '../domain/matchers.js';
 import { normaliseIp, originHost } from '../domain/addresses.js';
 import { issuesToFieldErrors } from '../http/validation.js';
-import type { Caller } from './caller.js';
-import { ACCOUNT_ID_MAX, STREAM_NAME_MAX, badRequest, refusalStatus } from './shared.js';
+import type { Caller, Outcome } from './caller.js';
+import type { Config } from '../config/schema.js';
+import { parseSrtStreamId, srtModeAction } from '../domain/srt-stream-id.js';
+import { ACCOUNT_ID_MAX, STREAM_NAME_MAX, badRequest, nameable, refusalStatus, streamIdentity } from './shared.js';
 import { copyWith } from '../domain/objects.js';
 
 export const authorizeBodySchema = z.strictObject({
@@ -22,6 +24,47 @@ export const authorizeBodySchema = z.strictObject({
 });
 
 type AuthorizeBody = z.infer<typeof authorizeBodySchema>;
+
+/**
+ * A body carrying an SRT stream id (docs/api.md#srt-stream-ids): the stream, the action and the
+ * token come from the id, so `action` and `streamName` may be left out; given, they must agree.
+ */
+export const srtAuthorizeBodySchema = authorizeBodySchema.extend({
+  srtStreamId: z.string().max(8192).meta({ description: 'An SRT stream id in the standard syntax: #!::r=<stream>,m=publish|request,sg_token=<token>' }),
+  action: authorizeBodySchema.shape.action.optional(),
+  streamName: authorizeBodySchema.shape.streamName.optional(),
+});
+
+type SrtAuthorizeBody = z.infer<typeof srtAuthorizeBodySchema>;
+
+/** What an SRT stream id asks for once its explicit fields agree with it, or the 400 naming the conflict. */
+type SrtRequest = { action: 'publish' | 'subscribe'; streamName: string; accountId?: string; token?: string } | { errors: Record<string, string[]> };
+
+/**
+ * The request an SRT stream id makes, against the body's explicit fields: each one given must say
+ * what the id says (a body contradicting itself names nothing to decide), and one the id does not
+ * carry (the token, the account without hooks.accountInPath) is taken from the body.
+ */
+export function srtRequest(b: SrtAuthorizeBody, tokenKey: string, accountInPath: boolean): SrtRequest {
+  const parsed = parseSrtStreamId(b.srtStreamId, tokenKey);
+  if (!parsed.ok) return { errors: { srtStreamId: [parsed.problem] } };
+  const id = parsed.id;
+  const action = srtModeAction(id.mode);
+  if (b.action !== undefined && b.action !== action) {
+    return { errors: { action: [`m=${id.mode} of srtStreamId asks to ${action}, not to ${b.action}`] } };
+  }
+  const stream = streamIdentity(id.resource, '', accountInPath);
+  if (stream.accountMissing) return { errors: { srtStreamId: ['r names no account: with hooks.accountInPath: true it is <account>/<stream>'] } };
+  if (!nameable(stream) || !wellFormed(stream.streamName)) {
+    return { errors: { srtStreamId: [`r names no stream: a stream name of 1 to ${STREAM_NAME_MAX} characters${accountInPath ? ` after an account of at most ${ACCOUNT_ID_MAX}` : ''}`] } };
+  }
+  if (b.streamName !== undefined && b.streamName !== stream.streamName) return { errors: { streamName: ['differs from the stream r of srtStreamId names'] } };
+  if (stream.accountId !== undefined && b.accountId !== undefined && b.accountId !== stream.accountId) {
+    return { errors: { accountId: ['differs from the account r of srtStreamId names'] } };
+  }
+  if (id.token !== undefined && b.token !== undefined && b.token !== id.token) return { errors: { token: [`differs from the ${tokenKey} of srtStreamId`] } };
+  return { action, streamName: stream.streamName, accountId: stream.accountId ?? b.accountId, token: id.token ?? b.token };
+}
 
 const COUNTRY = /^[A-Za-z]{2}$/;
 const isText = (v: unknown, min: number, max: number): v is string =>
@@ -79,6 +122,35 @@ export function fastAuthorizeBody(body: unknown): AuthorizeBody | undefined {
 }
 const KNOWN = new Set(Object.keys(authorizeBodySchema.shape));
 
+const hasSrtStreamId = (body: unknown): boolean => typeof body === 'object' && body !== null && Object.hasOwn(body, 'srtStreamId');
+
+/** A body with an SRT stream id: its schema, then the id against the explicit fields (400 on any conflict). */
+function readSrt(body: unknown, config: Config): Outcome {
+  const parsed = srtAuthorizeBodySchema.safeParse(body);
+  if (!parsed.success) return { reply: badRequest(issuesToFieldErrors(parsed.error.issues, 'body')) };
+  const b = parsed.data;
+  const r = srtRequest(b, config.hooks.srt.tokenKey, config.hooks.accountInPath);
+  if ('errors' in r) return { reply: badRequest(r.errors) };
+  return {
+    admit: {
+      access: {
+        action: r.action,
+        token: r.token,
+        streamName: r.streamName,
+        accountId: r.accountId,
+        clientIp: normaliseIp(b.clientIp),
+        origin: originHost(b.origin),
+        country: b.country?.toUpperCase(),
+        // An SRT connection carries no origin: origin rules are skipped as for every SRT request.
+        protocol: (b.protocol ?? 'srt').toLowerCase(),
+        sessionId: b.sessionId,
+      },
+      starts: false,
+      credentialsGiven: r.token !== undefined,
+    },
+  };
+}
+
 export const authorize: Caller = {
   name: 'authorize',
   // The sessionId it is given is passed to the decision; it keeps no sessions of its own.
@@ -89,6 +161,7 @@ export const authorize: Caller = {
       path: '/hooks/authorize',
       body: 'json',
       read(req, ctx) {
+        if (hasSrtStreamId(req.body)) return readSrt(req.body, ctx.config);
         let b = fastAuthorizeBody(req.body);
         if (b === undefined) {
           const parsed = authorizeBodySchema.safeParse(req.body ?? {});
@@ -120,7 +193,7 @@ export const authorize: Caller = {
       docs: [
         {
           summary: 'Generic decision: 200 {"allowed":true,...}, 401/403 {"allowed":false,reason,message}, 503 store down',
-          body: authorizeBodySchema,
+          body: z.union([authorizeBodySchema, srtAuthorizeBodySchema]),
           answer: 'The decision',
         },
       ],

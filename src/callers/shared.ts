@@ -90,10 +90,15 @@ export function badRequest(errors: Record<string, string[]>): Reply {
 
 /** The `token` parameter of a query string ("?token=x&y=z", "token=x", or a whole URL). */
 export function tokenFromQuery(q: string | undefined): string | undefined {
+  return queryValue(q, 'token');
+}
+
+/** A parameter of a query string ("?k=x&y=z", "k=x", or a whole URL); an empty value is none. */
+export function queryValue(q: string | undefined, name: string): string | undefined {
   if (!q) return undefined;
   const i = q.indexOf('?');
   const query = i >= 0 ? q.slice(i + 1) : q.includes('://') ? '' : q;
-  const v = new URLSearchParams(query).get('token');
+  const v = new URLSearchParams(query).get(name);
   return v === null || v === '' ? undefined : v;
 }
 

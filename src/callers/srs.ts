@@ -2,11 +2,25 @@
 // exactly 0 or has an integer code 0, so allow is 200 {"code":0}; deny is 403 {"code":403,...}.
 import { normaliseIp, originHost } from '../domain/addresses.js';
 import type { Caller, Outcome, Reply, SessionIdentity } from './caller.js';
-import { bytesSignal, field, nameable, refusalMessage, refusalStatus, streamIdentity, tokenFromQuery } from './shared.js';
+import { bytesSignal, field, nameable, queryValue, refusalMessage, refusalStatus, streamIdentity, tokenFromQuery } from './shared.js';
 
 const CALLER = 'srs';
 const OK: Reply = { status: 200, json: { code: 0 } };
 const refuse = (status: number, message: string): Reply => ({ status, json: { code: status, message } });
+
+/**
+ * The token of an SRS `param`: `token=`, or the SRT token key (hooks.srt.tokenKey). SRS reads an
+ * SRT stream id `#!::r=live/cam1,m=publish,sg_token=T` itself and passes its keys other than h, r
+ * and m as this query (`sg_token=T`), so the id's credential arrives here; both keys naming
+ * different values is a conflict, never a choice (docs/callers.md#srt-stream-ids).
+ */
+export function srsToken(param: string | undefined, tokenKey: string): { token: string | undefined } | { conflict: string } {
+  const plain = tokenFromQuery(param);
+  if (tokenKey === 'token') return { token: plain };
+  const keyed = queryValue(param, tokenKey);
+  if (plain !== undefined && keyed !== undefined && plain !== keyed) return { conflict: `param: token and ${tokenKey} name different credentials` };
+  return { token: keyed ?? plain };
+}
 
 export const srs: Caller = {
   name: CALLER,
@@ -31,7 +45,9 @@ export const srs: Caller = {
         const admission = action === 'on_publish' || action === 'on_play';
         const id = streamIdentity(stream ?? '', '', ctx.config.hooks.accountInPath);
         if (!nameable(id)) return { reply: admission ? refuse(403, refusalMessage('stream_not_allowed')) : refuse(400, 'stream is required') };
-        const token = tokenFromQuery(field(b, 'param'));
+        const credential = srsToken(field(b, 'param'), ctx.config.hooks.srt.tokenKey);
+        if ('conflict' in credential) return { reply: refuse(400, credential.conflict) };
+        const token = credential.token;
         switch (action) {
           case 'on_publish':
           case 'on_play':

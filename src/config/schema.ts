@@ -4,6 +4,7 @@ import { z } from 'zod';
 import ipaddr from 'ipaddr.js';
 import RE2 from 're2';
 import { mediamtxPathProblem } from '../domain/paths.js';
+import { srtTokenKeyProblem } from '../domain/srt-stream-id.js';
 import { iceServerSchema, rtmpUrlTemplate } from '../director/settings.js';
 import { clustersSchema } from '../director/clusters.js';
 import { CALLER_NAMES } from '../callers/names.js';
@@ -161,6 +162,13 @@ export const configSchema = z.strictObject({
     authRequest: z.strictObject({
       streamPatterns: z.array(streamPattern),
       action: z.enum(['subscribe', 'publish']),
+    }),
+    // SRT stream ids in the standard syntax (docs/callers.md#srt-stream-ids): the custom key carrying the credential.
+    srt: z.strictObject({
+      tokenKey: z.string().superRefine((k, ctx) => {
+        const problem = srtTokenKeyProblem(k);
+        if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+      }),
     }),
     thumbnailMaxBytes: z.number().int().min(1024).max(16 * 1024 * 1024),
     // Per caller (the names of src/callers/registry.ts): socket addresses whose hook requests need no secret.
