@@ -21,6 +21,8 @@ const HOOKS: EntryPoint[] = [
     auth: 'none',
     body: (t) => ({ action: 'publish', token: t.seeded.pub.token, streamName: 'cam1', clientIp: '203.0.113.7', origin: 'https://www.example.com', country: 'us', protocol: 'webrtc', sessionId: 's1' }),
   },
+  // an SRT stream id in the standard syntax: mutations reach the id's pairs, its length, its mode
+  { method: 'POST', path: '/hooks/authorize', auth: 'none', body: (t) => ({ srtStreamId: `#!::r=cam1,m=publish,sg_token=${t.seeded.pub.token},user_ref=enc-7`, clientIp: '203.0.113.7' }) },
   { method: 'GET', path: '/hooks/auth-request', auth: 'none', headers: (t) => ({ 'x-original-uri': `/live/cam1/index.m3u8?token=${t.seeded.sub.token}` }) },
   { method: 'POST', path: '/hooks/auth-request', auth: 'streamToken', headers: () => ({ 'x-forwarded-uri': '/hls/cam1.m3u8' }) },
   { method: 'GET', path: '/hooks/auth-request/hls/cam1/seg-1.ts', auth: 'none', query: (t) => `token=${t.seeded.sub.token}` },
