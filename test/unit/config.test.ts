@@ -19,6 +19,7 @@ describe('configuration', () => {
     assert.equal(c.hooks.secret, '');
     assert.equal(c.hooks.allowUnauthenticated, false);
     assert.equal(c.hooks.realIpHeader, '');
+    assert.equal(c.hooks.srt.tokenKey, 'sg_token');
     assert.equal(c.enforcement.onStoreError, 'deny');
     assert.equal(c.enforcement.storeTimeoutMs, 250);
     assert.equal(c.redis.keyPrefix, 'sg:');
@@ -77,6 +78,8 @@ describe('configuration', () => {
     [{ STREAMGATE_WEBHOOKS_HEADERNAMES: '' }, /webhooks\.headerNames \(from STREAMGATE_WEBHOOKS_HEADERNAMES\): name at least one of service, millicast/],
     [{ STREAMGATE_WEBHOOKS_HEADERNAMES: 'service,dolby' }, /webhooks\.headerNames\.1 \(from STREAMGATE_WEBHOOKS_HEADERNAMES\): Invalid option/],
     [{ STREAMGATE_HOOKS_REALIPHEADER: 'X Real IP' }, /hooks\.realIpHeader \(from STREAMGATE_HOOKS_REALIPHEADER\): expected a header name/],
+    [{ STREAMGATE_HOOKS_SRT_TOKENKEY: 's' }, /hooks\.srt\.tokenKey \(from STREAMGATE_HOOKS_SRT_TOKENKEY\): single-letter keys are reserved by the SRT access-control syntax/],
+    [{ STREAMGATE_HOOKS_SRT_TOKENKEY: 'sg,token' }, /hooks\.srt\.tokenKey \(from STREAMGATE_HOOKS_SRT_TOKENKEY\): a key of letters, digits, _ and -/],
     [{ STREAMGATE_REDIS_WAITREPLICAS: '1', STREAMGATE_REDIS_WAITTIMEOUTMS: '5000' }, /redis\.waitTimeoutMs \(from STREAMGATE_REDIS_WAITTIMEOUTMS\): must be below redis\.commandTimeoutMs/],
   ];
   for (const [env, why] of invalid) {
