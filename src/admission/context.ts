@@ -100,7 +100,7 @@ export function callerContext(s: Services, trusted: TrustedProxies): CallerConte
       // What an allow starts: a session the registry keeps, or (HTTP callers, no connection named) nothing it can count.
       // The access request is this request's own (read() made it): marked in place, not copied.
       const access = a.access;
-      access.admission = a.starts && access.sessionId !== undefined ? 'session' : 'none';
+      access.admission = a.starts && access.sessionId !== undefined ? 'session' : a.resource ? 'resource' : 'none';
       // nothing starts (an HTTP caller's request, a check): no session to begin or settle;
       // either way a cached token is decided from memory when it can be ('soon')
       if (!a.starts) {

@@ -12,7 +12,8 @@ import { parse as parseCookie } from 'cookie';
 import type { Reason } from '../contracts/decision.js';
 import type { CredentialCheck } from '../contracts/viewer-credential.js';
 import type { Caller, CallerRoute, Outcome, Reply, ViewerCredentials } from './caller.js';
-import { andThen, nameable, perConfig, refusalBody, refusalStatus, tokenFromQuery } from './shared.js';
+import { andThen, nameable, perConfig, queryValue, refusalBody, refusalStatus, tokenFromQuery } from './shared.js';
+import type { StreamPatternEntry } from '../config/schema.js';
 import { copyWith } from '../domain/objects.js';
 
 const PREFIX = '/hooks/auth-request';
@@ -34,6 +35,9 @@ export function originalUri(req: Request): string | undefined | { conflict: true
   return found;
 }
 
+/** A CORS preflight of a method-aware pattern's path: allowed with nothing decided, counted or logged as a decision. */
+const PREFLIGHT: Outcome = { reply: { status: 200, headers: [['cache-control', 'no-store']], json: { allowed: true, preflight: true } } };
+
 /** No stream can be named from the original URI: nothing can be allowed (a denial, never a 404 or 5xx). */
 const NO_STREAM: Outcome = { reply: { status: 403, json: refusalBody('stream_not_allowed') } };
 
@@ -43,45 +47,84 @@ const PROTOCOL_BY_EXT: Array<[RegExp, string]> = [
   [/\.flv$/i, 'http-flv'],
 ];
 
-/** What an original path (no query) names: its stream, account and protocol, or why it names none. */
-type PathReading = { streamName: string; accountId: string | undefined; protocol: string } | { problem: string | undefined };
+/**
+ * What an original request (its method, its path without the query) names: its stream, account,
+ * protocol, the action its pattern asks for, and whether the path is a session resource; a CORS
+ * preflight of a method-aware pattern's path; or why it names nothing.
+ */
+type PathReading =
+  | { streamName: string; accountId: string | undefined; protocol: string; action: 'publish' | 'subscribe'; resource: boolean }
+  | { preflight: true }
+  | { problem: string | undefined };
+
+interface CompiledPattern {
+  re: RE2;
+  action: 'publish' | 'subscribe';
+  /** The methods it is for (undefined: any); an object pattern with methods answers its paths' preflights. */
+  methods: ReadonlySet<string> | undefined;
+  resource: boolean;
+}
+
+function compile(p: string | StreamPatternEntry, defaultAction: 'publish' | 'subscribe'): CompiledPattern {
+  if (typeof p === 'string') return { re: new RE2(p, 'u'), action: defaultAction, methods: undefined, resource: false };
+  return { re: new RE2(p.pattern, 'u'), action: p.action ?? defaultAction, methods: p.methods && new Set(p.methods), resource: p.resource === true };
+}
 
 /**
- * The reading of an original path, remembered: every viewer of a stream asks for the same playlist
- * and segment paths, and checking a path and trying the stream patterns on it (RE2) was most of
- * the cost of a credential check (docs/performance.md). A pure function of the path and the
- * configuration; the memo holds paths only, never a query (where tokens travel).
+ * The reading of an original request, remembered by method and path: every viewer of a stream asks
+ * for the same playlist and segment paths, and checking a path and trying the stream patterns on
+ * it (RE2) was most of the cost of a credential check (docs/performance.md). A pure function of
+ * the method, the path and the configuration; the memo holds paths only, never a query (where
+ * tokens travel).
  */
 const readingsOf = perConfig((c) => {
   const { accountInPath } = c.hooks;
-  const patterns = streamPatternsOf(c.hooks.authRequest.streamPatterns, accountInPath).map((p) => new RE2(p, 'u'));
+  const patterns = streamPatternsOf(c.hooks.authRequest.streamPatterns, accountInPath).map((p) => compile(p, c.hooks.authRequest.action));
   const memo = new LRUCache<string, PathReading>({ max: PATH_MEMO_MAX });
-  const readPath = (raw: string): PathReading => {
+  const readPath = (method: string | undefined, raw: string): PathReading => {
     // Refused, never resolved: a path a proxy or server could normalise into another stream's.
     const safe = safeRequestPath(raw);
     if ('problem' in safe) return { problem: safe.problem };
     const path = safe.path;
-    for (const re of patterns) {
-      const m = re.exec(path);
-      if (m?.groups?.stream) {
-        const id = { streamName: m.groups.stream, accountId: m.groups.account || undefined };
-        // With accounts in paths, a path that names none is no stream of the default account.
-        if (accountInPath && id.accountId === undefined) return { problem: undefined };
-        if (!nameable(id)) return { problem: undefined };
-        return copyWith(id, { protocol: PROTOCOL_BY_EXT.find(([ext]) => ext.test(path))?.[1] ?? 'http' });
+    for (const p of patterns) {
+      const m = p.re.exec(path);
+      if (!m?.groups?.stream) continue;
+      if (p.methods !== undefined) {
+        // A CORS preflight carries no credential (WHIP and WHEP send none on OPTIONS): nothing to decide.
+        if (method === 'OPTIONS') return { preflight: true };
+        if (method === undefined || !p.methods.has(method)) continue;
       }
+      const id = { streamName: m.groups.stream, accountId: m.groups.account || undefined };
+      // With accounts in paths, a path that names none is no stream of the default account.
+      if (accountInPath && id.accountId === undefined) return { problem: undefined };
+      if (!nameable(id)) return { problem: undefined };
+      return copyWith(id, { protocol: PROTOCOL_BY_EXT.find(([ext]) => ext.test(path))?.[1] ?? 'http', action: p.action, resource: p.resource });
     }
     return { problem: undefined };
   };
-  return (raw: string): PathReading => {
-    let r = memo.get(raw);
+  return (method: string | undefined, raw: string): PathReading => {
+    const key = method === undefined ? raw : `${method} ${raw}`;
+    let r = memo.get(key);
     if (r === undefined) {
-      r = readPath(raw);
-      memo.set(raw, r);
+      r = readPath(method, raw);
+      memo.set(key, r);
     }
     return r;
   };
 });
+
+/**
+ * The original request's method, from where hooks.authRequest.methodFrom says the proxy puts it
+ * (nginx's auth_request subrequest is always a GET; Traefik sends X-Forwarded-Method; Envoy checks
+ * with the original method). undefined: not read (methodFrom none). A header named but absent is
+ * no method either: a pattern naming methods then matches nothing.
+ */
+export function originalMethod(req: Request, from: 'none' | 'x-original-method' | 'x-forwarded-method' | 'request'): string | undefined {
+  if (from === 'none') return undefined;
+  if (from === 'request') return req.method.toUpperCase();
+  const v = req.headers[from];
+  return typeof v === 'string' && v !== '' ? v.trim().toUpperCase() : undefined;
+}
 
 /**
  * The built-in patterns (hooks.authRequest.streamPatterns empty), first match wins: the stream's
@@ -106,7 +149,7 @@ export const BUILT_IN_ACCOUNT_STREAM_PATTERNS: readonly string[] = [
 ];
 
 /** The patterns in force: the configured ones, else the built-in set for the accountInPath setting. */
-export function streamPatternsOf(configured: readonly string[], accountInPath: boolean): readonly string[] {
+export function streamPatternsOf(configured: readonly StreamPatternEntry[], accountInPath: boolean): ReadonlyArray<string | StreamPatternEntry> {
   if (configured.length > 0) return configured;
   return accountInPath ? BUILT_IN_ACCOUNT_STREAM_PATTERNS : BUILT_IN_STREAM_PATTERNS;
 }
@@ -122,18 +165,20 @@ const read: CallerRoute['read'] = (req, ctx) => {
   }
   const q = uri.indexOf('?');
   const query = q >= 0 ? uri.slice(q) : '';
-  const named = readingsOf(ctx.config)(q >= 0 ? uri.slice(0, q) : uri);
+  const named = readingsOf(ctx.config)(originalMethod(req, ctx.config.hooks.authRequest.methodFrom), q >= 0 ? uri.slice(0, q) : uri);
+  if ('preflight' in named) return PREFLIGHT;
   if ('problem' in named) {
     if (named.problem !== undefined) ctx.logger.debug({ problem: named.problem }, 'auth-request: original URI refused');
     // No stream can be named: nothing can be allowed (a denial, never a 404 or 5xx).
     return NO_STREAM;
   }
-  const { streamName, accountId, protocol } = named;
-  const token = tokenFromQuery(query || undefined) ?? bearer(req);
-  const action = ctx.config.hooks.authRequest.action;
+  const { streamName, accountId, protocol, action } = named;
+  // ?token=, then ?jwt= (players that name it so), then Authorization: Bearer (WHIP and WHEP clients)
+  const token = tokenFromQuery(query || undefined) ?? queryValue(query || undefined, 'jwt') ?? bearer(req);
   const clientIp = clientAddress(req, ctx.trusted);
-  // Viewer sessions are for viewers: with hooks.authRequest.action publish every request stays a full decision.
-  const viewers = action === 'subscribe' ? ctx.viewers : undefined;
+  // Viewer sessions are for viewers: a publish stays a full decision at every request, and a session
+  // resource (a WHIP/WHEP PATCH or DELETE) is checked with its credential without starting one.
+  const viewers = action === 'subscribe' && !named.resource ? ctx.viewers : undefined;
   const decide = (credentialProblem?: Reason, previous?: string): Outcome => ({
     admit: {
       access: {
@@ -147,6 +192,7 @@ const read: CallerRoute['read'] = (req, ctx) => {
         protocol,
       },
       starts: false,
+      resource: named.resource ? true : undefined,
       credentialsGiven: token !== undefined,
       viewer: viewers !== undefined && token !== undefined ? { presented: token, previous } : undefined,
       credentialProblem,

@@ -61,6 +61,26 @@ const streamPattern = z.string().superRefine((s, ctx) => {
   }
 });
 
+/** Methods an auth_request pattern may name (OPTIONS never: a CORS preflight is answered without a decision). */
+export const PATTERN_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/**
+ * A stream pattern of hooks.authRequest.streamPatterns: a pattern string (the action of
+ * hooks.authRequest.action, any method), or an object giving the pattern its own action, the
+ * methods it is for, and whether the path is a session resource (a WHIP/WHEP session URL: checked
+ * with the same credential, never starting a session or counting a use). docs/callers.md#whip-and-whep-behind-auth_request
+ */
+const streamPatternEntry = z.preprocess(
+  (v) => (typeof v === 'string' ? { pattern: v } : v),
+  z.strictObject({
+    pattern: streamPattern,
+    action: z.enum(['subscribe', 'publish']).optional(),
+    methods: z.array(z.enum(PATTERN_METHODS)).min(1).optional(),
+    resource: z.boolean().optional(),
+  }),
+);
+export type StreamPatternEntry = z.infer<typeof streamPatternEntry>;
+
 /**
  * Which token changes end a running media-server session (enforcement.terminateOn; src/sessions/termination.ts
  * maps a re-ask refusal to one). secretDeleted: the account's API secret deleted (every session of the account ends).
@@ -160,8 +180,11 @@ export const configSchema = z.strictObject({
     accountInPath: z.boolean(),
     mediamtx: z.strictObject({ allowApiFrom: z.array(addressOrCidr), pathPrefix: z.string().max(128) }),
     authRequest: z.strictObject({
-      streamPatterns: z.array(streamPattern),
+      streamPatterns: z.array(streamPatternEntry),
       action: z.enum(['subscribe', 'publish']),
+      // Where the original request's method is read (docs/callers.md#whip-and-whep-behind-auth_request):
+      // none (unknown: patterns cannot name methods), a header the proxy sets, or the check request's own (Envoy).
+      methodFrom: z.enum(['none', 'x-original-method', 'x-forwarded-method', 'request']),
     }),
     // SRT stream ids in the standard syntax (docs/callers.md#srt-stream-ids): the custom key carrying the credential.
     srt: z.strictObject({
@@ -271,11 +294,23 @@ export const configSchema = z.strictObject({
   if (c.hooks.accountInPath) {
     // A pattern without an account would decide every tenant's path on the default account.
     c.hooks.authRequest.streamPatterns.forEach((p, i) => {
-      if (!/\(\?P?<account>/.test(p)) {
+      if (!/\(\?P?<account>/.test(p.pattern)) {
         ctx.addIssue({
           code: 'custom',
           path: ['hooks', 'authRequest', 'streamPatterns', i],
           message: 'needs a named group account with hooks.accountInPath: true (e.g. ^/hls/(?<account>[^/]+)/(?<stream>[^/]+)/), or leave streamPatterns empty for the built-in ones',
+        });
+      }
+    });
+  }
+  if (c.hooks.authRequest.methodFrom === 'none') {
+    // A method read from nowhere the operator named could be the client's own header: never believed.
+    c.hooks.authRequest.streamPatterns.forEach((p, i) => {
+      if (p.methods !== undefined || p.resource === true) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['hooks', 'authRequest', 'streamPatterns', i],
+          message: 'names methods or a session resource, so hooks.authRequest.methodFrom must say where the method is read: x-original-method (nginx: proxy_set_header X-Original-Method $request_method), x-forwarded-method (Traefik) or request (Envoy)',
         });
       }
     });

@@ -72,6 +72,12 @@ export interface Admission {
   starts: boolean;
   /** The caller asks again for a connection it admitted: enforcement.terminateOn decides whether a refusal ends it. */
   reask?: boolean;
+  /**
+   * A request on a session the caller started earlier (a WHIP/WHEP PATCH or DELETE on its session
+   * URL): decided with its credential, but nothing starts and the token's session limits are not
+   * counted again (docs/callers.md#whip-and-whep-behind-auth_request).
+   */
+  resource?: true;
   /** The request carried a credential of some kind (user, password or token): MediaMTX challenges only without one. */
   credentialsGiven: boolean;
   /**

@@ -23,9 +23,10 @@ export interface AccessRequest {
    * What an allow starts (docs/api.md#session-limits): 'session' — a session the registry keeps
    * (media-server callers: limits are counted at admission); 'none' — nothing the registry can
    * keep (auth_request and other HTTP callers: a token with limits is refused); absent — not an
-   * admission (the director, the check endpoint).
+   * admission (the director, the check endpoint); 'resource' — a request on a session the caller
+   * admitted before (a WHIP/WHEP PATCH or DELETE): nothing starts, and limits were counted then.
    */
-  admission?: 'session' | 'none';
+  admission?: 'session' | 'none' | 'resource';
 }
 
 export const REASONS = {

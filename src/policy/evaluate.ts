@@ -237,6 +237,7 @@ function limitsCheck(x: Input): Outcome {
   const what = [t.maxConcurrentSessions !== undefined ? `at most ${t.maxConcurrentSessions} at once` : '', t.maxUses !== undefined ? `${t.maxUses} use(s)` : '']
     .filter(Boolean)
     .join(', ');
+  if (x.req.admission === 'resource') return skipped(`${what}: a request on a session already admitted, counted when it started`);
   if (x.req.admission === 'none') {
     return fail(`the token limits sessions (${what}), and this caller reports no sessions: HTTP streaming needs viewer sessions`);
   }

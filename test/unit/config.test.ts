@@ -80,6 +80,14 @@ describe('configuration', () => {
     [{ STREAMGATE_HOOKS_REALIPHEADER: 'X Real IP' }, /hooks\.realIpHeader \(from STREAMGATE_HOOKS_REALIPHEADER\): expected a header name/],
     [{ STREAMGATE_HOOKS_SRT_TOKENKEY: 's' }, /hooks\.srt\.tokenKey \(from STREAMGATE_HOOKS_SRT_TOKENKEY\): single-letter keys are reserved by the SRT access-control syntax/],
     [{ STREAMGATE_HOOKS_SRT_TOKENKEY: 'sg,token' }, /hooks\.srt\.tokenKey \(from STREAMGATE_HOOKS_SRT_TOKENKEY\): a key of letters, digits, _ and -/],
+    [
+      { STREAMGATE_HOOKS_AUTHREQUEST_STREAMPATTERNS: '[{"pattern":"^/whip/(?<stream>[^/]+)$","action":"publish","methods":["POST"]}]' },
+      /hooks\.authRequest\.streamPatterns\.0 \(from STREAMGATE_HOOKS_AUTHREQUEST_STREAMPATTERNS\): names methods or a session resource, so hooks\.authRequest\.methodFrom must say where the method is read/,
+    ],
+    [
+      { STREAMGATE_HOOKS_AUTHREQUEST_STREAMPATTERNS: '[{"pattern":"^/whip/(?<stream>[^/]+)$","methods":["OPTIONS"]}]', STREAMGATE_HOOKS_AUTHREQUEST_METHODFROM: 'x-original-method' },
+      /hooks\.authRequest\.streamPatterns\.0\.methods\.0 \(from STREAMGATE_HOOKS_AUTHREQUEST_STREAMPATTERNS\): Invalid option/,
+    ],
     [{ STREAMGATE_REDIS_WAITREPLICAS: '1', STREAMGATE_REDIS_WAITTIMEOUTMS: '5000' }, /redis\.waitTimeoutMs \(from STREAMGATE_REDIS_WAITTIMEOUTMS\): must be below redis\.commandTimeoutMs/],
   ];
   for (const [env, why] of invalid) {
