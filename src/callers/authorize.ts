@@ -131,22 +131,31 @@ function readSrt(body: unknown, config: Config): Outcome {
   const b = parsed.data;
   const r = srtRequest(b, config.hooks.srt.tokenKey, config.hooks.accountInPath);
   if ('errors' in r) return { reply: badRequest(r.errors) };
+  // An SRT connection carries no origin: origin rules are skipped as for every SRT request.
+  return admitBody(b, r, 'srt');
+}
+
+/** The admission of an authorize body: what it asks for (from its fields, or from an SRT stream id) and what it tells of the client. */
+function admitBody(
+  b: Pick<AuthorizeBody, 'clientIp' | 'origin' | 'country' | 'protocol' | 'sessionId'>,
+  ask: { action: 'publish' | 'subscribe'; token?: string; streamName: string; accountId?: string },
+  protocol: string,
+): Outcome {
   return {
     admit: {
       access: {
-        action: r.action,
-        token: r.token,
-        streamName: r.streamName,
-        accountId: r.accountId,
+        action: ask.action,
+        token: ask.token,
+        streamName: ask.streamName,
+        accountId: ask.accountId,
         clientIp: normaliseIp(b.clientIp),
         origin: originHost(b.origin),
         country: b.country?.toUpperCase(),
-        // An SRT connection carries no origin: origin rules are skipped as for every SRT request.
-        protocol: (b.protocol ?? 'srt').toLowerCase(),
+        protocol: (b.protocol ?? protocol).toLowerCase(),
         sessionId: b.sessionId,
       },
       starts: false,
-      credentialsGiven: r.token !== undefined,
+      credentialsGiven: ask.token !== undefined,
     },
   };
 }
@@ -172,23 +181,7 @@ export const authorize: Caller = {
         if (b.accountId === undefined && ctx.config.hooks.accountInPath) {
           return { reply: badRequest({ accountId: ['required with hooks.accountInPath: true (the account whose stream this is)'] }) };
         }
-        return {
-          admit: {
-            access: {
-              action: b.action,
-              token: b.token,
-              streamName: b.streamName,
-              accountId: b.accountId,
-              clientIp: normaliseIp(b.clientIp),
-              origin: originHost(b.origin),
-              country: b.country?.toUpperCase(),
-              protocol: (b.protocol ?? 'generic').toLowerCase(),
-              sessionId: b.sessionId,
-            },
-            starts: false,
-            credentialsGiven: b.token !== undefined,
-          },
-        };
+        return admitBody(b, b, 'generic');
       },
       docs: [
         {
