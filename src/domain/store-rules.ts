@@ -1,6 +1,7 @@
 // Rules every store backend applies the same way, as pure functions: both stores call them (the
 // Redis bind script mirrors bindDecision inside Redis, where it must run to stay atomic).
 import { copyWith } from './objects.js';
+import { overlapping, type IssuerRecord } from './issuers.js';
 
 /** A recording Streamgate knows of (from the callers' recording hooks). */
 export interface Recording {
@@ -41,6 +42,28 @@ export interface SessionLimits {
  * key another account holds (AccountNameTaken).
  */
 export const accountNameKey = (name: string): string => name.trim().normalize('NFC').toLowerCase();
+
+/**
+ * What a store indexes an issuer's `iss` by, deployment-wide: the value itself, kept apart from
+ * JWTs without one (null), which no string's key equals.
+ */
+export const issuerIndexKey = (iss: string | null): string => (iss === null ? '-' : `=${iss}`);
+
+type IssuerSelector = Pick<IssuerRecord, 'id' | 'accountId' | 'issuer' | 'keyIds'>;
+
+/**
+ * The first of `others` (another issuer than `mine`: another account or id) that `mine` would
+ * overlap, with the key ids of it that `mine` would share (empty: it answers for any key id); else
+ * undefined. What a store refuses a write for (IssuerConflict).
+ */
+export function issuerOverlap<T extends IssuerSelector>(mine: IssuerSelector, others: readonly T[]): { other: T; keyIds: string[] } | undefined {
+  for (const other of others) {
+    if ((other.accountId === mine.accountId && other.id === mine.id) || !overlapping(mine, other)) continue;
+    const keyIds = other.keyIds.length === 0 ? [] : mine.keyIds.length === 0 ? [...other.keyIds] : other.keyIds.filter((k) => mine.keyIds.includes(k));
+    return { other, keyIds };
+  }
+  return undefined;
+}
 
 /** How many delivery attempts a webhook's log keeps (the newest). */
 export const DELIVERIES_KEPT = 100;

@@ -36,7 +36,7 @@ export function sessionRecord(over: Partial<Session> & { sessionId: string }, at
 }
 
 /** The names of the errors a store rejects with (src/errors.ts). */
-export type StoreErrorName = 'AccountExists' | 'AccountNameTaken' | 'StoreConflict' | 'StoreUnavailable';
+export type StoreErrorName = 'AccountExists' | 'AccountNameTaken' | 'IssuerConflict' | 'IssuerChanged' | 'StoreConflict' | 'StoreUnavailable';
 
 /**
  * What `assert.rejects` matches a store's error by: its name, never its class. The backend may load

@@ -1,13 +1,14 @@
 // The package entry `streamgate/store-contract`: the suite every store backend passes, one part per
 // aggregate of src/store/store.ts (docs/architecture.md#the-contract-suite). A backend's test file
 // calls `storeContract(factory)`, or the part of each aggregate it implements, under `node --test`.
-// A rejection is matched by the error's name (AccountExists, AccountNameTaken, StoreConflict,
-// StoreUnavailable), so a backend throws the classes of `streamgate/store` or errors of its own with
-// those names.
+// A rejection is matched by the error's name (AccountExists, AccountNameTaken, IssuerConflict,
+// IssuerChanged, StoreConflict, StoreUnavailable), so a backend throws the classes of
+// `streamgate/store` or errors of its own with those names.
 import type { Store } from '../store/store.js';
 import { type AccountsUnderTest, accountTests } from './accounts.js';
 import { type BindsUnderTest, bindTests } from './binds.js';
 import { contract, type StoreFactory } from './factory.js';
+import { type IssuersUnderTest, issuerTests } from './issuers.js';
 import { type LiveStreamsUnderTest, liveStreamTests } from './live-streams.js';
 import { type MarksUnderTest, markTests } from './marks.js';
 import { type MetaUnderTest, metaTests } from './meta.js';
@@ -22,6 +23,7 @@ export type { StoreErrorName } from './fixtures.js';
 export type {
   AccountsUnderTest,
   BindsUnderTest,
+  IssuersUnderTest,
   LiveStreamsUnderTest,
   MarksUnderTest,
   MetaUnderTest,
@@ -37,6 +39,7 @@ export function storeContract(factory: StoreFactory<Store>): void {
   contract(factory, (fresh) => {
     accountTests(fresh);
     tokenTests(fresh);
+    issuerTests(fresh);
     metaTests(fresh);
     bindTests(fresh);
     webhookTests(fresh);
@@ -56,6 +59,11 @@ export function accountStoreContract(factory: StoreFactory<AccountsUnderTest>): 
 /** TokenStore and its enforcement lookups (with the AccountStore and BindStore calls around them). */
 export function tokenStoreContract(factory: StoreFactory<TokensUnderTest>): void {
   contract(factory, tokenTests);
+}
+
+/** IssuerStore (with the AccountStore whose version its writes move). */
+export function issuerStoreContract(factory: StoreFactory<IssuersUnderTest>): void {
+  contract(factory, issuerTests);
 }
 
 /** BindStore (with the TokenStore whose tokens it binds). */

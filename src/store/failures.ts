@@ -12,6 +12,7 @@ const STORE_METHODS = Object.keys({
   createToken: 1, getToken: 1, listTokens: 1, updateToken: 1, deleteToken: 1, findTokenByHash: 1, findTokenById: 1,
   securingTokens: 1, viewerRuleTokens: 1, accountVersion: 1, securedStreams: 1, removeSecuredStream: 1,
   boundAddresses: 1, bindAddress: 1,
+  createIssuer: 1, getIssuer: 1, listIssuers: 1, updateIssuer: 1, deleteIssuer: 1, issuersOf: 1,
   createWebhook: 1, getWebhook: 1, updateWebhook: 1, deleteWebhook: 1, listWebhooks: 1, addDelivery: 1, listDeliveries: 1,
   startRecording: 1, completeRecording: 1, listRecordings: 1, deleteRecording: 1,
   addUsage: 1, usageByTracking: 1, usageDaily: 1, usageHourly: 1, usageAccount: 1,

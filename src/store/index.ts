@@ -11,11 +11,14 @@ export type {
   BindResult,
   BindStore,
   Delivery,
+  IssuerPatch,
+  IssuerStore,
   ListQuery,
   LiveStream,
   LiveStreamStore,
   MarkStore,
   MetaStore,
+  NewIssuer,
   NewRecording,
   Recording,
   RecordingStore,
@@ -41,11 +44,14 @@ export type {
 } from './store.js';
 export type { NewTokenRecord, TokenKind, TokenRecord } from '../domain/tokens.js';
 export type { SecuredStream } from '../domain/secured-streams.js';
-export { AccountExists, AccountNameTaken, StoreConflict, StoreUnavailable } from '../errors.js';
+export type { IssuerAlgorithm, IssuerClaimMap, IssuerRecord, RevokedIds } from '../domain/issuers.js';
+export { AccountExists, AccountNameTaken, IssuerChanged, IssuerConflict, StoreConflict, StoreUnavailable } from '../errors.js';
 export {
   accountNameKey,
   admissionStep,
   bindDecision,
+  issuerIndexKey,
+  issuerOverlap,
   completedRecording,
   DELIVERIES_KEPT,
   ENDED_SESSION_KEEP_S,

@@ -12,6 +12,7 @@
 // decision, deliveries kept, admission order) are in domain/store-rules.ts.
 import type { AccountStore } from './accounts.js';
 import type { BindStore } from './binds.js';
+import type { IssuerStore } from './issuers.js';
 import type { LiveStreamStore } from './live-streams.js';
 import type { MarkStore } from './marks.js';
 import type { MetaStore } from './meta.js';
@@ -23,6 +24,7 @@ import type { WebhookStore } from './webhooks.js';
 
 export type { Account, AccountGeoCascade, AccountPatch, AccountStore } from './accounts.js';
 export type { BindResult, BindStore } from './binds.js';
+export type { IssuerPatch, IssuerStore, NewIssuer } from './issuers.js';
 export type { LiveStream, LiveStreamStore } from './live-streams.js';
 export type { MarkStore } from './marks.js';
 export type { MetaStore } from './meta.js';
@@ -56,6 +58,7 @@ export interface StoreLifecycle {
 export type Store = StoreLifecycle &
   AccountStore &
   TokenStore &
+  IssuerStore &
   BindStore &
   WebhookStore &
   RecordingStore &

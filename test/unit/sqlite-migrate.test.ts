@@ -39,7 +39,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     assert.deepEqual((await s.updateAccount('ACC001', { deniedCountries: ['DE'] }))?.deniedCountries, ['DE']);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 4);
+    assert.equal(again.pragma('user_version', { simple: true }), 5);
     again.close();
   });
 
@@ -67,11 +67,53 @@ describe('SQLite: opening a file of the previous layout', () => {
     });
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 4);
+    assert.equal(again.pragma('user_version', { simple: true }), 5);
     assert.deepEqual(
       (again.prepare('PRAGMA table_info(accounts)').all() as Array<{ name: string }>).map((c) => c.name).filter((n) => ['default_cluster', 'geo_cascade', 'ip_rules_on_rtmp'].includes(n)),
       ['default_cluster', 'geo_cascade', 'ip_rules_on_rtmp'],
     );
+    again.close();
+  });
+
+  it('a file of user_version 4 gets the issuers table, empty, and keeps its accounts and tokens', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'sg-migrate-')), 'db');
+    const now = Date.now();
+    const first = new SqliteStore({ file, synchronous: 'NORMAL' });
+    await first.createAccount({ id: 'ACC003', name: 'c', createdOn: new Date(now).toISOString(), secureViewer: false });
+    const t = await first.createToken(newTokenRecord('publish', 'ACC003', { label: 'p', streams: [{ streamName: 'cam1' }] }, 'e'.repeat(64), now));
+    await first.close();
+
+    // back to version 4: no issuers table
+    const raw = new Database(file);
+    raw.exec('DROP TABLE issuers');
+    raw.pragma('user_version = 4');
+    raw.close();
+
+    const s = new SqliteStore({ file, synchronous: 'NORMAL' });
+    assert.deepEqual(await s.getToken('ACC003', 'publish', t.id), t);
+    assert.deepEqual(await s.listIssuers('ACC003'), []);
+    const made = await s.createIssuer('ACC003', {
+      label: 'idp',
+      type: 'jwt',
+      isActive: true,
+      policyTokenId: t.id,
+      issuer: 'https://idp.example.com/',
+      keyIds: [],
+      audience: [],
+      algorithms: ['ES256'],
+      jwks: null,
+      jwksUrl: 'https://idp.example.com/jwks.json',
+      secret: null,
+      clockSkewSeconds: 0,
+      maxLifetimeSeconds: null,
+      claims: { stream: 'sub' },
+      cookieName: null,
+      revoked: { jti: [], sub: [], kid: [] },
+    });
+    assert.deepEqual(await s.issuersOf('https://idp.example.com/'), [made]);
+    await s.close();
+    const again = new Database(file);
+    assert.equal(again.pragma('user_version', { simple: true }), 5);
     again.close();
   });
 });

@@ -60,6 +60,7 @@ describe('the store split by aggregate', () => {
     assert.deepEqual(aggregates, [
       'AccountStore',
       'BindStore',
+      'IssuerStore',
       'LiveStreamStore',
       'MarkStore',
       'MetaStore',

@@ -155,13 +155,46 @@ CREATE INDEX IF NOT EXISTS marks_expiry ON marks (expires_ms);
 `;
 
 /**
+ * Credential issuers: the record's lists and objects as JSON columns, `iss_key` the key of its
+ * `iss` (null included), which no two overlapping issuers share with each other's key ids.
+ */
+const ISSUERS_TABLE = `
+CREATE TABLE IF NOT EXISTS issuers (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  account_id TEXT NOT NULL,
+  iss_key TEXT NOT NULL,
+  issuer TEXT,
+  label TEXT NOT NULL,
+  type TEXT NOT NULL,
+  is_active INTEGER NOT NULL,
+  policy_token_id INTEGER NOT NULL,
+  key_ids TEXT NOT NULL,
+  audience TEXT NOT NULL,
+  algorithms TEXT NOT NULL,
+  jwks TEXT,
+  jwks_url TEXT,
+  secret TEXT,
+  clock_skew_seconds INTEGER NOT NULL,
+  max_lifetime_seconds INTEGER,
+  claims TEXT NOT NULL,
+  cookie_name TEXT,
+  revoked TEXT NOT NULL,
+  added_on TEXT NOT NULL,
+  updated_on TEXT NOT NULL,
+  rev INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS issuers_by_account ON issuers (account_id, id);
+CREATE INDEX IF NOT EXISTS issuers_by_iss ON issuers (iss_key, id);
+`;
+
+/**
  * Brings a file written by an earlier build up to this schema. `user_version` 1: accounts carry
  * viewer country defaults, and `tokens.securing` holds viewer-rule flags (1 secures viewing, 2
  * restricts viewer countries; see domain/viewer-rules.ts) instead of a 0/1 flag.
  */
 export function migrate(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number;
-  if (version >= 4) {
+  if (version >= 5) {
     fillNameKeys(db);
     return;
   }
@@ -194,7 +227,10 @@ export function migrate(db: Database.Database): void {
     add('name_key', "TEXT NOT NULL DEFAULT ''");
     db.exec('CREATE INDEX IF NOT EXISTS accounts_by_name_key ON accounts (name_key)');
     fillNameKeys(db);
-    db.pragma('user_version = 4');
+    // `user_version` 5: credential issuers (src/store/sqlite/issuers.ts), indexed by account and by
+    // the key of their `iss` (issuerIndexKey), which every JWT presented with that `iss` reads.
+    db.exec(ISSUERS_TABLE);
+    db.pragma('user_version = 5');
   })();
 }
 

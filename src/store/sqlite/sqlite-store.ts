@@ -7,6 +7,7 @@ import { SqliteConnection, type SqliteStoreOptions } from './connection.js';
 import { SqliteAccounts } from './accounts.js';
 import { SqliteTokens } from './tokens.js';
 import { SqliteBinds } from './binds.js';
+import { SqliteIssuers } from './issuers.js';
 import { SqliteWebhooks } from './webhooks.js';
 import { SqliteRecordings } from './recordings.js';
 import { SqliteUsage } from './usage.js';
@@ -30,6 +31,7 @@ class SqliteBackend implements StoreLifecycle {
       new SqliteAccounts(c),
       new SqliteTokens(c),
       new SqliteBinds(c),
+      new SqliteIssuers(c),
       new SqliteWebhooks(c),
       new SqliteRecordings(c),
       new SqliteUsage(c),

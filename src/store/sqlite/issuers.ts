@@ -1,0 +1,161 @@
+// Credential issuers on SQLite: the issuers table (schema.ts, user_version 5), its lists and
+// objects in JSON columns, indexed by account and by the key of the `iss`. A write checks the
+// issuers of its `iss` inside its immediate transaction, so of overlapping writes racing on any
+// connection to the file exactly one finds the `(iss, kid)` free.
+import type { IssuerAlgorithm, IssuerClaimMap, IssuerRecord, RevokedIds } from '../../domain/issuers.js';
+import { issuerIndexKey, issuerOverlap } from '../../domain/store-rules.js';
+import { copyWith } from '../../domain/objects.js';
+import { IssuerChanged, IssuerConflict } from '../../errors.js';
+import type { IssuerPatch, IssuerStore, NewIssuer } from '../issuers.js';
+import type { SqliteConnection } from './connection.js';
+
+interface IssuerRow {
+  id: number;
+  account_id: string;
+  issuer: string | null;
+  label: string;
+  type: 'jwt';
+  is_active: number;
+  policy_token_id: number;
+  key_ids: string;
+  audience: string;
+  algorithms: string;
+  jwks: string | null;
+  jwks_url: string | null;
+  secret: string | null;
+  clock_skew_seconds: number;
+  max_lifetime_seconds: number | null;
+  claims: string;
+  cookie_name: string | null;
+  revoked: string;
+  added_on: string;
+  updated_on: string;
+  rev: number;
+}
+
+const COLUMNS =
+  'id, account_id, issuer, label, type, is_active, policy_token_id, key_ids, audience, algorithms, jwks, jwks_url, secret, clock_skew_seconds, max_lifetime_seconds, claims, cookie_name, revoked, added_on, updated_on, rev';
+
+const fromRow = (r: IssuerRow): IssuerRecord => ({
+  id: r.id,
+  accountId: r.account_id,
+  label: r.label,
+  type: r.type,
+  isActive: r.is_active === 1,
+  policyTokenId: r.policy_token_id,
+  issuer: r.issuer,
+  keyIds: JSON.parse(r.key_ids) as string[],
+  audience: JSON.parse(r.audience) as string[],
+  algorithms: JSON.parse(r.algorithms) as IssuerAlgorithm[],
+  jwks: r.jwks === null ? null : (JSON.parse(r.jwks) as IssuerRecord['jwks']),
+  jwksUrl: r.jwks_url,
+  secret: r.secret,
+  clockSkewSeconds: r.clock_skew_seconds,
+  maxLifetimeSeconds: r.max_lifetime_seconds,
+  claims: JSON.parse(r.claims) as IssuerClaimMap,
+  cookieName: r.cookie_name,
+  revoked: JSON.parse(r.revoked) as RevokedIds,
+  addedOn: r.added_on,
+  updatedOn: r.updated_on,
+  rev: r.rev,
+});
+
+/** The values of every column but id, in the order of WRITE_COLUMNS. */
+const values = (i: Omit<IssuerRecord, 'id'>): unknown[] => [
+  i.accountId,
+  issuerIndexKey(i.issuer),
+  i.issuer,
+  i.label,
+  i.type,
+  i.isActive ? 1 : 0,
+  i.policyTokenId,
+  JSON.stringify(i.keyIds),
+  JSON.stringify(i.audience),
+  JSON.stringify(i.algorithms),
+  i.jwks === null ? null : JSON.stringify(i.jwks),
+  i.jwksUrl,
+  i.secret,
+  i.clockSkewSeconds,
+  i.maxLifetimeSeconds,
+  JSON.stringify(i.claims),
+  i.cookieName,
+  JSON.stringify(i.revoked),
+  i.addedOn,
+  i.updatedOn,
+  i.rev,
+];
+const WRITE_COLUMNS =
+  'account_id, iss_key, issuer, label, type, is_active, policy_token_id, key_ids, audience, algorithms, jwks, jwks_url, secret, clock_skew_seconds, max_lifetime_seconds, claims, cookie_name, revoked, added_on, updated_on, rev';
+
+/** The record's fields a patch may set, the rest kept (a field absent from the patch, not one set to undefined). */
+function patched(current: IssuerRecord, patch: IssuerPatch, at: string): IssuerRecord {
+  const next = copyWith(current, { rev: current.rev + 1, updatedOn: at });
+  for (const [k, v] of Object.entries(patch)) {
+    if (v !== undefined && k !== 'id' && k !== 'accountId' && k !== 'rev' && k !== 'addedOn' && k !== 'updatedOn') (next as Record<string, unknown>)[k] = v;
+  }
+  return next;
+}
+
+export class SqliteIssuers implements IssuerStore {
+  constructor(private readonly c: SqliteConnection) {}
+
+  #of(issKey: string): IssuerRecord[] {
+    return (this.c.stmt(`SELECT ${COLUMNS} FROM issuers WHERE iss_key = ? ORDER BY id`).all(issKey) as IssuerRow[]).map(fromRow);
+  }
+
+  /** Inside the write's immediate transaction: no other writer of the file between this read and the write. */
+  #refuseOverlap(mine: Pick<IssuerRecord, 'id' | 'accountId' | 'issuer' | 'keyIds'>): void {
+    const hit = issuerOverlap(mine, this.#of(issuerIndexKey(mine.issuer)));
+    if (hit) throw new IssuerConflict(mine.issuer, hit.keyIds, hit.other.accountId === mine.accountId);
+  }
+
+  #read(accountId: string, id: number): IssuerRecord | null {
+    const r = this.c.stmt(`SELECT ${COLUMNS} FROM issuers WHERE id = ? AND account_id = ?`).get(id, accountId) as IssuerRow | undefined;
+    return r ? fromRow(r) : null;
+  }
+
+  async createIssuer(accountId: string, fields: NewIssuer): Promise<IssuerRecord> {
+    return this.c.tx(() => {
+      const at = new Date(this.c.now()).toISOString();
+      // id 0 is no issuer's: nothing stored is skipped as the issuer itself
+      this.#refuseOverlap({ id: 0, accountId, issuer: fields.issuer, keyIds: fields.keyIds });
+      const record = copyWith(fields, { accountId, addedOn: at, updatedOn: at, rev: 1 });
+      const info = this.c.stmt(`INSERT INTO issuers (${WRITE_COLUMNS}) VALUES (${WRITE_COLUMNS.split(',').map(() => '?').join(', ')})`).run(...values(record));
+      this.c.bumpVersion(accountId);
+      return this.#read(accountId, Number(info.lastInsertRowid))!;
+    });
+  }
+
+  async getIssuer(accountId: string, id: number): Promise<IssuerRecord | null> {
+    return this.#read(accountId, id);
+  }
+
+  async listIssuers(accountId: string): Promise<IssuerRecord[]> {
+    return (this.c.stmt(`SELECT ${COLUMNS} FROM issuers WHERE account_id = ? ORDER BY id`).all(accountId) as IssuerRow[]).map(fromRow);
+  }
+
+  async updateIssuer(accountId: string, id: number, patch: IssuerPatch, expectedRev?: number): Promise<IssuerRecord | null> {
+    return this.c.tx(() => {
+      const current = this.#read(accountId, id);
+      if (!current) return null;
+      if (expectedRev !== undefined && current.rev !== expectedRev) throw new IssuerChanged(id, current.rev);
+      const next = patched(current, patch, new Date(this.c.now()).toISOString());
+      this.#refuseOverlap(next);
+      this.c.stmt(`UPDATE issuers SET (${WRITE_COLUMNS}) = (${WRITE_COLUMNS.split(',').map(() => '?').join(', ')}) WHERE id = ?`).run(...values(next), id);
+      this.c.bumpVersion(accountId);
+      return next;
+    });
+  }
+
+  async deleteIssuer(accountId: string, id: number): Promise<boolean> {
+    return this.c.tx(() => {
+      if (this.c.stmt('DELETE FROM issuers WHERE id = ? AND account_id = ?').run(id, accountId).changes === 0) return false;
+      this.c.bumpVersion(accountId);
+      return true;
+    });
+  }
+
+  async issuersOf(iss: string | null): Promise<IssuerRecord[]> {
+    return this.#of(issuerIndexKey(iss));
+  }
+}
