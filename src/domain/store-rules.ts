@@ -65,6 +65,18 @@ export function issuerOverlap<T extends IssuerSelector>(mine: IssuerSelector, ot
   return undefined;
 }
 
+/**
+ * An issuer after updateIssuer's patch at `at`: the fields the patch gives (one set to undefined is
+ * not given), the others kept; id, account and addedOn never change; rev + 1.
+ */
+export function patchedIssuer(current: IssuerRecord, patch: Partial<IssuerRecord>, at: string): IssuerRecord {
+  const next = copyWith(current, { rev: current.rev + 1, updatedOn: at });
+  for (const [k, v] of Object.entries(patch)) {
+    if (v !== undefined && k !== 'id' && k !== 'accountId' && k !== 'rev' && k !== 'addedOn' && k !== 'updatedOn') (next as Record<string, unknown>)[k] = v;
+  }
+  return next;
+}
+
 /** How many delivery attempts a webhook's log keeps (the newest). */
 export const DELIVERIES_KEPT = 100;
 

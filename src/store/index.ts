@@ -50,10 +50,11 @@ export {
   accountNameKey,
   admissionStep,
   bindDecision,
-  issuerIndexKey,
-  issuerOverlap,
   completedRecording,
   DELIVERIES_KEPT,
   ENDED_SESSION_KEEP_S,
+  issuerIndexKey,
+  issuerOverlap,
+  patchedIssuer,
   tokenUnchanged,
 } from '../domain/store-rules.js';

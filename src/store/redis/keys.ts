@@ -13,6 +13,7 @@ export const keys = {
   accountList: 'accounts',
   bootstrap: 'bootstrap',
   tokenSeq: 'seq:token',
+  issuerSeq: 'seq:issuer',
   account: (accountId: string) => `${tag(accountId)}:account`,
   /**
    * The claim of an account name, by its key (accountNameKey): which accounts hold it and which one
@@ -32,6 +33,17 @@ export const keys = {
    * hashes are stored as listpacks, about half the memory of one key per token.
    */
   tokenValue: (tokenHash: string): [key: string, field: string] => [`tv:${tokenHash.slice(0, 4)}`, tokenHash.slice(4)],
+  /** A credential issuer: a string "<rev>:<json>", the JSON the record without its rev (issuers.ts). */
+  issuer: (accountId: string, id: number) => `${tag(accountId)}:is:${id}`,
+  /** The account's issuers: a zset of ids, each scored by itself (id order). */
+  issuers: (accountId: string) => `${tag(accountId)}:issuers`,
+  /**
+   * The claims of an `iss` by its key (issuerIndexKey), deployment-wide: which issuers hold which of
+   * its key ids, and which writes are taking some (lua/includes/issuer-claims.lua;
+   * docs/architecture.md#issuer-claims). The candidates of a JWT with that `iss`, verified against
+   * their records on read.
+   */
+  issuerClaims: (issKey: string) => `iss:${issKey}`,
   live: (accountId: string) => `${tag(accountId)}:live`,
   /** The account version; every script that moves it publishes the new value on this same name (version-watch.ts). */
   version: (accountId: string) => `${tag(accountId)}:ver`,

@@ -13,6 +13,7 @@ import { upgradeStore } from './upgrade.js';
 import { RedisAccounts } from './accounts.js';
 import { RedisTokens } from './tokens.js';
 import { RedisBinds } from './binds.js';
+import { RedisIssuers } from './issuers.js';
 import { RedisWebhooks } from './webhooks.js';
 import { RedisRecordings } from './recordings.js';
 import { RedisUsage } from './usage.js';
@@ -25,7 +26,7 @@ export type { RedisStoreOptions } from './connection.js';
 export { SCRIPTS, type ScriptSpec } from './scripts.js';
 export { decodeToken, encodeToken } from './token-record.js';
 
-/** The store methods whose scripts can move an account version (account, token and live-stream writes). */
+/** The store methods whose scripts can move an account version (account, token, issuer and live-stream writes). */
 const VERSION_WRITES = [
   'createAccount',
   'createFirstAccount',
@@ -35,6 +36,9 @@ const VERSION_WRITES = [
   'updateToken',
   'deleteToken',
   'removeSecuredStream',
+  'createIssuer',
+  'updateIssuer',
+  'deleteIssuer',
   'startLiveStream',
   'endLiveStream',
 ] as const satisfies ReadonlyArray<keyof Store>;
@@ -52,6 +56,7 @@ class RedisBackend implements StoreLifecycle {
       new RedisAccounts(c),
       new RedisTokens(c),
       new RedisBinds(c),
+      new RedisIssuers(c),
       new RedisWebhooks(c),
       new RedisRecordings(c),
       new RedisUsage(c),

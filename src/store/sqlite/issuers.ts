@@ -3,7 +3,7 @@
 // issuers of its `iss` inside its immediate transaction, so of overlapping writes racing on any
 // connection to the file exactly one finds the `(iss, kid)` free.
 import type { IssuerAlgorithm, IssuerClaimMap, IssuerRecord, RevokedIds } from '../../domain/issuers.js';
-import { issuerIndexKey, issuerOverlap } from '../../domain/store-rules.js';
+import { issuerIndexKey, issuerOverlap, patchedIssuer } from '../../domain/store-rules.js';
 import { copyWith } from '../../domain/objects.js';
 import { IssuerChanged, IssuerConflict } from '../../errors.js';
 import type { IssuerPatch, IssuerStore, NewIssuer } from '../issuers.js';
@@ -87,15 +87,6 @@ const values = (i: Omit<IssuerRecord, 'id'>): unknown[] => [
 const WRITE_COLUMNS =
   'account_id, iss_key, issuer, label, type, is_active, policy_token_id, key_ids, audience, algorithms, jwks, jwks_url, secret, clock_skew_seconds, max_lifetime_seconds, claims, cookie_name, revoked, added_on, updated_on, rev';
 
-/** The record's fields a patch may set, the rest kept (a field absent from the patch, not one set to undefined). */
-function patched(current: IssuerRecord, patch: IssuerPatch, at: string): IssuerRecord {
-  const next = copyWith(current, { rev: current.rev + 1, updatedOn: at });
-  for (const [k, v] of Object.entries(patch)) {
-    if (v !== undefined && k !== 'id' && k !== 'accountId' && k !== 'rev' && k !== 'addedOn' && k !== 'updatedOn') (next as Record<string, unknown>)[k] = v;
-  }
-  return next;
-}
-
 export class SqliteIssuers implements IssuerStore {
   constructor(private readonly c: SqliteConnection) {}
 
@@ -139,7 +130,7 @@ export class SqliteIssuers implements IssuerStore {
       const current = this.#read(accountId, id);
       if (!current) return null;
       if (expectedRev !== undefined && current.rev !== expectedRev) throw new IssuerChanged(id, current.rev);
-      const next = patched(current, patch, new Date(this.c.now()).toISOString());
+      const next = patchedIssuer(current, patch, new Date(this.c.now()).toISOString());
       this.#refuseOverlap(next);
       this.c.stmt(`UPDATE issuers SET (${WRITE_COLUMNS}) = (${WRITE_COLUMNS.split(',').map(() => '?').join(', ')}) WHERE id = ?`).run(...values(next), id);
       this.c.bumpVersion(accountId);

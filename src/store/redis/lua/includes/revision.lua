@@ -1,5 +1,5 @@
--- revision: the revision of a token record "<rev>:<json>" (keys.token), which compare-and-set
--- steps check against the revision their caller read.
+-- revision: the revision of a record "<rev>:<json>" (a token's, keys.token, or an issuer's,
+-- keys.issuer), which compare-and-set steps check against the revision their caller read.
 -- tokenRevision(k): KEYS[k] is the record; its revision as a string, or nil when there is none.
 local function tokenRevision(k)
   local cur = redis.call('GET', KEYS[k])
