@@ -114,7 +114,7 @@ export class RedisIssuers implements IssuerStore {
 
   /** The record of `writer` is written at `rev`: false when its taking was taken over meanwhile. */
   async #confirm(mine: Mine, writer: string, rev: number): Promise<boolean> {
-    const reply = await this.c.run('issuerConfirm', keys.issuerClaims(issuerIndexKey(mine.issuer)), mine.accountId, String(mine.id), writer, rev, randomUUID());
+    const reply = await this.c.run('issuerConfirm', keys.issuerClaims(issuerIndexKey(mine.issuer)), mine.accountId, String(mine.id), writer, rev, randomUUID(), this.c.now());
     if (codeOf(reply) === Reply.DONE) return true;
     if (codeOf(reply) === Reply.MOVED) return false;
     throw unexpectedReply('issuer-confirm', reply);
