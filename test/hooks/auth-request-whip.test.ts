@@ -97,8 +97,100 @@ describe('auth-request: WHIP and WHEP', () => {
     assert.equal((await nginx('POST', `/whip/cam1?token=${pub.token}`)).status, 200);
   });
 
+  it('reads ?token= first, then ?jwt=, then Authorization: Bearer', async () => {
+    const wrong = 'f'.repeat(64);
+    const token = await nginx('POST', `/whip/cam1?token=${wrong}&jwt=${pub.token}`, bearer(pub.token));
+    assert.deepEqual([token.status, token.body.reason], [401, 'token_invalid'], '?token= wins');
+    const jwt = await nginx('POST', `/whip/cam1?jwt=${wrong}`, bearer(pub.token));
+    assert.deepEqual([jwt.status, jwt.body.reason], [401, 'token_invalid'], '?jwt= wins over the header');
+    assert.equal((await nginx('POST', `/whip/cam1?jwt=${pub.token}`, bearer(wrong))).status, 200);
+  });
+
+  it("a disabled token's PATCH and DELETE are refused like its POST (the session ends by itself or by a cut)", async () => {
+    const gone = await f.token('publish');
+    assert.equal((await nginx('POST', '/whip/cam1', bearer(gone.token))).status, 200);
+    assert.equal((await f.api('put', `/api/publish_token/${gone.id}`, { isActive: false })).status, 200);
+    for (const m of ['POST', 'PATCH', 'DELETE']) {
+      const r = await nginx(m, m === 'POST' ? '/whip/cam1' : '/whip/cam1/5f1c2b0e', bearer(gone.token));
+      assert.deepEqual([r.status, r.body.reason], [401, 'token_disabled'], m);
+    }
+    // the preflight stays undecided
+    assert.equal((await nginx('OPTIONS', '/whip/cam1/5f1c2b0e')).status, 200);
+  });
+
   it('a method the proxy did not set names nothing a method-aware pattern is for', async () => {
     const r = await request(f.t.app).get('/hooks/auth-request').set({ 'x-original-uri': '/whip/cam1', 'x-forwarded-for': '203.0.113.7', ...bearer(pub.token) });
     assert.deepEqual([r.status, r.body.reason], [403, 'stream_not_allowed']);
+  });
+});
+
+describe('auth-request: WHIP and WHEP through Traefik and Envoy, and the server layouts of docs/callers.md', () => {
+  let f: HookFixture;
+  let pub: { id: number; token: string };
+  const bearer = (t: string) => ({ authorization: `Bearer ${t}`, 'x-forwarded-for': '203.0.113.7' });
+  /** A fresh app (the previous one closed) reading the method from `methodFrom`. */
+  const open = async (methodFrom: string, streamPatterns: unknown[]) => {
+    await f?.close();
+    f = await hookFixture({
+      hooks: { secret: '', trustedProxies: ['127.0.0.1', '::ffff:127.0.0.1'], accountInPath: false, authRequest: { streamPatterns, action: 'subscribe', methodFrom } },
+      enforcement: { defaultAccountId: '' },
+    });
+    pub = await f.token('publish');
+  };
+  after(() => f?.close());
+
+  it("Traefik (methodFrom x-forwarded-method): its X-Forwarded-Method says the method, the client's X-Original-Method is not read", async () => {
+    await open('x-forwarded-method', PATTERNS);
+    const traefik = (method: string, uri: string, headers: Record<string, string> = {}) =>
+      request(f.t.app).get('/hooks/auth-request').set({ 'x-forwarded-uri': uri, 'x-forwarded-method': method, 'x-forwarded-proto': 'https', ...headers });
+    assert.equal((await traefik('POST', '/whip/cam1', bearer(pub.token))).status, 200);
+    assert.equal((await traefik('DELETE', '/whip/cam1/5f1c2b0e', bearer(pub.token))).status, 200);
+    assert.deepEqual((await traefik('OPTIONS', '/whip/cam1')).body, { allowed: true, preflight: true });
+    const spoofed = await traefik('POST', '/whip/cam1', { 'x-original-method': 'OPTIONS' });
+    assert.deepEqual([spoofed.status, spoofed.body.reason], [401, 'token_required']);
+  });
+
+  it('Envoy (methodFrom request): the check request carries the original method and the path after the prefix', async () => {
+    await open('request', PATTERNS);
+    const path = '/hooks/auth-request/whip/cam1';
+    assert.equal((await request(f.t.app).post(path).set(bearer(pub.token))).status, 200);
+    assert.equal((await request(f.t.app).patch(`${path}/5f1c2b0e`).set(bearer(pub.token))).status, 200);
+    assert.equal((await request(f.t.app).delete(`${path}/5f1c2b0e`).set(bearer(pub.token))).status, 200);
+    const preflight = await request(f.t.app).options(path);
+    assert.deepEqual([preflight.status, preflight.body], [200, { allowed: true, preflight: true }]);
+    const get = await request(f.t.app).get(path).set(bearer(pub.token));
+    assert.deepEqual([get.status, get.body.reason], [403, 'stream_not_allowed']);
+  });
+
+  it("MediaMTX's /<stream>/whip and /<stream>/whep, and Janus's /whip/endpoint/<stream>", async () => {
+    await open('x-original-method', [
+      { pattern: '^/(?<stream>[^/]+)/whip$', action: 'publish', methods: ['POST'] },
+      { pattern: '^/(?<stream>[^/]+)/whip/[^/]+$', action: 'publish', methods: ['PATCH', 'DELETE'], resource: true },
+      { pattern: '^/(?<stream>[^/]+)/whep$', action: 'subscribe', methods: ['POST'] },
+      { pattern: '^/(?<stream>[^/]+)/whep/[^/]+$', action: 'subscribe', methods: ['PATCH', 'DELETE'], resource: true },
+      { pattern: '^/whip/endpoint/(?<stream>[^/]+)$', action: 'publish', methods: ['POST'] },
+    ]);
+    const sub = await f.token('subscribe');
+    const nginx = (method: string, uri: string, headers: Record<string, string> = {}) =>
+      request(f.t.app).get('/hooks/auth-request').set({ 'x-original-uri': uri, 'x-original-method': method, ...headers });
+    const cases: Array<[string, string, string | undefined, number]> = [
+      ['POST', '/cam1/whip', pub.token, 200],
+      ['PATCH', '/cam1/whip/5f1c2b0e-1d2e', pub.token, 200],
+      ['DELETE', '/cam1/whip/5f1c2b0e-1d2e', pub.token, 200],
+      ['POST', '/cam1/whip', sub.token, 401],
+      ['POST', '/cam2/whip', pub.token, 403],
+      ['OPTIONS', '/cam1/whip', undefined, 200],
+      ['POST', '/cam1/whep', sub.token, 200],
+      ['DELETE', '/cam1/whep/ab12', sub.token, 200],
+      ['POST', '/cam1/whep', pub.token, 401],
+      ['POST', '/whip/endpoint/cam1', pub.token, 200],
+      ['POST', '/whip/endpoint/cam2', pub.token, 403],
+      // Janus's session URLs name no stream: refused, as docs/callers.md says
+      ['DELETE', '/whip/resource/5f1c2b0e', pub.token, 403],
+    ];
+    for (const [method, uri, token, status] of cases) {
+      const r = await nginx(method, uri, token === undefined ? {} : bearer(token));
+      assert.equal(r.status, status, `${method} ${uri}: ${JSON.stringify(r.body)}`);
+    }
   });
 });

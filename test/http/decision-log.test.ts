@@ -280,4 +280,54 @@ describe('the decision log and metrics say what the caller was told, and why', (
       'streamgate_decisions_total{action="subscribe",result="deny",reason="uses_exhausted",kind="full"} 1',
     ]);
   });
+
+  it('a WHEP preflight is neither logged nor counted; PATCH and DELETE on the session URL are logged allows that start no session and use nothing', async (t) => {
+    const a = await logged({
+      hooks: {
+        trustedProxies: ['127.0.0.1', '::ffff:127.0.0.1'],
+        authRequest: {
+          methodFrom: 'x-original-method',
+          streamPatterns: [
+            { pattern: '^/whep/(?<stream>[^/]+)$', action: 'subscribe', methods: ['POST'] },
+            { pattern: '^/whep/(?<stream>[^/]+)/[^/]+$', action: 'subscribe', methods: ['PATCH', 'DELETE'], resource: true },
+          ],
+        },
+      },
+      sessions: { http: { secret: SECRET } },
+    });
+    t.after(() => a.close());
+    const once = await a.token('subscribe', { maxUses: 1 });
+    const whep = (method: string, uri: string, o: { token?: string; ip?: string } = {}) => {
+      const r = request(a.app).get('/hooks/auth-request').set({ 'x-original-uri': uri, 'x-original-method': method, 'x-forwarded-for': o.ip ?? '203.0.113.7' });
+      return o.token === undefined ? r : r.set('authorization', `Bearer ${o.token}`);
+    };
+    const viewers = async () => {
+      await a.services.lifecycle.idle();
+      const r = await request(a.app).get('/api/sessions?direction=subscribe').set('authorization', `Bearer ${a.acct.secret}`);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return (r.body.data.data as Array<{ caller: string; tokenId: number; clientIp: string }>).map((v) => [v.caller, v.tokenId, v.clientIp]);
+    };
+    const offer = await whep('POST', '/whep/cam1', { token: once.token });
+    assert.equal(offer.status, 200, JSON.stringify(offer.body));
+    assert.deepEqual(await viewers(), [['auth-request', once.id, '203.0.113.7']]);
+    assert.deepEqual(a.decisions(), [{ adapter: 'auth-request', action: 'subscribe', allowed: true, status: 200, reason: 'allowed', tokenId: once.id }]);
+    const counted = await a.counted('auth-request');
+
+    for (const uri of ['/whep/cam1', '/whep/cam1/ab12']) {
+      const r = await whep('OPTIONS', uri);
+      assert.deepEqual([r.status, r.body], [200, { allowed: true, preflight: true }], uri);
+    }
+    assert.deepEqual(a.decisions(), [], 'a preflight is no decision');
+    assert.deepEqual(await a.counted('auth-request'), counted);
+
+    // an ICE restart after the player's address changed (the reason to restart ICE) is no new viewer
+    for (const m of ['PATCH', 'DELETE']) assert.equal((await whep(m, '/whep/cam1/ab12', { token: once.token, ip: '198.51.100.9' })).status, 200, m);
+    const allowed = { adapter: 'auth-request', action: 'subscribe', allowed: true, status: 200, reason: 'allowed', tokenId: once.id };
+    assert.deepEqual(a.decisions(), [allowed, allowed], 'each is decided with the token');
+    assert.deepEqual(await a.counted('auth-request'), ['streamgate_decisions_total{action="subscribe",result="allow",reason="allowed",kind="full"} 3']);
+    assert.deepEqual(await viewers(), [['auth-request', once.id, '203.0.113.7']], 'no second session');
+    // the token's one use was the offer's
+    const again = await whep('POST', '/whep/cam1', { token: once.token, ip: '198.51.100.4' });
+    assert.deepEqual([again.status, again.body.reason], [403, 'uses_exhausted']);
+  });
 });
