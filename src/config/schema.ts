@@ -77,6 +77,16 @@ const streamPatternEntry = z.preprocess(
     action: z.enum(['subscribe', 'publish']).optional(),
     methods: z.array(z.enum(PATTERN_METHODS)).min(1).optional(),
     resource: z.boolean().optional(),
+  }).superRefine((p, ctx) => {
+    if (p.resource !== true) return;
+    // A session resource counts no use: its methods must be named (and OPTIONS then answered as a
+    // preflight), and never POST, which is how a WHIP/WHEP session starts (a POST there would be an
+    // admission nothing counts).
+    if (p.methods === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['methods'], message: 'a session resource (resource: true) must name its methods, e.g. [PATCH, DELETE]' });
+    } else if (p.methods.includes('POST')) {
+      ctx.addIssue({ code: 'custom', path: ['methods'], message: 'a session resource (resource: true) cannot be for POST: a POST starts a WHIP/WHEP session and is decided with its uses counted; give the endpoint its own pattern' });
+    }
   }),
 );
 export type StreamPatternEntry = z.infer<typeof streamPatternEntry>;

@@ -88,6 +88,26 @@ describe('configuration', () => {
       { STREAMGATE_HOOKS_AUTHREQUEST_STREAMPATTERNS: '[{"pattern":"^/whip/(?<stream>[^/]+)$","methods":["OPTIONS"]}]', STREAMGATE_HOOKS_AUTHREQUEST_METHODFROM: 'x-original-method' },
       /hooks\.authRequest\.streamPatterns\.0\.methods\.0 \(from STREAMGATE_HOOKS_AUTHREQUEST_STREAMPATTERNS\): Invalid option/,
     ],
+    [
+      { STREAMGATE_HOOKS_AUTHREQUEST_STREAMPATTERNS: '[{"pattern":"^/whip/(?<stream>[^/]+)$","action":"play"}]' },
+      /hooks\.authRequest\.streamPatterns\.0\.action \(from STREAMGATE_HOOKS_AUTHREQUEST_STREAMPATTERNS\): Invalid option: expected one of "subscribe"\|"publish"/,
+    ],
+    [
+      { STREAMGATE_HOOKS_AUTHREQUEST_STREAMPATTERNS: '[{"pattern":"^/whip/(?<stream>[^/]+)$","method":["POST"]}]' },
+      /hooks\.authRequest\.streamPatterns\.0\.method \(from STREAMGATE_HOOKS_AUTHREQUEST_STREAMPATTERNS\): unknown setting/,
+    ],
+    [
+      { STREAMGATE_HOOKS_AUTHREQUEST_STREAMPATTERNS: '[{"pattern":"^/whip/cam1$","action":"publish"}]' },
+      /hooks\.authRequest\.streamPatterns\.0\.pattern \(from STREAMGATE_HOOKS_AUTHREQUEST_STREAMPATTERNS\): needs a named group \(\?<stream>\.\.\.\)/,
+    ],
+    [
+      { STREAMGATE_HOOKS_AUTHREQUEST_STREAMPATTERNS: '[{"pattern":"^/whip/(?<stream>[^/]+)/[^/]+$","resource":true}]', STREAMGATE_HOOKS_AUTHREQUEST_METHODFROM: 'x-original-method' },
+      /hooks\.authRequest\.streamPatterns\.0\.methods \(from STREAMGATE_HOOKS_AUTHREQUEST_STREAMPATTERNS\): a session resource \(resource: true\) must name its methods/,
+    ],
+    [
+      { STREAMGATE_HOOKS_AUTHREQUEST_STREAMPATTERNS: '[{"pattern":"^/whip/(?<stream>[^/]+)/[^/]+$","methods":["POST","DELETE"],"resource":true}]', STREAMGATE_HOOKS_AUTHREQUEST_METHODFROM: 'x-original-method' },
+      /hooks\.authRequest\.streamPatterns\.0\.methods \(from STREAMGATE_HOOKS_AUTHREQUEST_STREAMPATTERNS\): a session resource \(resource: true\) cannot be for POST/,
+    ],
     [{ STREAMGATE_REDIS_WAITREPLICAS: '1', STREAMGATE_REDIS_WAITTIMEOUTMS: '5000' }, /redis\.waitTimeoutMs \(from STREAMGATE_REDIS_WAITTIMEOUTMS\): must be below redis\.commandTimeoutMs/],
   ];
   for (const [env, why] of invalid) {
