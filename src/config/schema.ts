@@ -40,6 +40,13 @@ const mediaServer = z.discriminatedUnion('caller', [
 ]);
 export type MediaServerConfig = z.infer<typeof mediaServer>;
 
+/** A host a private JWKS URL may be at: an IP address, a CIDR block or a DNS name (matched on the URL's host). */
+const jwksHost = z.string().refine((s) => {
+  const e = s.trim();
+  if (ipaddr.isValid(e) || ipaddr.isValidCIDR(e)) return true;
+  return /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(e);
+}, 'expected a host name, IP address or CIDR block');
+
 const addressOrCidr = z.string().refine((s) => {
   try {
     if (s.includes('/')) ipaddr.parseCIDR(s);
@@ -276,6 +283,19 @@ export const configSchema = z.strictObject({
     // Recording events: Streamgate's `recording` shape, or the hosted recording hooks' `recordings` (docs/api.md#recording-events).
     recordingShape: z.enum(['streamgate', 'hosted-legacy']),
   }),
+  // Credential issuers' keys (docs/api.md#credential-issuers): JWKS URLs are fetched through the webhooks' SSRF guard.
+  issuers: z.strictObject({
+    // Host names, addresses and CIDR blocks a JWKS URL may be at although private or loopback.
+    allowPrivateJwksHosts: z.array(jwksHost),
+    jwksCaFile: z.string(),
+    jwksTimeoutMs: z.number().int().min(100).max(60000),
+    jwksMaxBytes: z.number().int().min(1024).max(1048576),
+    jwksMaxKeys: z.number().int().min(1).max(100),
+    jwksMinCacheSeconds: z.number().int().min(1),
+    jwksMaxCacheSeconds: z.number().int().min(1),
+    jwksRefetchCooldownSeconds: z.number().int().min(1),
+    memoEntries: z.number().int().min(1),
+  }),
   analytics: z.strictObject({
     mediamtx: z.strictObject({ apiUrl: z.string(), intervalMs: z.number().int().min(100) }),
     /** Hourly usage kept: the current UTC day and this many days before it (docs/operations.md#hourly-usage-retention). */
@@ -340,6 +360,9 @@ export const configSchema = z.strictObject({
   }
   if (c.sessions.http.cookieSameSite === 'None' && !c.sessions.http.cookieSecure) {
     ctx.addIssue({ code: 'custom', path: ['sessions', 'http', 'cookieSameSite'], message: 'None needs sessions.http.cookieSecure: true (browsers drop such a cookie otherwise)' });
+  }
+  if (c.issuers.jwksMinCacheSeconds > c.issuers.jwksMaxCacheSeconds) {
+    ctx.addIssue({ code: 'custom', path: ['issuers', 'jwksMinCacheSeconds'], message: `must be at most issuers.jwksMaxCacheSeconds (${c.issuers.jwksMaxCacheSeconds})` });
   }
   const chosen = [c.redis.url !== '', c.redis.clusterNodes.length > 0, c.redis.sentinels.length > 0].filter(Boolean);
   if (chosen.length > 1) {

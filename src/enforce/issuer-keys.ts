@@ -70,14 +70,6 @@ export function parsePrivateHosts(entries: readonly string[]): PrivateHosts {
   return { names, ranges };
 }
 
-/** A host entry of `issuers.allowPrivateJwksHosts`: a DNS name, an IP address or a CIDR block; null when it is one. */
-export function privateHostEntryProblem(entry: string): string | null {
-  const e = entry.trim();
-  if (e === '') return 'empty';
-  if (ipaddr.isValidCIDR(e) || ipaddr.isValid(e)) return null;
-  return /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(e) ? null : `'${entry}': not a host name, IP address or CIDR block`;
-}
-
 function inRanges(address: string, ranges: PrivateHosts['ranges']): boolean {
   if (!ipaddr.isValid(address)) return false;
   const a = ipaddr.process(address);
@@ -228,7 +220,7 @@ export class IssuerKeys implements IssuerKeySource {
   fetches = 0;
 
   constructor(private readonly o: IssuerKeysOptions) {
-    this.now = o.now ?? Date.now;
+    this.now = o.now ?? (() => Date.now());
     if (o.fetch) {
       this.fetchJwks = o.fetch;
       this.closeFetch = async () => undefined;

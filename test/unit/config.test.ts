@@ -77,6 +77,8 @@ describe('configuration', () => {
     [{ HOST: 'streamgate.internal' }, /hooks\.secret: required when listening on streamgate\.internal/],
     [{ STREAMGATE_WEBHOOKS_HEADERNAMES: '' }, /webhooks\.headerNames \(from STREAMGATE_WEBHOOKS_HEADERNAMES\): name at least one of service, millicast/],
     [{ STREAMGATE_WEBHOOKS_HEADERNAMES: 'service,dolby' }, /webhooks\.headerNames\.1 \(from STREAMGATE_WEBHOOKS_HEADERNAMES\): Invalid option/],
+    [{ STREAMGATE_ISSUERS_ALLOWPRIVATEJWKSHOSTS: 'idp.internal,idp internal' }, /issuers\.allowPrivateJwksHosts\.1 \(from STREAMGATE_ISSUERS_ALLOWPRIVATEJWKSHOSTS\): expected a host name, IP address or CIDR block/],
+    [{ STREAMGATE_ISSUERS_JWKSMINCACHESECONDS: '7200' }, /issuers\.jwksMinCacheSeconds \(from STREAMGATE_ISSUERS_JWKSMINCACHESECONDS\): must be at most issuers\.jwksMaxCacheSeconds \(3600\)/],
     [{ STREAMGATE_HOOKS_REALIPHEADER: 'X Real IP' }, /hooks\.realIpHeader \(from STREAMGATE_HOOKS_REALIPHEADER\): expected a header name/],
     [{ STREAMGATE_HOOKS_SRT_TOKENKEY: 's' }, /hooks\.srt\.tokenKey \(from STREAMGATE_HOOKS_SRT_TOKENKEY\): single-letter keys are reserved by the SRT access-control syntax/],
     [{ STREAMGATE_HOOKS_SRT_TOKENKEY: 'sg,token' }, /hooks\.srt\.tokenKey \(from STREAMGATE_HOOKS_SRT_TOKENKEY\): a key of letters, digits, _ and -/],
