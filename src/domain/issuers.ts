@@ -1,4 +1,4 @@
-// Credential issuers: an account's declaration that JWTs signed by
+// Credential issuers (docs/api.md#credential-issuers): an account's declaration that JWTs signed by
 // someone else (its identity provider, its video platform) are credentials here, how to verify
 // them, and which of its tokens (the policy token) supplies the rules. A credential verified by an
 // issuer can only narrow its policy token, never widen it. Pure: records, the selection rule and
