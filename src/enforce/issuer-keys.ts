@@ -15,24 +15,19 @@ import { copyWith } from '../domain/objects.js';
 import type { IssuerRecord } from '../domain/issuers.js';
 import { publicJwks, type IssuerKeySource } from '../policy/issuer-jwt.js';
 import { ConfigError, readFailure } from '../config/load.js';
+import type { Config } from '../config/schema.js';
 
-/** The settings of config `issuers` the key source reads. */
-export interface IssuerKeysOptions {
-  /** Host names, addresses and CIDR blocks a JWKS URL may be at although private or loopback. */
-  allowPrivateJwksHosts: string[];
-  jwksTimeoutMs: number;
-  jwksMaxBytes: number;
-  jwksMaxKeys: number;
-  jwksMinCacheSeconds: number;
-  jwksMaxCacheSeconds: number;
-  jwksRefetchCooldownSeconds: number;
-  /** An extra CA to trust for JWKS URLs (a private identity provider's). */
+/**
+ * The key source's settings: config `issuers` as loaded (its defaults and bounds in
+ * src/config/schema.ts; jwksCaFile '' trusts no extra CA), and for tests a clock and a fetch.
+ */
+export type IssuerKeysOptions = Omit<Config['issuers'], 'memoEntries' | 'jwksCaFile'> & {
   jwksCaFile?: string;
   /** Milliseconds since the epoch (default Date.now). */
   now?: () => number;
   /** How a JWKS URL is fetched (default: guardedJwksFetch with these options). */
   fetch?: JwksFetch;
-}
+};
 
 /** A JWKS document as fetched: parsed JSON and the Cache-Control max-age, when it has one. */
 export interface JwksResponse {

@@ -11,16 +11,13 @@ import { ISSUER_ALGORITHMS, isHmac, type IssuerRecord, type JwtSelector } from '
 import { MAX_NAME, ipRuleProblem, patternCostProblem, wellFormed } from '../domain/matchers.js';
 import type { Action } from '../contracts/decision.js';
 import { ipInRanges, parseCidrs } from './rules.js';
+import { MAX_JWT_LENGTH, looksLikeJwt } from './self-signed.js';
 
-/** Longer values are not JWTs anyone issues for media access; the bound keeps the peek cheap. */
-export const MAX_ISSUER_JWT_LENGTH = 8192;
 /** A key id is compared, never used as a path or a URL; the bound keeps hostile ones out of logs and maps. */
 export const MAX_KID_LENGTH = 256;
 /** Entries of a MediaMTX permissions claim read; more is refused rather than cut. */
 export const MAX_PERMISSIONS = 100;
 const MAX_CLAIM_TEXT = 1024;
-
-const JWT_SHAPE = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 type Problem = { problem: string };
 /** A refusal: the reason (never the token), and whether it is only that the JWT has expired. */
@@ -51,8 +48,9 @@ interface Decoded {
 }
 
 function decode(value: string): Decoded | Problem {
-  if (typeof value !== 'string' || value.length > MAX_ISSUER_JWT_LENGTH || !JWT_SHAPE.test(value)) {
-    return { problem: `not a signed JWT of at most ${MAX_ISSUER_JWT_LENGTH} characters` };
+  // the shape a self-signed token has too, with a signature (an unsigned JWT is never an issuer's)
+  if (typeof value !== 'string' || !looksLikeJwt(value) || value.endsWith('.')) {
+    return { problem: `not a signed JWT of at most ${MAX_JWT_LENGTH} characters` };
   }
   try {
     return { header: decodeProtectedHeader(value) as Record<string, unknown>, payload: decodeJwt(value) as Record<string, unknown> };

@@ -5,7 +5,8 @@ import { ipRuleProblem, originRuleProblem } from '../domain/matchers.js';
 
 export const SELF_SIGNED_ALGS = ['HS256', 'HS384', 'HS512'] as const;
 export type SelfSignedAlg = (typeof SELF_SIGNED_ALGS)[number];
-const MAX_JWT_LENGTH = 8192;
+/** Longer values are not JWTs anyone issues for media access; the bound keeps the peek cheap. */
+export const MAX_JWT_LENGTH = 8192;
 const MAX_CUSTOM_VIEWER_DATA = 1024;
 
 export interface SelfSignedClaims {

@@ -4,6 +4,10 @@
 import { SignJWT, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { IssuerRecord } from '../../src/domain/issuers.js';
 import type { IssuerKeySource } from '../../src/policy/issuer-jwt.js';
+import { loadConfig } from '../../src/config/load.js';
+
+/** The key source's settings as Streamgate starts with them (config/default.yaml `issuers`). */
+export const KEY_OPTIONS = loadConfig({ env: {} }).issuers;
 
 export function issuerRecord(over: Partial<IssuerRecord> = {}): IssuerRecord {
   return {

@@ -14,7 +14,7 @@ import { IssuerKeys, jwksUrlProblem, type IssuerKeysOptions } from '../../src/en
 import { verifyIssuerJwt } from '../../src/policy/issuer-jwt.js';
 import type { IssuerRecord } from '../../src/domain/issuers.js';
 import { selfSignedCert } from '../helpers/receiver.js';
-import { fixedKeys, issuerRecord, keyPair, sign, type TestKey } from '../helpers/issuers.js';
+import { KEY_OPTIONS, fixedKeys, issuerRecord, keyPair, sign, type TestKey } from '../helpers/issuers.js';
 
 const NOW = 1_800_000_000;
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
@@ -58,19 +58,10 @@ function reset(r: Respond): void {
   seen.paths = [];
 }
 
-const OPTIONS: IssuerKeysOptions = {
-  allowPrivateJwksHosts: [],
-  jwksTimeoutMs: 3000,
-  jwksMaxBytes: 65536,
-  jwksMaxKeys: 20,
-  jwksMinCacheSeconds: 60,
-  jwksMaxCacheSeconds: 3600,
-  jwksRefetchCooldownSeconds: 30,
-};
 
 /** A key source for the test (closed after it): trusting the test CA, 127.0.0.1 allowed unless `over` says otherwise. */
 function keySource(t: TestContext, over: Partial<IssuerKeysOptions> = {}): IssuerKeys {
-  const keys = new IssuerKeys({ ...OPTIONS, allowPrivateJwksHosts: ['127.0.0.1'], jwksCaFile: tls.cert, ...over });
+  const keys = new IssuerKeys({ ...KEY_OPTIONS, allowPrivateJwksHosts: ['127.0.0.1'], jwksCaFile: tls.cert, ...over });
   t.after(() => keys.close());
   return keys;
 }

@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { IssuerKeys } from '../../src/enforce/issuer-keys.js';
 import { verifyIssuerJwt } from '../../src/policy/issuer-jwt.js';
 import { selfSignedCert } from '../helpers/receiver.js';
-import { issuerRecord, keyPair, sign, type TestKey } from '../helpers/issuers.js';
+import { KEY_OPTIONS, issuerRecord, keyPair, sign, type TestKey } from '../helpers/issuers.js';
 
 const TIMEOUT_MS = 400;
 const NOW = Math.floor(Date.now() / 1000);
@@ -73,16 +73,7 @@ describe('timing: a JWKS endpoint that hangs', () => {
   for (const [name, start] of cases) {
     it(`${name}: its decisions are refused after the timeout, others do not wait`, async () => {
       const port = await start();
-      const keys = new IssuerKeys({
-        allowPrivateJwksHosts: ['127.0.0.1'],
-        jwksCaFile: tls.cert,
-        jwksTimeoutMs: TIMEOUT_MS,
-        jwksMaxBytes: 65536,
-        jwksMaxKeys: 20,
-        jwksMinCacheSeconds: 60,
-        jwksMaxCacheSeconds: 3600,
-        jwksRefetchCooldownSeconds: 30,
-      });
+      const keys = new IssuerKeys({ ...KEY_OPTIONS, allowPrivateJwksHosts: ['127.0.0.1'], jwksCaFile: tls.cert, jwksTimeoutMs: TIMEOUT_MS });
       try {
         const jwt = await sign(key, { sub: 'cam1', exp: NOW + 600 }, { kid: 'k1' });
         const t0 = performance.now();

@@ -16,7 +16,7 @@ import {
 } from '../../src/policy/issuer-jwt.js';
 import { IssuerKeys } from '../../src/enforce/issuer-keys.js';
 import type { IssuerRecord } from '../../src/domain/issuers.js';
-import { fixedKeys, issuerRecord, keyPair, sign, type TestKey } from '../helpers/issuers.js';
+import { KEY_OPTIONS, fixedKeys, issuerRecord, keyPair, sign, type TestKey } from '../helpers/issuers.js';
 
 const NOW = 1_800_000_000;
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
@@ -25,13 +25,7 @@ const unsigned = (header: object, payload: object) => `${b64(header)}.${b64(payl
 /** Inline keys only: a fetch would be a bug here. */
 const inlineKeys = (): IssuerKeys =>
   new IssuerKeys({
-    allowPrivateJwksHosts: [],
-    jwksTimeoutMs: 1000,
-    jwksMaxBytes: 65536,
-    jwksMaxKeys: 20,
-    jwksMinCacheSeconds: 60,
-    jwksMaxCacheSeconds: 3600,
-    jwksRefetchCooldownSeconds: 30,
+    ...KEY_OPTIONS,
     fetch: () => Promise.reject(new Error('no fetch in this test')),
   });
 

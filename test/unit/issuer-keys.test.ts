@@ -5,9 +5,9 @@
 import { before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JWK } from 'jose';
-import { IssuerKeys, maxAgeOf, type IssuerKeysOptions, type JwksResponse } from '../../src/enforce/issuer-keys.js';
+import { IssuerKeys, maxAgeOf, type JwksResponse } from '../../src/enforce/issuer-keys.js';
 import { verifyIssuerJwt } from '../../src/policy/issuer-jwt.js';
-import { issuerRecord, keyPair, sign, type TestKey } from '../helpers/issuers.js';
+import { KEY_OPTIONS, issuerRecord, keyPair, sign, type TestKey } from '../helpers/issuers.js';
 
 const URL_A = 'https://idp-a.example/.well-known/jwks.json';
 const URL_B = 'https://idp-b.example/jwks';
@@ -29,15 +29,6 @@ function heldFetch() {
   return { calls, fetch };
 }
 
-const OPTIONS: Omit<IssuerKeysOptions, 'fetch'> = {
-  allowPrivateJwksHosts: [],
-  jwksTimeoutMs: 3000,
-  jwksMaxBytes: 65536,
-  jwksMaxKeys: 20,
-  jwksMinCacheSeconds: 60,
-  jwksMaxCacheSeconds: 3600,
-  jwksRefetchCooldownSeconds: 30,
-};
 
 /** Lets the promise jobs queued so far (and those they queue) run. */
 const settle = async () => {
@@ -58,7 +49,7 @@ const set = (...keys: JWK[]) => ({ keys });
 function source(t: TestContext) {
   t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
   const held = heldFetch();
-  return { held, keys: new IssuerKeys({ ...OPTIONS, fetch: held.fetch }) };
+  return { held, keys: new IssuerKeys({ ...KEY_OPTIONS, fetch: held.fetch }) };
 }
 
 describe('issuer keys: a JWKS URL', () => {
