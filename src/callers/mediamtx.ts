@@ -2,7 +2,7 @@
 // action,path,protocol,id,query}; any 2xx admits. 401 only when no credentials came at all, so
 // RTSP clients retry with theirs. runOn* hooks (through curl) post to /hooks/mediamtx/event.
 import { z } from 'zod';
-import type { Action } from '../contracts/decision.js';
+import { mediamtxAction } from '../contracts/decision.js';
 import { normaliseIp } from '../domain/addresses.js';
 import { TrustedProxies } from '../domain/addresses.js';
 import { issuesToFieldErrors } from '../http/validation.js';
@@ -27,7 +27,6 @@ export const mediamtxAuthSchema = z.object({
   userAgent: str(1024),
 });
 
-const ACTIONS: Record<string, Action> = { publish: 'publish', read: 'subscribe', playback: 'subscribe' };
 const API_ACTIONS = new Set(['api', 'metrics', 'pprof']);
 
 /** runOn* hooks, old and new names, and what each means here. */
@@ -56,7 +55,7 @@ const readAuth: CallerRoute['read'] = (req, ctx) => {
     if (apiFromOf(ctx.config).has(ip)) return { reply: { status: 200, json: { allowed: true } } };
     return { reply: { status: 403, json: { allowed: false, reason: 'api_not_allowed', message: `Unauthorized: ${b.action} not allowed from this address` } } };
   }
-  const action = ACTIONS[b.action];
+  const action = mediamtxAction(b.action);
   if (!action) return { reply: badRequest({ action: [`unknown MediaMTX action '${b.action}'`] }) };
   const token = b.token || b.password || tokenFromQuery(b.query ?? undefined) || undefined;
   const id = streamIdentity(b.path ?? '', ctx.config.hooks.mediamtx.pathPrefix, ctx.config.hooks.accountInPath);

@@ -3,6 +3,18 @@
 // (docs/api.md#reasons).
 export type Action = 'publish' | 'subscribe';
 
+/**
+ * The action a MediaMTX action word asks a decision for (its auth hook's `action`, an entry of a
+ * MediaMTX-style permissions claim): undefined for `api`, `metrics`, `pprof` and any other word. A
+ * Map, not an object: a word like `toString` must find nothing.
+ */
+const MEDIAMTX_ACTIONS: ReadonlyMap<string, Action> = new Map([
+  ['publish', 'publish'],
+  ['read', 'subscribe'],
+  ['playback', 'subscribe'],
+]);
+export const mediamtxAction = (word: string): Action | undefined => MEDIAMTX_ACTIONS.get(word);
+
 export interface AccessRequest {
   action: Action;
   /** A token value or a self-signed JWT, as presented. */

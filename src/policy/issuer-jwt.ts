@@ -9,7 +9,7 @@ import { LRUCache } from 'lru-cache';
 import { compactVerify, decodeJwt, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import { ISSUER_ALGORITHMS, isHmac, type IssuerRecord, type JwtSelector } from '../domain/issuers.js';
 import { MAX_NAME, ipRuleProblem, patternCostProblem, wellFormed } from '../domain/matchers.js';
-import type { Action } from '../contracts/decision.js';
+import { type Action, mediamtxAction } from '../contracts/decision.js';
 import { ipInRanges, parseCidrs } from './rules.js';
 import { MAX_JWT_LENGTH, looksLikeJwt } from './self-signed.js';
 
@@ -288,12 +288,9 @@ export function readPermissions(v: unknown, claim: string): IssuerPermission[] |
   return out;
 }
 
-/** MediaMTX's action words for the two a decision asks about; `api`, `metrics` and the rest allow neither. */
-const MEDIAMTX_ACTIONS: Record<string, Action> = { publish: 'publish', read: 'subscribe', playback: 'subscribe' };
-
 /** Whether a permissions entry allows `action` on `stream`: a path "" is any stream, "~re" an unanchored match. */
 export function permissionAllows(p: IssuerPermission, stream: string, action: Action): boolean {
-  if (!Object.hasOwn(MEDIAMTX_ACTIONS, p.action) || MEDIAMTX_ACTIONS[p.action] !== action) return false;
+  if (mediamtxAction(p.action) !== action) return false;
   if (p.path === '') return true;
   return p.re ? p.re.test(stream) : p.path === stream;
 }

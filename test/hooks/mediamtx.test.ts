@@ -80,6 +80,15 @@ describe('MediaMTX adapter', () => {
     assert.deepEqual([t.status, Object.keys(t.body.errors).sort()], [400, ['action', 'path']]);
   });
 
+  it('refuses an action word that names an object property (toString, __proto__) as unknown, deciding and counting nothing', async () => {
+    for (const action of ['toString', 'constructor', '__proto__', 'hasOwnProperty', 'valueOf']) {
+      const r = await auth(base({ action, token: pub.token }));
+      assert.deepEqual([r.status, r.body.errors], [400, { action: [`unknown MediaMTX action '${action}'`] }], action);
+    }
+    const metrics = (await request(f.t.app).get('/metrics')).text;
+    assert.equal(metrics.split('\n').filter((l) => l.startsWith('streamgate_decisions_total{')).length, 0, 'no decision counted');
+  });
+
   it('ends the feed on runOnNotReady / runOnUnavailable (form-encoded from curl), keyed by the source id', async () => {
     assert.equal((await auth(base({ query: `token=${pub.token}` }))).status, 200);
     assert.equal((await auth(base({ token: pub.token, id: 'a2', path: 'live/cam3' }))).status, 200);
