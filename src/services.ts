@@ -26,6 +26,9 @@ import { SessionControl } from './sessions/control.js';
 import { ViewerSessions } from './sessions/viewer-sessions.js';
 import { CredentialKeys } from './sessions/credential-keys.js';
 import { Cutter } from './sessions/drivers/cutter.js';
+import { IssuerKeys } from './enforce/issuer-keys.js';
+import { copyWith } from './domain/objects.js';
+import { IssuerJwtMemo } from './policy/issuer-jwt.js';
 
 export interface Services {
   config: Config;
@@ -182,7 +185,11 @@ export async function createServices(
   const sessions: SessionControl = new SessionControl(store, config, metrics, logger, lifecycle, cutter, now);
   sessions.start();
   // The admission pipeline: every decision, and the sessions admissions start (docs/architecture.md#the-decision-flow).
-  const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, { now, defaultAccountId, sessions });
+  // Credential issuers' JWTs (docs/api.md#credential-issuers): their JWKS URLs fetched through the SSRF guard, verified JWTs remembered.
+  const { memoEntries, ...keyOptions } = config.issuers;
+  const issuerKeys = new IssuerKeys(copyWith(keyOptions, { now }));
+  const issuers = { keys: issuerKeys, memo: new IssuerJwtMemo(memoEntries) };
+  const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, { now, defaultAccountId, sessions, issuers });
   const viewers = credentialKeys
     ? new ViewerSessions(
         config.sessions.http,
@@ -262,6 +269,7 @@ export async function createServices(
       await dispatcher.shutdown(deadline ?? now() + config.server.shutdownGraceMs);
       await client.close();
       await cutter.close();
+      await issuerKeys.close();
       await store.close();
     },
   };

@@ -1,9 +1,12 @@
-// The first step of every admission: the presented value (nothing, a token, a self-signed JWT)
-// becomes a Credential, read from this instance's caches or the store as the mode allows. One
-// resolver per kind of credential, in RESOLVERS: adding a kind of credential is adding a row.
+// The first step of every admission: the presented value (nothing, a token, a self-signed JWT, a
+// credential issuer's JWT) becomes a Credential, read from this instance's caches or the store as
+// the mode allows. One resolver per kind of credential, in RESOLVERS: adding a kind of credential
+// is adding a row.
 import { hasLimits, type TokenRecord } from '../domain/tokens.js';
+import type { JwtSelector } from '../domain/issuers.js';
 import type { Credential } from '../policy/evaluate.js';
 import { looksLikeJwt, peekSelfSigned, signatureValid } from '../policy/self-signed.js';
+import { peekJwt, type IssuerJwtMemo, type IssuerKeySource } from '../policy/issuer-jwt.js';
 import { hashOf, type TokenLookup } from '../enforce/lookup.js';
 
 export const MAX_TOKEN_LENGTH = 8192;
@@ -29,6 +32,20 @@ export interface Resolved {
   ver: number;
 }
 
+/** How issuers' JWTs are verified (docs/api.md#credential-issuers): their keys, the memo of verified JWTs, the clock. */
+export interface IssuerVerification {
+  keys: IssuerKeySource;
+  memo: IssuerJwtMemo;
+  /** Milliseconds since the epoch. */
+  now(): number;
+}
+
+/** What the resolvers read: the token and issuer lookups, and (absent: no issuer JWT is accepted) issuer verification. */
+export interface CredentialSources {
+  lookup: TokenLookup;
+  issuers?: IssuerVerification;
+}
+
 /** Cache hits and misses of plain token lookups are counted here. */
 export interface LookupCounter {
   cacheLookup(result: 'hit' | 'miss'): void;
@@ -49,7 +66,7 @@ interface Resolver {
   kind: string;
   presents(value: string): boolean;
   fromMemory?(value: string, lookup: TokenLookup): Resolved | undefined;
-  resolve(value: string, reading: Reading, lookup: TokenLookup, counter: LookupCounter | undefined, revChecked: boolean): Resolved | undefined | Promise<Resolved | undefined>;
+  resolve(value: string, reading: Reading, src: CredentialSources, counter: LookupCounter | undefined, revChecked: boolean): Resolved | undefined | Promise<Resolved | undefined>;
 }
 
 /** Shared by every token-less request (nothing downstream changes a Resolved): no allocation for them. */
@@ -57,13 +74,16 @@ const NO_TOKEN: Resolved = { cred: { type: 'none' }, verified: true, ver: 0 };
 
 const invalid = (detail: string, hash?: string): Resolved => ({ cred: { type: 'invalid', detail }, verified: true, hash, ver: 0 });
 
+/** A JWT no issuer claims and that is no self-signed token: refused as an unknown token is. */
+const NO_ISSUER = 'no credential issuer claims this JWT (by its iss and kid), and it is not a self-signed token (no streaming claim)';
+
 const bindsOnUsage = (t: TokenRecord): boolean => (t.bindIpsOnUsage ?? 0) > 0;
 
 /** Whether a cached record may be taken unchecked: a store step after the decision checks its revision. */
 const checkedLater = (t: TokenRecord, revChecked: boolean): boolean => bindsOnUsage(t) || (revChecked && hasLimits(t));
 
 /** A self-signed subscribe JWT: its parent token by id (cached, else from the store), then its signature against the parent's value. */
-async function selfSigned(value: string, reading: Reading, lookup: TokenLookup, _counter: LookupCounter | undefined, revChecked: boolean): Promise<Resolved | undefined> {
+async function selfSigned(value: string, reading: Reading, lookup: TokenLookup, revChecked: boolean): Promise<Resolved | undefined> {
   const cacheOnly = reading === 'cache';
   const peek = peekSelfSigned(value);
   if ('problem' in peek) return cacheOnly ? undefined : invalid(peek.problem);
@@ -76,8 +96,44 @@ async function selfSigned(value: string, reading: Reading, lookup: TokenLookup, 
   return { cred, verified: !unchecked, ver: entry.ver };
 }
 
+/**
+ * An issuer's JWT (docs/api.md#credential-issuers): the issuer its selector names (cached while its
+ * account version holds, else from the store), its policy token as a self-signed token's parent is
+ * read, then the JWT verified (or found in the memo of verified JWTs). The credential carries all
+ * three: evaluate() applies the policy token's rules and the claims' narrowing.
+ */
+async function issuerJwt(value: string, sel: JwtSelector, reading: Reading, src: CredentialSources, revChecked: boolean): Promise<Resolved | undefined> {
+  const cacheOnly = reading === 'cache';
+  const v = src.issuers;
+  if (v === undefined) return cacheOnly ? undefined : invalid(NO_ISSUER);
+  const { lookup } = src;
+  const found = cacheOnly ? lookup.peekIssuer(sel) : await lookup.issuerEntry(sel);
+  if (!found) return cacheOnly ? undefined : invalid(NO_ISSUER);
+  const { issuer } = found;
+  const cached = reading === 'fresh' ? undefined : lookup.peekEntryById(issuer.policyTokenId);
+  const unchecked = cacheOnly || (cached !== undefined && checkedLater(cached.token, revChecked));
+  const entry = unchecked ? cached : await lookup.entryById(issuer.policyTokenId);
+  if (!entry) return cacheOnly ? undefined : invalid(`issuer ${issuer.id}'s policy token ${issuer.policyTokenId} does not exist`);
+  const policy = entry.token;
+  // The API only names a token of the issuer's own account; a record that says otherwise decides nothing.
+  if (policy.accountId !== issuer.accountId) return invalid(`issuer ${issuer.id}'s policy token ${policy.id} is not of its account`);
+  const result = await v.memo.verify(value, issuer, v.keys, Math.floor(v.now() / 1000));
+  if ('problem' in result) {
+    const reason = result.expired ? 'token_expired' : result.disabled ? 'token_disabled' : undefined;
+    return { cred: { type: 'invalid', detail: `issuer ${issuer.id}: ${result.problem}`, reason }, verified: true, ver: 0 };
+  }
+  return { cred: { type: 'issuer', issuer, policy, claims: result }, verified: !unchecked, ver: entry.ver };
+}
+
+/** A JWT: a self-signed token (a streaming claim) or an issuer's, told apart by one peek at its payload. */
+function jwtCredential(value: string, reading: Reading, src: CredentialSources, _counter: LookupCounter | undefined, revChecked: boolean): Promise<Resolved | undefined> | Resolved | undefined {
+  const peek = peekJwt(value);
+  if ('problem' in peek) return reading === 'cache' ? undefined : invalid(peek.problem);
+  return peek.selfSigned ? selfSigned(value, reading, src.lookup, revChecked) : issuerJwt(value, peek.sel, reading, src, revChecked);
+}
+
 /** A plain token value: its record by the value's SHA-256, cached or from the store. */
-function plainToken(value: string, reading: Reading, lookup: TokenLookup, counter: LookupCounter | undefined, revChecked: boolean): Resolved | undefined | Promise<Resolved> {
+function plainToken(value: string, reading: Reading, { lookup }: CredentialSources, counter: LookupCounter | undefined, revChecked: boolean): Resolved | undefined | Promise<Resolved> {
   const hash = hashOf(value);
   const cached = reading === 'fresh' ? undefined : lookup.peekEntryByHash(hash);
   if (reading === 'cache') return cached && { cred: { type: 'token', token: cached.token }, verified: false, hash, ver: cached.ver };
@@ -112,7 +168,8 @@ const RESOLVERS: readonly Resolver[] = [
   // a token-less request: decided on its account's streams (secured or open), which memory alone does not tell
   { kind: 'none', presents: (v) => v === '', resolve: () => NO_TOKEN },
   { kind: 'too long', presents: (v) => v.length > MAX_TOKEN_LENGTH, resolve: (_v, reading) => (reading === 'cache' ? undefined : invalid('token too long')) },
-  { kind: 'self-signed JWT', presents: looksLikeJwt, resolve: selfSigned },
+  // a self-signed JWT, or a credential issuer's: one peek at the payload tells them apart
+  { kind: 'JWT', presents: looksLikeJwt, resolve: jwtCredential },
   { kind: 'plain token', presents: () => true, fromMemory: plainFromMemory, resolve: plainToken },
 ];
 
@@ -138,16 +195,16 @@ export function resolveNow(value: string | undefined, lookup: TokenLookup): Reso
  * vouch for the value either way (nothing cached for it, or a value only the store could judge):
  * the caller answers that the store is unavailable.
  */
-export function resolveCredential(value: string | undefined, reading: 'optimistic' | 'fresh', lookup: TokenLookup, counter?: LookupCounter, revChecked?: boolean): Promise<Resolved>;
-export function resolveCredential(value: string | undefined, reading: Reading, lookup: TokenLookup, counter?: LookupCounter, revChecked?: boolean): Promise<Resolved | undefined>;
+export function resolveCredential(value: string | undefined, reading: 'optimistic' | 'fresh', src: CredentialSources, counter?: LookupCounter, revChecked?: boolean): Promise<Resolved>;
+export function resolveCredential(value: string | undefined, reading: Reading, src: CredentialSources, counter?: LookupCounter, revChecked?: boolean): Promise<Resolved | undefined>;
 export function resolveCredential(
   value: string | undefined,
   reading: Reading,
-  lookup: TokenLookup,
+  src: CredentialSources,
   counter?: LookupCounter,
   revChecked = false,
 ): Promise<Resolved | undefined> {
   const v = value ?? '';
-  const r = resolverOf(v).resolve(v, reading, lookup, counter, revChecked);
+  const r = resolverOf(v).resolve(v, reading, src, counter, revChecked);
   return r instanceof Promise ? r : Promise.resolve(r);
 }

@@ -18,7 +18,7 @@ import type { Store } from '../store/store.js';
 import type { Config } from '../config/schema.js';
 import type { Metrics } from '../observability/metrics.js';
 import { decision, type AccessRequest, type Decision, type ViewerCountries } from '../policy/types.js';
-import { evaluate, readsIpRulesOnRtmp, type Credential, type EvalContext, type Evaluation, type RuleOutcome } from '../policy/evaluate.js';
+import { evaluate, readsIpRulesOnRtmp, ruleToken, type EvalContext, type Evaluation, type RuleOutcome } from '../policy/evaluate.js';
 import type { CompiledRules } from '../policy/rules.js';
 import { applyBind } from '../policy/bind.js';
 import { bindDecision } from '../domain/store-rules.js';
@@ -28,7 +28,7 @@ import { TokenLookup, StoreUnavailable, securedBy, type AccountEntry } from '../
 import type { GeoLookup } from '../enforce/geo.js';
 import type { AdmissionRun, SessionControl } from '../sessions/control.js';
 import type { Admission, AdmissionStep, Admitter, Answer, DecisionResult } from '../contracts/admission.js';
-import { resolveCredential, resolveNow, type Reading, type Resolved } from './credential.js';
+import { resolveCredential, resolveNow, type CredentialSources, type IssuerVerification, type Reading, type Resolved } from './credential.js';
 
 export type { Admission, AdmissionStep, Admitter, Answer, DecisionResult } from '../contracts/admission.js';
 
@@ -50,6 +50,8 @@ export interface EnforcerOptions {
   defaultAccountId?: string;
   /** Session control: starts the sessions admissions name, and re-asks them. Without it, admit() takes no Admission. */
   sessions?: SessionControl;
+  /** How credential issuers' JWTs are verified (docs/api.md#credential-issuers). Without it, no issuer JWT is accepted. */
+  issuers?: Omit<IssuerVerification, 'now'>;
 }
 
 const MAX_STALE_RETRIES = 3;
@@ -68,6 +70,8 @@ interface Parts {
   metrics: Metrics;
   logger: Logger;
   lookup: TokenLookup;
+  /** What the credential step reads: the lookup, and issuer verification. */
+  sources: CredentialSources;
   /** lookup.timed, bound once: the admission step's store calls go through it. */
   timed: <T>(q: Promise<T>) => Promise<T>;
   now: () => number;
@@ -145,8 +149,8 @@ type Next = 'next' | 'again' | 'decline' | 'decided';
 type NowStep = (p: Parts, x: Run) => Next;
 type AnyStep = (p: Parts, x: Run) => Next | Promise<Next>;
 
-/** The token whose rules apply to a resolved credential (a JWT's parent), if any. */
-const tokenOf = (c: Credential): TokenRecord | undefined => (c.type === 'token' ? c.token : c.type === 'jwt' ? c.parent : undefined);
+/** The token whose rules apply to a resolved credential (a JWT's parent, an issuer JWT's policy token), if any. */
+const tokenOf = ruleToken;
 
 /** A viewer whose own (subscribe) token sets no country lists: held to the publish side's and the account's. */
 const inheritsCountries = (t: TokenRecord): boolean => t.kind === 'subscribe' && !hasCountryLists(t);
@@ -193,20 +197,27 @@ async function credentialWithStore(p: Parts, x: Run): Promise<Next> {
   withAccount(p, x);
   // an admission whose store step checks the token's revision can confirm an unchecked limited token
   const revChecked = x.step?.admit !== undefined && x.req.admission === 'session' && x.step.passes !== undefined;
-  x.r = await resolveCredential(x.req.token, x.reading, p.lookup, p.metrics, revChecked);
+  x.r = await resolveCredential(x.req.token, x.reading, p.sources, p.metrics, revChecked);
   return 'next';
 }
 
 async function credentialFromCache(p: Parts, x: Run): Promise<Next> {
   withAccount(p, x);
-  x.r = await resolveCredential(x.req.token, 'cache', p.lookup);
+  x.r = await resolveCredential(x.req.token, 'cache', p.sources);
   if (x.r !== undefined) return 'next';
   x.ev = unavailable(x.req, CACHE_CANNOT_VOUCH);
   return 'decided';
 }
 
-function checkedRecord(_p: Parts, x: Run): Next {
-  x.r = { cred: { type: 'token', token: x.record! }, verified: true, ver: 0 };
+/** The probed token's record, or (a probe of a presented credential: an issuer's JWT) the credential read fresh. */
+function checkedRecord(p: Parts, x: Run): Next | Promise<Next> {
+  if (x.record === undefined) {
+    return resolveCredential(x.req.token, 'fresh', p.sources).then((r) => {
+      x.r = r;
+      return 'next';
+    });
+  }
+  x.r = { cred: { type: 'token', token: x.record }, verified: true, ver: 0 };
   return 'next';
 }
 
@@ -329,8 +340,9 @@ function accountFromCache(p: Parts, x: Run): Next {
 
 async function accountForCheck(p: Parts, x: Run): Promise<Next> {
   const { req } = x;
-  const token = x.record!;
   const cred = x.r!.cred;
+  const token = x.record ?? tokenOf(cred);
+  if (token === undefined) return 'next';
   if (req.action === 'subscribe' && inheritsCountries(token)) {
     x.viewerCountries = await p.lookup.viewerCountries(await p.lookup.account(token.accountId), req.streamName, p.now());
   }
@@ -499,6 +511,7 @@ function countAndLog(p: Parts, x: Run): Next {
         rule: why?.rule,
         detail: why?.detail,
         tokenId: d.tokenId,
+        issuerId: d.issuerId,
         accountId: d.accountId,
         streamName: req.streamName,
         protocol: req.protocol,
@@ -579,6 +592,7 @@ export class Enforcer {
   constructor(store: Store, cfg: Config['enforcement'], geo: GeoLookup, metrics: Metrics, logger: Logger, opts: EnforcerOptions = {}) {
     this.lookup = new TokenLookup(store, cfg);
     this.sessions = opts.sessions;
+    const now = opts.now ?? Date.now;
     this.parts = {
       store,
       cfg,
@@ -586,8 +600,9 @@ export class Enforcer {
       metrics,
       logger,
       lookup: this.lookup,
+      sources: { lookup: this.lookup, issuers: opts.issuers && { keys: opts.issuers.keys, memo: opts.issuers.memo, now } },
       timed: (q) => this.lookup.timed(q),
-      now: opts.now ?? Date.now,
+      now,
       defaultAccountId: opts.defaultAccountId || undefined,
       knownBound: new LRUCache({ max: 10000 }),
     };
@@ -607,9 +622,10 @@ export class Enforcer {
    *   (docs/api.md#running-sessions);
    * - `serverAddress`: where the caller's request came from (which media server holds the connection).
    * The decision is counted and logged under `adapter` as the caller is told it.
-   * Explain: every rule's outcome for a probe of the token `record`, binding nothing (the check endpoint).
+   * Explain: every rule's outcome for a probe of the token `record`, or (without one) of the
+   * credential the probe presents (`req.token`), binding nothing (the check endpoints).
    */
-  admit(req: AccessRequest, mode: 'explain', adapter: string, record: TokenRecord): Promise<Explanation>;
+  admit(req: AccessRequest, mode: 'explain', adapter: string, record?: TokenRecord): Promise<Explanation>;
   admit(req: AccessRequest, mode: 'memory', adapter: string, step?: AdmissionStep, admission?: Admission, serverAddress?: string, ttlSeconds?: number): DecisionResult | undefined;
   admit(req: AccessRequest, mode: 'soon', adapter: string, step?: AdmissionStep, admission?: Admission, serverAddress?: string, ttlSeconds?: number): DecisionResult | Promise<DecisionResult>;
   admit(req: AccessRequest, mode: 'store' | 'cache', adapter: string, step?: AdmissionStep, admission?: Admission, serverAddress?: string, ttlSeconds?: number): Promise<DecisionResult>;
@@ -622,7 +638,7 @@ export class Enforcer {
     serverAddress?: string,
     ttlSeconds?: number,
   ): DecisionResult | undefined | Promise<DecisionResult> | Promise<Explanation> {
-    if (mode === 'explain') return this.explain(req, adapter, stepOrRecord as TokenRecord);
+    if (mode === 'explain') return this.explain(req, adapter, stepOrRecord as TokenRecord | undefined);
     const step = stepOrRecord as AdmissionStep | undefined;
     if (admission?.reask === true) return this.reask(req, adapter, admission, serverAddress);
     const run = admission?.starts === true ? this.sessionsOf().begin(adapter, admission, serverAddress, ttlSeconds) : undefined;
@@ -692,7 +708,7 @@ export class Enforcer {
     throw new StoreUnavailable(new Error('token kept changing while binding or admitting'));
   }
 
-  private async explain(req: AccessRequest, adapter: string, record: TokenRecord): Promise<Explanation> {
+  private async explain(req: AccessRequest, adapter: string, record: TokenRecord | undefined): Promise<Explanation> {
     const x = new Run(this.parts, req, adapter, undefined, undefined, 0);
     x.explain = true;
     x.record = record;

@@ -76,6 +76,8 @@ export interface Decision {
   trackingId?: string;
   /** The token was a self-signed JWT (tokenId is its parent's). */
   selfSigned?: boolean;
+  /** The credential was a JWT of this credential issuer (tokenId is its policy token's: docs/api.md#credential-issuers). */
+  issuerId?: number;
   /** The token's originCluster (a self-signed token's parent's), when set: the director's pick of cluster (docs/api.md#clusters). */
   originCluster?: string;
   /** Publish token flags the director passes on to media servers. */

@@ -10,6 +10,7 @@ import type { LiveStream, Store } from '../store/store.js';
 import { compileRules, type CompiledRules } from '../policy/rules.js';
 import type { ViewerCountries } from '../policy/types.js';
 import { SecuringPatterns } from './securing-patterns.js';
+import { selectIssuer, type IssuerRecord, type JwtSelector } from '../domain/issuers.js';
 
 /**
  * Token value → its SHA-256, for the values decided lately: a viewer or media server presents the
@@ -39,6 +40,15 @@ export class StoreUnavailable extends Error {
     this.name = 'StoreUnavailable';
   }
 }
+
+/** An issuer as read for a decision, with the account version it is current at (docs/api.md#credential-issuers). */
+export interface IssuerEntry {
+  issuer: IssuerRecord;
+  ver: number;
+}
+
+/** The cache key of a JWT selector: unambiguous whatever the strings hold (`iss` null and the string "null" differ). */
+const selectorKey = (sel: JwtSelector): string => JSON.stringify([sel.iss, sel.kid]);
 
 export interface TokenEntry {
   token: TokenRecord;
@@ -123,6 +133,8 @@ export class TokenLookup {
   private readonly byId: LRUCache<number, TokenEntry>;
   private readonly accounts: LRUCache<string, AccountEntry>;
   private readonly compiled: LRUCache<number, CompiledEntry>;
+  /** Issuers by the selector of the JWTs they claim (no two issuers claim one selector). */
+  private readonly issuers: LRUCache<string, IssuerEntry>;
   readonly stats: LookupStats = { hits: 0, misses: 0 };
   private readonly inFlight = new Map<string, Promise<TokenEntry | null>>();
 
@@ -146,6 +158,7 @@ export class TokenLookup {
       sizeCalculation: (e) => 1 + e.patterns.size,
     });
     this.compiled = new LRUCache({ max: opts.cacheMaxEntries });
+    this.issuers = new LRUCache({ max: Math.max(1000, Math.ceil(opts.cacheMaxEntries / 10)) });
   }
 
   /** Runs a store call with the decision-path deadline; any failure becomes StoreUnavailable. */
@@ -259,6 +272,36 @@ export class TokenLookup {
       void flight.finally(() => this.inFlight.delete(flightKey)).catch(() => {});
     }
     return flight;
+  }
+
+  /** The cached issuer claiming a JWT with `sel`, without asking the store (may be stale). */
+  peekIssuer(sel: JwtSelector): IssuerEntry | undefined {
+    return this.issuers.get(selectorKey(sel));
+  }
+
+  /**
+   * The issuer claiming a JWT with `sel` (src/domain/issuers.ts selectIssuer), current by its
+   * account's version, else null. No two issuers of the deployment claim one selector, so a cached
+   * issuer whose account version has not moved is still the one: any write of it (or its
+   * deletion, which frees its selector for another account) moves that version. A selector no
+   * issuer claims costs one indexed store read, as an unknown token value does; it is not cached,
+   * so an issuer created on another instance is used at once.
+   */
+  async issuerEntry(sel: JwtSelector): Promise<IssuerEntry | null> {
+    const key = selectorKey(sel);
+    const hit = this.issuers.get(key);
+    if (hit && (await this.version(hit.issuer.accountId)) === hit.ver) return hit;
+    const found = selectIssuer(await this.timed(this.store.issuersOf(sel.iss)), sel);
+    // version first, then the record (as for tokens): an entry is never newer-versioned than its content
+    const ver = found && (await this.version(found.accountId));
+    const issuer = found && (await this.timed(this.store.getIssuer(found.accountId, found.id)));
+    if (!issuer || selectIssuer([issuer], sel) !== issuer) {
+      this.issuers.delete(key);
+      return null;
+    }
+    const entry = { issuer, ver: ver as number };
+    this.issuers.set(key, entry);
+    return entry;
   }
 
   /** Version first, then the record: an entry is never newer-versioned than its content. */

@@ -6,15 +6,27 @@ import { decision, type AccessRequest, type CountryLists, type Decision, type Re
 import { hasCountryLists } from '../domain/viewer-rules.js';
 import { compileRules, ipInRanges, originAllowed, parseCidrs, type CompiledRules } from './rules.js';
 import type { SelfSignedClaims } from './self-signed.js';
+import type { IssuerRecord } from '../domain/issuers.js';
+import { actionClaimProblem, addressClaimProblem, streamClaimOf, streamClaimProblem, type IssuerCredential } from './issuer-jwt.js';
 import { copyWith } from '../domain/objects.js';
 
 /** What the presented token turned out to be. */
 export type Credential =
   | { type: 'none' }
-  /** Presented but unknown, malformed, or a JWT whose parent or signature failed. */
-  | { type: 'invalid'; detail: string }
+  /**
+   * Presented but unknown, malformed, or a JWT whose parent, issuer or signature failed. `reason`:
+   * an issuer's JWT that verified but has expired, or whose issuer is disabled (default token_invalid).
+   */
+  | { type: 'invalid'; detail: string; reason?: 'token_expired' | 'token_disabled' }
   | { type: 'token'; token: TokenRecord }
-  | { type: 'jwt'; parent: TokenRecord; claims: SelfSignedClaims };
+  | { type: 'jwt'; parent: TokenRecord; claims: SelfSignedClaims }
+  /** A credential issuer's verified JWT: its policy token's rules apply, narrowed by its claims (docs/api.md#credential-issuers). */
+  | { type: 'issuer'; issuer: IssuerRecord; policy: TokenRecord; claims: IssuerCredential };
+
+/** The token whose rules apply to a credential: the token itself, a self-signed JWT's parent, an issuer JWT's policy token. */
+export function ruleToken(cred: Credential): TokenRecord | undefined {
+  return cred.type === 'token' ? cred.token : cred.type === 'jwt' ? cred.parent : cred.type === 'issuer' ? cred.policy : undefined;
+}
 
 export interface EvalContext {
   /** Milliseconds since the epoch. */
@@ -71,13 +83,16 @@ interface Input {
   req: AccessRequest;
   cred: Credential;
   ctx: EvalContext;
-  /** The token whose rules apply: the token itself, or a JWT's parent. */
+  /** The token whose rules apply: the token itself, a JWT's parent, an issuer JWT's policy token. */
   token?: TokenRecord;
   rules?: CompiledRules;
   jwt?: SelfSignedClaims;
+  /** An issuer JWT's credential. */
+  issued?: { issuer: IssuerRecord; claims: IssuerCredential };
 }
 
-type Outcome = { result: RuleResult; detail?: string; source?: string };
+/** A check's outcome; `reason` when a failure is answered with another reason than the check's own. */
+type Outcome = { result: RuleResult; detail?: string; source?: string; reason?: Reason };
 const pass = (detail?: string): Outcome => ({ result: 'pass', detail });
 const fail = (detail: string): Outcome => ({ result: 'fail', detail });
 const skipped = (detail: string): Outcome => ({ result: 'skipped', detail });
@@ -110,9 +125,13 @@ function ipRulesLifted(x: Input): string | undefined {
  * Otherwise the setting cannot change the decision and the enforcer need not look it up.
  */
 export function readsIpRulesOnRtmp(req: AccessRequest, cred: Credential): boolean {
-  const t = cred.type === 'token' ? cred.token : cred.type === 'jwt' ? cred.parent : undefined;
+  const t = ruleToken(cred);
   if (t === undefined) return false;
-  const rules = t.allowedIpAddresses.length > 0 || (t.bindIpsOnUsage ?? 0) > 0 || (cred.type === 'jwt' && (cred.claims.allowedIpAddresses?.length ?? 0) > 0);
+  const rules =
+    t.allowedIpAddresses.length > 0 ||
+    (t.bindIpsOnUsage ?? 0) > 0 ||
+    (cred.type === 'jwt' && (cred.claims.allowedIpAddresses?.length ?? 0) > 0) ||
+    (cred.type === 'issuer' && cred.claims.address !== undefined);
   return rules && isStreaming(req.protocol);
 }
 
@@ -124,10 +143,11 @@ function tokenPresent(x: Input): Outcome {
 
 function tokenValid(x: Input): Outcome {
   const { cred, req } = x;
-  if (cred.type === 'invalid') return fail(cred.detail);
+  if (cred.type === 'invalid') return cred.reason ? { result: 'fail', detail: cred.detail, reason: cred.reason } : fail(cred.detail);
   if (cred.type === 'token') {
     return cred.token.kind === req.action ? pass() : fail(`a ${cred.token.kind} token cannot be used to ${req.action}`);
   }
+  if (cred.type === 'issuer') return issuerValid(x, cred.issuer, cred.policy, cred.claims);
   if (cred.type !== 'jwt') return pass();
   const { parent, claims } = cred;
   if (req.action !== 'subscribe') return fail('a self-signed token can only subscribe');
@@ -145,15 +165,29 @@ function tokenValid(x: Input): Outcome {
   return pass('self-signed');
 }
 
+/** An issuer's verified JWT: its policy token may do the action, and so may its action claims. */
+function issuerValid(x: Input, issuer: IssuerRecord, policy: TokenRecord, claims: IssuerCredential): Outcome {
+  const { action } = x.req;
+  if (policy.kind !== action) return fail(`issuer ${issuer.id}'s policy token ${policy.id} is a ${policy.kind} token: its credentials cannot ${action}`);
+  const problem = actionClaimProblem(claims, issuer, action);
+  if (problem !== null) return fail(problem);
+  return pass(`verified by issuer ${issuer.id} (${issuer.label})${claims.kid !== undefined ? ` with key ${claims.kid}` : ''}; policy token ${policy.id}`);
+}
+
+/** How the token whose rules apply is named in a refusal. */
+const tokenWord = (x: Input): string => (x.jwt ? 'the parent token' : x.issued ? 'the policy token' : 'the token');
+
 function tokenActive(x: Input): Outcome {
-  return x.token!.isActive ? pass() : fail(x.jwt ? 'the parent token is disabled' : 'the token is disabled');
+  return x.token!.isActive ? pass() : fail(`${tokenWord(x)} is disabled`);
 }
 
 function notExpired(x: Input): Outcome {
   const t = x.token!;
   if (t.expiresOn !== undefined && Date.parse(t.expiresOn) <= x.ctx.now) {
-    return fail(`${x.jwt ? 'the parent token' : 'the token'} expired at ${t.expiresOn}`);
+    return fail(`${tokenWord(x)} expired at ${t.expiresOn}`);
   }
+  // the credential's own exp was checked when it was verified (and on every memo hit)
+  if (x.issued) return pass(`the credential expires at ${new Date(x.issued.claims.exp * 1000).toISOString()}`);
   if (x.jwt && x.jwt.exp! + CLOCK_TOLERANCE_S <= x.ctx.now / 1000) {
     return fail(`the self-signed token expired at ${new Date(x.jwt.exp! * 1000).toISOString()}`);
   }
@@ -166,6 +200,12 @@ function streamAllowed(x: Input): Outcome {
   // another account's token never opens it, whatever its stream patterns say.
   if (x.req.accountId !== undefined && x.req.accountId !== x.token!.accountId) return fail('the stream belongs to another account');
   if (x.jwt && x.jwt.streamName !== name) return fail(`the self-signed token is for stream '${x.jwt.streamName}'`);
+  if (x.issued) {
+    const problem = streamClaimProblem(x.issued.claims, x.issued.issuer, name, x.req.action);
+    if (problem !== null) return fail(problem);
+    if (!x.rules!.streams(name)) return fail(`'${name}' matches none of the policy token's streams`);
+    return pass(`claim ${streamClaimOf(x.issued.issuer)} allows it, and so do the policy token's streams`);
+  }
   return x.rules!.streams(name) ? pass() : fail(`'${name}' matches none of the token's streams`);
 }
 
@@ -181,8 +221,12 @@ function originCheck(x: Input): Outcome {
 function ipCheck(x: Input): Outcome {
   const lifted = ipRulesLifted(x);
   if (lifted !== undefined) return skipped(`IP filters are ${lifted}`);
+  if (x.issued) {
+    const problem = addressClaimProblem(x.issued.claims, x.issued.issuer, x.req.clientIp);
+    if (problem !== null) return fail(problem);
+  }
   const lists = [x.rules!.ips, x.jwt ? parseCidrs(x.jwt.allowedIpAddresses) : []].filter((l) => l.length > 0);
-  if (lists.length === 0) return skipped('any address');
+  if (lists.length === 0) return x.issued?.claims.address !== undefined ? pass(`in claim ${x.issued.issuer.claims.address}`) : skipped('any address');
   if (x.req.clientIp === undefined) return fail('the client address is unknown, and the token restricts addresses');
   return lists.every((l) => ipInRanges(x.req.clientIp, l)) ? pass() : fail(`address ${x.req.clientIp} is not allowed`);
 }
@@ -274,7 +318,7 @@ const CHECKS: Array<{ rule: string; reason: Reason; needsToken: boolean; run: (x
 ];
 
 export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext): Evaluation {
-  const token = cred.type === 'token' ? cred.token : cred.type === 'jwt' ? cred.parent : undefined;
+  const token = ruleToken(cred);
   const x: Input = {
     req,
     cred,
@@ -282,6 +326,7 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
     token,
     rules: token ? (ctx.rulesOf ?? compileRules)(token) : undefined,
     jwt: cred.type === 'jwt' ? cred.claims : undefined,
+    issued: cred.type === 'issuer' ? { issuer: cred.issuer, claims: cred.claims } : undefined,
   };
   const rules: RuleOutcome[] = [];
   const explain = ctx.explain !== false;
@@ -295,7 +340,7 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
     } else if (c.needsToken && !token) o = skipped('no token');
     else o = c.run(x);
     if (explain || o.result === 'fail' || o.result === 'pending') rules.push({ rule: c.rule, reason: c.reason, ...o });
-    if (o.result === 'fail') failed = c.reason;
+    if (o.result === 'fail') failed = o.reason ?? c.reason;
     if (o.result === 'pending' && c.run === bindCheck) bindPending = true;
   }
   const fields: Omit<Decision, 'allowed' | 'status' | 'reason' | 'message'> = {
@@ -309,6 +354,12 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
     if (trackingId !== undefined) fields.trackingId = trackingId;
     if (x.jwt) fields.selfSigned = true;
     if (token.expiresOn !== undefined) fields.expiresOn = token.expiresOn;
+    if (x.issued) {
+      fields.issuerId = x.issued.issuer.id;
+      // the credential can only end earlier than its policy token
+      const exp = x.issued.claims.exp * 1000;
+      if (token.expiresOn === undefined || exp < Date.parse(token.expiresOn)) fields.expiresOn = new Date(exp).toISOString();
+    }
     if (token.originCluster) fields.originCluster = token.originCluster;
     if (hasLimits(token)) fields.limits = { maxConcurrent: token.maxConcurrentSessions, maxUses: token.maxUses };
     if (fields.limits !== undefined || (token.bindIpsOnUsage ?? 0) > 0 || heldNow(token, ctx.now)) fields.admissionRules = true;

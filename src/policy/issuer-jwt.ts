@@ -20,8 +20,13 @@ export const MAX_PERMISSIONS = 100;
 const MAX_CLAIM_TEXT = 1024;
 
 type Problem = { problem: string };
-/** A refusal: the reason (never the token), and whether it is only that the JWT has expired. */
-export type IssuerJwtProblem = { problem: string; expired?: true };
+/**
+ * A refusal: the reason (never the token), and whether it is only that the JWT has expired or its
+ * issuer is disabled (answered as token_expired and token_disabled; every other as token_invalid).
+ */
+export type IssuerJwtProblem = { problem: string; expired?: true; disabled?: true };
+
+const DISABLED: IssuerJwtProblem = { problem: 'the issuer is disabled', disabled: true };
 
 const isProblem = (v: unknown): v is Problem => typeof v === 'object' && v !== null && 'problem' in v;
 
@@ -60,18 +65,27 @@ function decode(value: string): Decoded | Problem {
 }
 
 /**
- * The selector of a JWT-shaped value ({ iss, kid }: src/domain/issuers.ts selectIssuer), without
- * verifying anything. Two base64 decodes and two JSON parses of at most 8 KiB: it runs for every
- * JWT-shaped credential presented.
+ * What a JWT-shaped value is, without verifying anything: a self-signed token (its payload has a
+ * `streaming` claim: src/policy/self-signed.ts reads it), or an issuer's JWT and its selector
+ * ({ iss, kid }: src/domain/issuers.ts selectIssuer). Two base64 decodes and two JSON parses of at
+ * most 8 KiB: it runs for every JWT-shaped credential presented.
  */
-export function peekIssuerJwt(value: string): JwtSelector | Problem {
+export function peekJwt(value: string): { selfSigned: true } | { selfSigned: false; sel: JwtSelector } | Problem {
   const d = decode(value);
   if (isProblem(d)) return d;
+  if (Object.hasOwn(d.payload, 'streaming')) return { selfSigned: true };
   const iss = d.payload.iss;
   if (iss !== undefined && (typeof iss !== 'string' || iss === '')) return { problem: 'iss is not a non-empty string' };
   const k = kidOf(d.header, d.payload);
   if (isProblem(k)) return k;
-  return { iss: (iss as string | undefined) ?? null, kid: k.kid };
+  return { selfSigned: false, sel: { iss: (iss as string | undefined) ?? null, kid: k.kid } };
+}
+
+/** The selector of an issuer's JWT (peekJwt), or why the value is not one. */
+export function peekIssuerJwt(value: string): JwtSelector | Problem {
+  const p = peekJwt(value);
+  if (isProblem(p)) return p;
+  return p.selfSigned ? { problem: 'a self-signed token (it has a streaming claim), not an issuer JWT' } : p.sel;
 }
 
 // ---- keys -----------------------------------------------------------------------------------
@@ -372,7 +386,7 @@ function readClaims(payload: Record<string, unknown>, issuer: IssuerRecord, kid:
  * issuer's skew; `nbf` and `iat` later than `now` plus the skew are refused too.
  */
 export function standingProblem(cred: IssuerCredential, issuer: IssuerRecord, nowSeconds: number): IssuerJwtProblem | null {
-  if (!issuer.isActive) return { problem: 'the issuer is disabled' };
+  if (!issuer.isActive) return DISABLED;
   const skew = issuer.clockSkewSeconds;
   if (cred.exp + skew <= nowSeconds) return { problem: 'the JWT has expired', expired: true };
   if (cred.nbf !== undefined && cred.nbf > nowSeconds + skew) return { problem: 'the JWT is not valid yet (nbf)' };
@@ -407,7 +421,7 @@ function audienceProblem(aud: unknown, allowed: readonly string[]): string | nul
  * The problem names what failed, never the token.
  */
 export async function verifyIssuerJwt(value: string, issuer: IssuerRecord, keys: IssuerKeySource, nowSeconds: number): Promise<IssuerCredential | IssuerJwtProblem> {
-  if (!issuer.isActive) return { problem: 'the issuer is disabled' };
+  if (!issuer.isActive) return DISABLED;
   const d = decode(value);
   if (isProblem(d)) return d;
   const { header, payload } = d;
@@ -435,23 +449,42 @@ export async function verifyIssuerJwt(value: string, issuer: IssuerRecord, keys:
   return standingProblem(cred, issuer, nowSeconds) ?? cred;
 }
 
+/** The claim path that names the stream in `issuer`'s credentials (permissions, else stream, else sub). */
+export const streamClaimOf = (issuer: Pick<IssuerRecord, 'claims'>): string => issuer.claims.permissions ?? (issuer.claims.stream || 'sub');
+
+/** Whether the credential's stream claim (or a permissions entry) allows `action` on `streamName`, as a problem or null. */
+export function streamClaimProblem(cred: IssuerCredential, issuer: Pick<IssuerRecord, 'claims'>, streamName: string, action: Action): string | null {
+  const claim = streamClaimOf(issuer);
+  if (cred.permissions) {
+    return cred.permissions.some((p) => permissionAllows(p, streamName, action)) ? null : `no entry of claim ${claim} allows ${action} on '${streamName}'`;
+  }
+  return cred.stream === streamName ? null : `claim ${claim} names stream '${cred.stream}'`;
+}
+
+/** Whether the credential's action claims (action, canPublish, canSubscribe) allow `action`, as a problem or null. */
+export function actionClaimProblem(cred: IssuerCredential, issuer: Pick<IssuerRecord, 'claims'>, action: Action): string | null {
+  const m = issuer.claims;
+  if (cred.action !== undefined && cred.action !== action) return `claim ${m.action} says ${cred.action}`;
+  if (action === 'publish' && cred.canPublish === false) return `claim ${m.canPublish} is not true: the credential may not publish`;
+  if (action === 'subscribe' && cred.canSubscribe === false) return `claim ${m.canSubscribe} is not true: the credential may not subscribe`;
+  return null;
+}
+
+/** Whether the credential's address claim (if it has one) holds `clientIp`, as a problem or null. */
+export function addressClaimProblem(cred: IssuerCredential, issuer: Pick<IssuerRecord, 'claims'>, clientIp: string | undefined): string | null {
+  if (cred.address === undefined) return null;
+  if (clientIp === undefined) return `the client address is unknown, and claim ${issuer.claims.address} restricts addresses`;
+  return ipInRanges(clientIp, parseCidrs(cred.address)) ? null : `address ${clientIp} is not in claim ${issuer.claims.address}`;
+}
+
 /**
  * What a verified credential allows of a request, as a problem or null. The narrowing rule: a
- * credential can only narrow its policy token (whose rules are evaluated as well), so each claim
- * the map reads must allow the request: the stream (or a permissions entry), the action, the
- * canPublish/canSubscribe flag, the address.
+ * credential can only narrow its policy token (whose rules are evaluated as well: src/policy/evaluate.ts
+ * runs these checks within its own), so each claim the map reads must allow the request: the stream
+ * (or a permissions entry), the action, the canPublish/canSubscribe flag, the address.
  */
-export function credentialProblem(cred: IssuerCredential, req: { streamName: string; action: Action; clientIp?: string }): string | null {
-  if (cred.permissions) {
-    if (!cred.permissions.some((p) => permissionAllows(p, req.streamName, req.action))) return `no permission in the credential allows ${req.action} on this stream`;
-  } else if (cred.stream !== req.streamName) {
-    return 'the credential is for another stream';
-  }
-  if (cred.action !== undefined && cred.action !== req.action) return `the credential is for ${cred.action}`;
-  if (req.action === 'publish' && cred.canPublish === false) return 'the credential does not allow publishing';
-  if (req.action === 'subscribe' && cred.canSubscribe === false) return 'the credential does not allow subscribing';
-  if (cred.address !== undefined && !ipInRanges(req.clientIp, parseCidrs(cred.address))) return "the client address is not the credential's";
-  return null;
+export function credentialProblem(cred: IssuerCredential, issuer: Pick<IssuerRecord, 'claims'>, req: { streamName: string; action: Action; clientIp?: string }): string | null {
+  return streamClaimProblem(cred, issuer, req.streamName, req.action) ?? actionClaimProblem(cred, issuer, req.action) ?? addressClaimProblem(cred, issuer, req.clientIp);
 }
 
 // ---- memo -----------------------------------------------------------------------------------

@@ -75,6 +75,7 @@ describe('issuer JWT: peekIssuerJwt', () => {
     ['a kid of 257 characters', unsigned({ alg: 'RS256' }, { kid: 'k'.repeat(257) }), { problem: 'the payload kid is longer than 256 characters' }],
     ['an iss that is not a string', unsigned({ alg: 'RS256' }, { iss: 7 }), { problem: 'iss is not a non-empty string' }],
     ['a payload that is not JSON', `${b64({ alg: 'RS256' })}.bm90IGpzb24.c2ln`, { problem: 'not a decodable JWT' }],
+    ['a self-signed token (a streaming claim)', unsigned({ alg: 'HS256' }, { streaming: { tokenId: 1 } }), { problem: 'a self-signed token (it has a streaming claim), not an issuer JWT' }],
     ['two segments', `${b64({ alg: 'RS256' })}.${b64({})}`, { problem: 'not a signed JWT of at most 8192 characters' }],
     ['over 8192 characters', unsigned({ alg: 'RS256' }, { pad: 'x'.repeat(8192) }), { problem: 'not a signed JWT of at most 8192 characters' }],
   ];
@@ -121,9 +122,9 @@ describe('issuer JWT: vendors', () => {
     assert.deepEqual(peekIssuerJwt(LIVEKIT_VECTOR), { iss: 'APIkey123', kid: null });
     const cred = await verified(LIVEKIT_VECTOR, livekit, inlineKeys(), 1700000000);
     assert.deepEqual(cred, { issuerId: 3, stream: 'room1', sub: 'alice', viewerId: 'alice', canPublish: false, canSubscribe: true, exp: 1700003600, nbf: 1700000000 });
-    assert.equal(credentialProblem(cred, { streamName: 'room1', action: 'subscribe' }), null);
-    assert.equal(credentialProblem(cred, { streamName: 'room1', action: 'publish' }), 'the credential does not allow publishing');
-    assert.equal(credentialProblem(cred, { streamName: 'room2', action: 'subscribe' }), 'the credential is for another stream');
+    assert.equal(credentialProblem(cred, livekit, { streamName: 'room1', action: 'subscribe' }), null);
+    assert.equal(credentialProblem(cred, livekit, { streamName: 'room1', action: 'publish' }), 'claim video.canPublish is not true: the credential may not publish');
+    assert.equal(credentialProblem(cred, livekit, { streamName: 'room2', action: 'subscribe' }), "claim video.room names stream 'room1'");
     // Its 10 s skew: valid up to 9 s past exp, expired at 10 s.
     assert.equal('problem' in (await verifyIssuerJwt(LIVEKIT_VECTOR, livekit, inlineKeys(), 1700003609)), false);
     assert.deepEqual(await verifyIssuerJwt(LIVEKIT_VECTOR, livekit, inlineKeys(), 1700003610), { problem: 'the JWT has expired', expired: true });
@@ -193,7 +194,7 @@ describe('issuer JWT: MediaMTX permissions', () => {
   const issuer = () => issuerRecord({ issuer: 'mtx', algorithms: ['HS256'], secret: 'm'.repeat(32), claims: { stream: 'sub', permissions: 'mediamtx_permissions' } });
   const hs = (perms: unknown) =>
     new SignJWT({ iss: 'mtx', exp: NOW + 60, mediamtx_permissions: perms }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('m'.repeat(32)));
-  const allows = (cred: IssuerCredential, streamName: string, action: 'publish' | 'subscribe') => credentialProblem(cred, { streamName, action }) === null;
+  const allows = (cred: IssuerCredential, streamName: string, action: 'publish' | 'subscribe') => credentialProblem(cred, issuer(), { streamName, action }) === null;
 
   it('exact paths, "" for any, ~regexp unanchored; read and playback are subscribing', async () => {
     const cred = await verified(await hs([{ action: 'publish', path: 'cam1' }, { action: 'read', path: '~^live/' }, { action: 'playback', path: '~rec' }]), issuer());
@@ -201,7 +202,7 @@ describe('issuer JWT: MediaMTX permissions', () => {
       [allows(cred, 'cam1', 'publish'), allows(cred, 'cam2', 'publish'), allows(cred, 'cam1', 'subscribe'), allows(cred, 'live/x', 'subscribe'), allows(cred, 'a/live/x', 'subscribe'), allows(cred, 'old-rec-1', 'subscribe'), allows(cred, 'live/x', 'publish')],
       [true, false, false, true, false, true, false],
     );
-    assert.equal(credentialProblem(cred, { streamName: 'cam2', action: 'publish' }), 'no permission in the credential allows publish on this stream');
+    assert.equal(credentialProblem(cred, issuer(), { streamName: 'cam2', action: 'publish' }), "no entry of claim mediamtx_permissions allows publish on 'cam2'");
     const any = await verified(await hs(JSON.stringify([{ action: 'read', path: '' }, { action: 'api' }])), issuer());
     assert.deepEqual([allows(any, 'whatever', 'subscribe'), allows(any, 'whatever', 'publish')], [true, false]);
   });
@@ -225,17 +226,18 @@ describe('issuer JWT: the narrowing check', () => {
   it('the action and address claims must allow the request', async () => {
     const issuer = muxIssuer({ claims: { stream: 'sub', action: 'act', address: 'ip' } });
     const cred = await verified(await sign(mux, muxPayload({ act: 'publish', ip: ['203.0.113.0/24'] })), issuer);
-    assert.equal(credentialProblem(cred, { streamName: 'playback-abc', action: 'publish', clientIp: '203.0.113.9' }), null);
-    assert.equal(credentialProblem(cred, { streamName: 'playback-abc', action: 'subscribe', clientIp: '203.0.113.9' }), 'the credential is for publish');
-    assert.equal(credentialProblem(cred, { streamName: 'playback-abc', action: 'publish', clientIp: '198.51.100.1' }), "the client address is not the credential's");
-    assert.equal(credentialProblem(cred, { streamName: 'playback-abc', action: 'publish' }), "the client address is not the credential's");
+    assert.equal(credentialProblem(cred, issuer, { streamName: 'playback-abc', action: 'publish', clientIp: '203.0.113.9' }), null);
+    assert.equal(credentialProblem(cred, issuer, { streamName: 'playback-abc', action: 'subscribe', clientIp: '203.0.113.9' }), 'claim act says publish');
+    assert.equal(credentialProblem(cred, issuer, { streamName: 'playback-abc', action: 'publish', clientIp: '198.51.100.1' }), 'address 198.51.100.1 is not in claim ip');
+    assert.equal(credentialProblem(cred, issuer, { streamName: 'playback-abc', action: 'publish' }), 'the client address is unknown, and claim ip restricts addresses');
     await refused(await sign(mux, muxPayload({ act: 'publish', ip: ['::1'] })), issuer, 'claim ip (the address) is not an IPv4 address, CIDR block or a list of them');
   });
 
   it('a missing canPublish claim does not allow publishing (only an explicit true does)', async () => {
-    const cred = await verified(LIVEKIT_VECTOR, { ...livekit, claims: { stream: 'video.room', canPublish: 'video.canPublishData' } }, inlineKeys(), 1700000000);
+    const issuer = { ...livekit, claims: { stream: 'video.room', canPublish: 'video.canPublishData' } };
+    const cred = await verified(LIVEKIT_VECTOR, issuer, inlineKeys(), 1700000000);
     assert.equal(cred.canPublish, false);
-    assert.equal(credentialProblem(cred, { streamName: 'room1', action: 'publish' }), 'the credential does not allow publishing');
+    assert.equal(credentialProblem(cred, issuer, { streamName: 'room1', action: 'publish' }), 'claim video.canPublishData is not true: the credential may not publish');
   });
 });
 
@@ -252,7 +254,7 @@ describe('issuer JWT: the memo', () => {
     assert.deepEqual(await memo.verify(jwt, muxIssuer({ rev: 2, revoked: { jti: ['j-1'], sub: [], kid: [] } }), keys, NOW + 2), { problem: 'its jti is revoked' });
     assert.equal(keys.calls, 2);
     // Disabled without a rev change (a stale read): the hit is checked again.
-    assert.deepEqual(await memo.verify(jwt, muxIssuer({ isActive: false }), keys, NOW + 3), { problem: 'the issuer is disabled' });
+    assert.deepEqual(await memo.verify(jwt, muxIssuer({ isActive: false }), keys, NOW + 3), { problem: 'the issuer is disabled', disabled: true });
     assert.deepEqual(await memo.verify(jwt, muxIssuer(), keys, NOW + 600), { problem: 'the JWT has expired', expired: true });
     assert.equal(memo.size, 0);
     assert.equal(keys.calls, 2);

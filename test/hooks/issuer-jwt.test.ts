@@ -1,0 +1,186 @@
+// Credential issuers' JWTs on the decision path (docs/api.md#credential-issuers): an issuer's JWT
+// is decided by its policy token's rules, narrowed by its claims; disabling or deleting the issuer or
+// its policy token, or revoking an id, refuses it at once, a verified (remembered) JWT included.
+// JWTs are signed with jose and livekit-server-sdk, never with Streamgate's own code.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import request from 'supertest';
+import { AccessToken } from 'livekit-server-sdk';
+import { hookFixture, type HookFixture } from './fixture.js';
+import { keyPair, sign, type TestKey } from '../helpers/issuers.js';
+import type { NewIssuer } from '../../src/store/store.js';
+import type { IssuerRecord } from '../../src/domain/issuers.js';
+
+const PATTERNS = [
+  { pattern: '^/whip/(?<stream>[^/]+)$', action: 'publish', methods: ['POST'] },
+  { pattern: '^/whip/(?<stream>[^/]+)/[^/]+$', action: 'publish', methods: ['PATCH', 'DELETE'], resource: true },
+  '^/hls/(?<stream>[^/]+)/',
+];
+
+const nowS = () => Math.floor(Date.now() / 1000);
+
+function newIssuer(over: Partial<NewIssuer> & Pick<NewIssuer, 'policyTokenId'>): NewIssuer {
+  return {
+    label: 'idp',
+    type: 'jwt',
+    isActive: true,
+    issuer: null,
+    keyIds: [],
+    audience: [],
+    algorithms: ['RS256'],
+    jwks: null,
+    jwksUrl: null,
+    secret: null,
+    clockSkewSeconds: 0,
+    maxLifetimeSeconds: null,
+    claims: { stream: 'sub' },
+    cookieName: null,
+    revoked: { jti: [], sub: [], kid: [] },
+    ...over,
+  };
+}
+
+describe('issuer JWTs decided by their policy token', () => {
+  let f: HookFixture;
+  let mux: TestKey;
+  let policy: { id: number; token: string };
+  let issuer: IssuerRecord;
+  before(async () => {
+    f = await hookFixture({
+      hooks: { secret: '', trustedProxies: ['127.0.0.1'], accountInPath: false, authRequest: { streamPatterns: PATTERNS, action: 'subscribe', methodFrom: 'x-original-method' } },
+      enforcement: { defaultAccountId: '' },
+    });
+    mux = await keyPair('RS256', 'mux-key-1');
+    policy = await f.token('subscribe', { streams: [{ streamName: 'cam1' }, { streamName: 'cam2' }] });
+    issuer = await f.t.services.store.createIssuer(f.acct.id, newIssuer({ policyTokenId: policy.id, keyIds: ['mux-key-1'], audience: ['v'], jwks: { keys: [mux.jwk] } }));
+  });
+  after(() => f.close());
+
+  /** A Mux-shaped playback JWT: kid in the payload, sub the playback id, aud v, no iss. */
+  const muxJwt = (sub: string, over: Record<string, unknown> = {}) => sign(mux, { sub, aud: 'v', kid: 'mux-key-1', exp: nowS() + 600, ...over });
+  const nginx = (method: string, uri: string, jwt?: string) =>
+    request(f.t.app)
+      .get('/hooks/auth-request')
+      .set({ 'x-original-uri': uri, 'x-original-method': method, 'x-forwarded-for': '203.0.113.7', ...(jwt ? { authorization: `Bearer ${jwt}` } : {}) });
+  const hls = async (jwt: string, stream = 'cam1') => {
+    const r = await nginx('GET', `/hls/${stream}/index.m3u8`, jwt);
+    return [r.status, r.status === 200 ? r.headers['x-streamgate-token-id'] : r.body.reason];
+  };
+  const update = async (patch: Partial<NewIssuer>) => {
+    issuer = (await f.t.services.store.updateIssuer(f.acct.id, issuer.id, patch))!;
+  };
+
+  it('allows what both the credential and the policy token allow, as the policy token', async () => {
+    assert.deepEqual(await hls(await muxJwt('cam1')), [200, String(policy.id)]);
+    // the credential names cam1: cam2 is refused although the policy token allows it
+    assert.deepEqual(await hls(await muxJwt('cam1'), 'cam2'), [403, 'stream_not_allowed']);
+    // a credential never widens: the policy token does not allow cam9
+    assert.deepEqual(await hls(await muxJwt('cam9'), 'cam9'), [403, 'stream_not_allowed']);
+    // a subscribe policy token's credentials cannot publish
+    const pub = await nginx('POST', '/whip/cam1', await muxJwt('cam1'));
+    assert.deepEqual([pub.status, pub.body.reason], [401, 'token_invalid']);
+  });
+
+  it('refuses an expired JWT as expired, and a forged or unclaimed one as invalid', async () => {
+    assert.deepEqual(await hls(await muxJwt('cam1', { exp: nowS() - 1 })), [401, 'token_expired']);
+    const other = await keyPair('RS256', 'mux-key-1');
+    assert.deepEqual(await hls(await sign(other, { sub: 'cam1', aud: 'v', kid: 'mux-key-1', exp: nowS() + 600 })), [401, 'token_invalid']);
+    assert.deepEqual(await hls(await sign(mux, { sub: 'cam1', aud: 'v', kid: 'unknown-key', exp: nowS() + 600 })), [401, 'token_invalid']);
+    assert.deepEqual(await hls(await sign(mux, { iss: 'https://nobody.example', sub: 'cam1', aud: 'v', kid: 'mux-key-1', exp: nowS() + 600 })), [401, 'token_invalid']);
+  });
+
+  it('revoking an id, disabling the issuer or its policy token refuses a remembered JWT at once', async () => {
+    const jwt = await muxJwt('cam1', { jti: 'viewer-42' });
+    assert.deepEqual(await hls(jwt), [200, String(policy.id)]);
+    await update({ revoked: { jti: ['viewer-42'], sub: [], kid: [] } });
+    assert.deepEqual(await hls(jwt), [401, 'token_invalid']);
+    await update({ revoked: { jti: [], sub: [], kid: [] } });
+    assert.deepEqual(await hls(jwt), [200, String(policy.id)]);
+    await update({ isActive: false });
+    assert.deepEqual(await hls(jwt), [401, 'token_disabled']);
+    await update({ isActive: true });
+    assert.equal((await f.api('put', `/api/subscribe_token/${policy.id}`, { isActive: false })).status, 200);
+    assert.deepEqual(await hls(jwt), [401, 'token_disabled']);
+    assert.equal((await f.api('put', `/api/subscribe_token/${policy.id}`, { isActive: true })).status, 200);
+    assert.deepEqual(await hls(jwt), [200, String(policy.id)]);
+  });
+
+  it('the decision ends no later than the credential: expiresOn is its exp when the policy token lives longer', async () => {
+    const exp = nowS() + 120;
+    const d = await f.t.services.enforcer.admit({ action: 'subscribe', streamName: 'cam1', token: await muxJwt('cam1', { exp }), protocol: 'hls' }, 'store', 'test');
+    assert.deepEqual([d.allowed, d.tokenId, d.issuerId, d.expiresOn], [true, policy.id, issuer.id, new Date(exp * 1000).toISOString()]);
+  });
+
+  it('MediaMTX: the JWT in the token field of its auth request', async () => {
+    const auth = (token: string, path: string) =>
+      request(f.t.app).post('/hooks/mediamtx/auth').send({ ip: '203.0.113.7', user: '', password: '', token, action: 'read', path, protocol: 'hls', id: null, query: '' });
+    assert.equal((await auth(await muxJwt('cam1'), 'cam1')).status, 200);
+    assert.equal((await auth(await muxJwt('cam1'), 'cam2')).status, 403);
+  });
+
+  it('a deleted policy token or issuer leaves its JWTs unclaimed', async () => {
+    const gone = await f.token('subscribe', { streams: [{ streamName: 'cam5' }] });
+    const key = await keyPair('ES256', 'gone-1');
+    const gi = await f.t.services.store.createIssuer(f.acct.id, newIssuer({ policyTokenId: gone.id, issuer: 'https://gone.example', algorithms: ['ES256'], jwks: { keys: [key.jwk] } }));
+    const jwt = await sign(key, { iss: 'https://gone.example', sub: 'cam5', exp: nowS() + 60 }, { kid: 'gone-1' });
+    assert.deepEqual(await hls(jwt, 'cam5'), [200, String(gone.id)]);
+    assert.equal((await f.api('delete', `/api/subscribe_token/${gone.id}`)).status, 200);
+    assert.deepEqual(await hls(jwt, 'cam5'), [401, 'token_invalid']);
+    assert.equal(await f.t.services.store.deleteIssuer(f.acct.id, gi.id), true);
+    assert.deepEqual(await hls(jwt, 'cam5'), [401, 'token_invalid']);
+  });
+});
+
+describe('issuer JWTs: LiveKit grants and the account in the path', () => {
+  let f: HookFixture;
+  let policy: { id: number; token: string };
+  const SECRET = 'livekit-api-secret-of-32-characters!';
+  before(async () => {
+    f = await hookFixture({
+      hooks: {
+        secret: '',
+        trustedProxies: ['127.0.0.1'],
+        accountInPath: true,
+        authRequest: { streamPatterns: [{ pattern: '^/whip/(?<account>[^/]+)/(?<stream>[^/]+)$', action: 'publish', methods: ['POST'] }], action: 'subscribe', methodFrom: 'x-original-method' },
+      },
+      enforcement: { defaultAccountId: '' },
+    });
+    policy = await f.token('publish', { streams: [{ streamName: 'room', isRegex: true }] });
+    await f.t.services.store.createIssuer(
+      f.acct.id,
+      newIssuer({
+        policyTokenId: policy.id,
+        issuer: 'APIkeyStreamgate',
+        algorithms: ['HS256'],
+        secret: SECRET,
+        clockSkewSeconds: 10,
+        claims: { stream: 'video.room', canPublish: 'video.canPublish', canSubscribe: 'video.canSubscribe', viewerId: 'sub' },
+      }),
+    );
+  });
+  after(() => f.close());
+
+  const livekit = (room: string, canPublish: boolean) => {
+    const at = new AccessToken('APIkeyStreamgate', SECRET, { identity: 'cam-operator', ttl: 600 });
+    at.addGrant({ roomJoin: true, room, canPublish, canSubscribe: false });
+    return at.toJwt();
+  };
+  const whip = async (account: string, stream: string, jwt: string) => {
+    const r = await request(f.t.app)
+      .get('/hooks/auth-request')
+      .set({ 'x-original-uri': `/whip/${account}/${stream}`, 'x-original-method': 'POST', 'x-forwarded-for': '203.0.113.7', authorization: `Bearer ${jwt}` });
+    return [r.status, r.status === 200 ? r.headers['x-streamgate-token-id'] : r.body.reason];
+  };
+
+  it('canPublish true publishes the room the grant names; false or another room does not', async () => {
+    assert.deepEqual(await whip(f.acct.id, 'room', await livekit('room', true)), [200, String(policy.id)]);
+    assert.deepEqual(await whip(f.acct.id, 'room', await livekit('room', false)), [401, 'token_invalid']);
+    assert.deepEqual(await whip(f.acct.id, 'room2', await livekit('room', true)), [403, 'stream_not_allowed']);
+  });
+
+  it("with accountInPath, another account's path is refused", async () => {
+    const other = await f.t.account();
+    assert.notEqual(other.id, f.acct.id);
+    assert.deepEqual(await whip(other.id, 'room', await livekit('room', true)), [403, 'stream_not_allowed']);
+  });
+});
