@@ -201,9 +201,10 @@ interface UrlState {
 
 /**
  * An issuer's keys: its inline JWKs and its JWKS URL's, one state per URL. A fresh set is answered
- * at once; a stale one too, while a refresh runs in the background; only a URL with no set yet, or
- * a kid no key has, makes a caller wait, on the one fetch in flight for that URL (shared by every
- * caller, never for another URL), at most the timeout.
+ * at once; a URL with no set yet, a set past its max-age, or a kid no key has makes a caller wait,
+ * on the one fetch in flight for that URL (shared by every caller, never for another URL), at most
+ * the timeout. A fetch that fails keeps the last good set, used as it is until the cooldown allows
+ * the next attempt.
  */
 export class IssuerKeys implements IssuerKeySource {
   private readonly urls = new LRUCache<string, UrlState>({ max: MAX_URLS });
@@ -239,8 +240,11 @@ export class IssuerKeys implements IssuerKeySource {
     if (state.keys === null) {
       if (!state.inFlight && this.mayFetch(state, now)) this.start(url, state);
       if (state.inFlight) await state.inFlight;
-    } else if (now >= state.freshUntil && !state.inFlight && this.mayFetch(state, now)) {
-      void this.start(url, state);
+    } else if (now >= state.freshUntil) {
+      // Past its max-age a set is not trusted without asking again (a key dropped from it must stop
+      // verifying): the refresh is waited for, one per cooldown; a failed one keeps the last set.
+      if (!state.inFlight && this.mayFetch(state, now)) this.start(url, state);
+      if (state.inFlight) await state.inFlight;
     }
     if (state.keys !== null && !has([...inline.keys, ...state.keys])) {
       // An unknown kid (a key rotated in): one refetch per cooldown, shared by every caller.

@@ -180,14 +180,30 @@ async function signatureHolds(value: string, key: CryptoKey | Uint8Array, alg: s
   }
 }
 
+/** Whether two public JWKs are the same key (sets fetched again hold new objects for the same keys). */
+function sameKey(a: JWK, b: JWK): boolean {
+  return a.kty === b.kty && a.kid === b.kid && a.n === b.n && a.e === b.e && a.crv === b.crv && a.x === b.x && a.y === b.y;
+}
+
+/**
+ * Whether the public key that verified a remembered JWT is still among the issuer's keys (a stale
+ * JWKS set is fetched again first, as for a verification): a key dropped from the set stops every
+ * JWT it verified, not only new ones.
+ */
+async function keyStillHeld(key: JWK, kid: string | null, issuer: IssuerRecord, keys: IssuerKeySource): Promise<boolean> {
+  const found = await keys.keysFor(issuer, kid);
+  return !isProblem(found) && found.keys.some((k) => sameKey(k, key));
+}
+
 /**
  * The signature check: HMAC only with the issuer's secret, public-key algorithms only with its
- * public JWKs (so a public key is never an HMAC secret, and a secret never a public key).
+ * public JWKs (so a public key is never an HMAC secret, and a secret never a public key). The
+ * public key that verified it (null for HMAC), or the problem.
  */
-async function signatureProblem(value: string, alg: string, kid: string | null, issuer: IssuerRecord, keys: IssuerKeySource): Promise<string | null> {
+async function signatureProblem(value: string, alg: string, kid: string | null, issuer: IssuerRecord, keys: IssuerKeySource): Promise<{ key: JWK | null } | string> {
   if (isHmac(alg)) {
     if (issuer.secret === null || issuer.secret === '') return `${alg} needs the issuer's secret and it has none`;
-    return (await signatureHolds(value, new TextEncoder().encode(issuer.secret), alg)) ? null : 'the signature does not verify';
+    return (await signatureHolds(value, new TextEncoder().encode(issuer.secret), alg)) ? { key: null } : 'the signature does not verify';
   }
   const found = await keys.keysFor(issuer, kid);
   if (isProblem(found)) return `no keys: ${found.problem}`;
@@ -200,7 +216,7 @@ async function signatureProblem(value: string, alg: string, kid: string | null, 
     } catch {
       continue;
     }
-    if (await signatureHolds(value, key, alg)) return null;
+    if (await signatureHolds(value, key, alg)) return { key: jwk };
   }
   return 'the signature does not verify';
 }
@@ -421,6 +437,12 @@ function audienceProblem(aud: unknown, allowed: readonly string[]): string | nul
  * The problem names what failed, never the token.
  */
 export async function verifyIssuerJwt(value: string, issuer: IssuerRecord, keys: IssuerKeySource, nowSeconds: number): Promise<IssuerCredential | IssuerJwtProblem> {
+  const r = await verifyKeyed(value, issuer, keys, nowSeconds);
+  return isProblem(r) ? r : r.cred;
+}
+
+/** verifyIssuerJwt, with the public key that verified the signature (null for HMAC). */
+async function verifyKeyed(value: string, issuer: IssuerRecord, keys: IssuerKeySource, nowSeconds: number): Promise<{ cred: IssuerCredential; key: JWK | null } | IssuerJwtProblem> {
   if (!issuer.isActive) return DISABLED;
   const d = decode(value);
   if (isProblem(d)) return d;
@@ -438,7 +460,7 @@ export async function verifyIssuerJwt(value: string, issuer: IssuerRecord, keys:
   if (issuer.keyIds.length > 0 && (k.kid === null || !issuer.keyIds.includes(k.kid))) return { problem: "kid is not one of the issuer's key ids" };
 
   const sig = await signatureProblem(value, alg, k.kid, issuer, keys);
-  if (sig !== null) return { problem: sig };
+  if (typeof sig === 'string') return { problem: sig };
 
   const aud = audienceProblem(payload.aud, issuer.audience);
   if (aud !== null) return { problem: aud };
@@ -446,7 +468,7 @@ export async function verifyIssuerJwt(value: string, issuer: IssuerRecord, keys:
   if (isProblem(cred)) return cred;
   const lifetime = lifetimeProblem(cred, issuer, nowSeconds);
   if (lifetime !== null) return { problem: lifetime };
-  return standingProblem(cred, issuer, nowSeconds) ?? cred;
+  return standingProblem(cred, issuer, nowSeconds) ?? { cred, key: sig.key };
 }
 
 /** The claim path that names the stream in `issuer`'s credentials (permissions, else stream, else sub). */
@@ -493,10 +515,12 @@ export function credentialProblem(cred: IssuerCredential, issuer: Pick<IssuerRec
  * Verified JWTs by issuer id, its record's rev and the SHA-256 of the value, until their `exp`:
  * a JWT presented again costs a hash instead of a signature check. Any write of the issuer
  * (disabling it, revoking an id, new keys or claims) moves its rev, so nothing verified under the
- * old record is found; and standingProblem (disabled, revoked ids, time) runs again on every hit.
+ * old record is found; standingProblem (disabled, revoked ids, time) runs again on every hit, and
+ * so does the check that the public key that verified it is still one of the issuer's keys (a key
+ * dropped from its JWKS ends the JWTs it verified at the set's next refresh).
  */
 export class IssuerJwtMemo {
-  private readonly entries: LRUCache<string, IssuerCredential>;
+  private readonly entries: LRUCache<string, { cred: IssuerCredential; key: JWK | null }>;
 
   constructor(maxEntries: number) {
     this.entries = new LRUCache({ max: maxEntries });
@@ -507,17 +531,22 @@ export class IssuerJwtMemo {
   }
 
   async verify(value: string, issuer: IssuerRecord, keys: IssuerKeySource, nowSeconds: number): Promise<IssuerCredential | IssuerJwtProblem> {
-    const key = `${issuer.id}:${issuer.rev}:${createHash('sha256').update(value).digest('base64url')}`;
-    const hit = this.entries.get(key);
+    const id = `${issuer.id}:${issuer.rev}:${createHash('sha256').update(value).digest('base64url')}`;
+    const hit = this.entries.get(id);
     if (hit) {
-      const standing = standingProblem(hit, issuer, nowSeconds);
-      if (standing === null) return hit;
-      // Expired (a revocation moves the rev, so it is never found here): of no further use.
-      if (standing.expired) this.entries.delete(key);
-      return standing;
+      const standing = standingProblem(hit.cred, issuer, nowSeconds);
+      if (standing !== null) {
+        // Expired (a revocation moves the rev, so it is never found here): of no further use.
+        if (standing.expired) this.entries.delete(id);
+        return standing;
+      }
+      if (hit.key === null || (await keyStillHeld(hit.key, hit.cred.kid ?? null, issuer, keys))) return hit.cred;
+      this.entries.delete(id);
+      return { problem: "the key that verified it is no longer among the issuer's keys" };
     }
-    const result = await verifyIssuerJwt(value, issuer, keys, nowSeconds);
-    if (!isProblem(result)) this.entries.set(key, result);
-    return result;
+    const result = await verifyKeyed(value, issuer, keys, nowSeconds);
+    if (isProblem(result)) return result;
+    this.entries.set(id, result);
+    return result.cred;
   }
 }

@@ -5,7 +5,7 @@
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { AccessToken } from 'livekit-server-sdk';
-import { SignJWT } from 'jose';
+import { SignJWT, type JWK } from 'jose';
 import {
   IssuerJwtMemo,
   credentialProblem,
@@ -242,22 +242,37 @@ describe('issuer JWT: the narrowing check', () => {
 });
 
 describe('issuer JWT: the memo', () => {
-  it('a repeat presentation skips the key source and the signature; revocation and disabling still apply', async () => {
+  it('a repeat presentation skips the signature; revocation, disabling and a dropped key still apply', async () => {
     const memo = new IssuerJwtMemo(100);
-    const keys = fixedKeys([mux.jwk]);
+    const held: JWK[] = [Object.freeze({ ...mux.jwk })];
+    const keys: IssuerKeySource & { calls: number } = {
+      calls: 0,
+      async keysFor() {
+        keys.calls++;
+        return { keys: held };
+      },
+    };
     const jwt = await sign(mux, muxPayload({ jti: 'j-1' }));
     const first = await memo.verify(jwt, muxIssuer(), keys, NOW);
     const again = await memo.verify(jwt, muxIssuer(), keys, NOW + 1);
-    assert.equal(keys.calls, 1);
-    assert.equal(again, first);
+    assert.equal(again, first, 'the remembered credential itself');
+    // the hit asks whether its key is still held; a set fetched again (new objects, same key) still holds it
+    assert.equal(keys.calls, 2);
+    held[0] = Object.freeze({ ...mux.jwk });
+    assert.equal(await memo.verify(jwt, muxIssuer(), keys, NOW + 1), first);
+    assert.equal(memo.size, 1);
     // A write of the issuer moves its rev: the revoked jti is found on the record, not in the memo.
     assert.deepEqual(await memo.verify(jwt, muxIssuer({ rev: 2, revoked: { jti: ['j-1'], sub: [], kid: [] } }), keys, NOW + 2), { problem: 'its jti is revoked' });
-    assert.equal(keys.calls, 2);
     // Disabled without a rev change (a stale read): the hit is checked again.
     assert.deepEqual(await memo.verify(jwt, muxIssuer({ isActive: false }), keys, NOW + 3), { problem: 'the issuer is disabled', disabled: true });
+    // The key dropped from the issuer's set (another key under the same kid): the remembered JWT is refused, and forgotten.
+    held[0] = Object.freeze({ ...other.jwk, kid: mux.jwk.kid });
+    assert.deepEqual(await memo.verify(jwt, muxIssuer(), keys, NOW + 4), { problem: "the key that verified it is no longer among the issuer's keys" });
+    assert.equal(memo.size, 0);
+    held[0] = Object.freeze({ ...mux.jwk });
+    await memo.verify(jwt, muxIssuer(), keys, NOW + 5);
     assert.deepEqual(await memo.verify(jwt, muxIssuer(), keys, NOW + 600), { problem: 'the JWT has expired', expired: true });
     assert.equal(memo.size, 0);
-    assert.equal(keys.calls, 2);
   });
 
   it('holds at most its bound', async () => {

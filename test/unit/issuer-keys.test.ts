@@ -74,7 +74,7 @@ describe('issuer keys: a JWKS URL', () => {
     assert.deepEqual(await Promise.all(waiting).then((all) => all.map(kids)), Array.from({ length: 50 }, () => ['k1']));
   });
 
-  it('max-age is clamped to [jwksMinCacheSeconds, jwksMaxCacheSeconds]; a stale set is answered while it is refreshed', async (t) => {
+  it('max-age is clamped to [jwksMinCacheSeconds, jwksMaxCacheSeconds]; past it, the refresh is waited for', async (t) => {
     const { held, keys } = source(t);
     const p = keys.keysFor(issuerA(), null);
     await settle();
@@ -84,18 +84,21 @@ describe('issuer keys: a JWKS URL', () => {
     assert.deepEqual(kids(await keys.keysFor(issuerA(), null)), ['k1']);
     assert.equal(held.calls.length, 1, 'fresh for 60 s, not 5');
     t.mock.timers.tick(1);
-    // Stale: the old set at once, a refresh behind it.
-    assert.deepEqual(kids(await keys.keysFor(issuerA(), null)), ['k1']);
+    // Past its max-age the set is asked for again, and the caller waits: the answer is the new set.
+    const after = keys.keysFor(issuerA(), null);
+    await settle();
     assert.equal(held.calls.length, 2);
     held.calls[1].resolve({ body: set(k2.jwk), maxAgeSeconds: 86_400 });
-    await settle();
-    assert.deepEqual(kids(await keys.keysFor(issuerA(), null)), ['k2']);
+    assert.deepEqual(kids(await after), ['k2']);
     t.mock.timers.tick(3_599_999);
     await keys.keysFor(issuerA(), null);
     assert.equal(held.calls.length, 2, 'fresh for 3600 s, not a day');
     t.mock.timers.tick(1);
-    await keys.keysFor(issuerA(), null);
+    const next = keys.keysFor(issuerA(), null);
+    await settle();
     assert.equal(held.calls.length, 3);
+    held.calls[2].resolve({ body: set(k1.jwk), maxAgeSeconds: 60 });
+    assert.deepEqual(kids(await next), ['k1']);
   });
 
   it('a failed refresh keeps the last good set, and is tried again only after the cooldown', async (t) => {
@@ -105,20 +108,20 @@ describe('issuer keys: a JWKS URL', () => {
     held.calls[0].resolve({ body: set(k1.jwk), maxAgeSeconds: 60 });
     await p;
     t.mock.timers.tick(60_000);
-    await keys.keysFor(issuerA(), null);
-    held.calls[1].reject(new Error('the JWKS URL answered 503'));
+    const refreshing = keys.keysFor(issuerA(), null);
     await settle();
-    assert.deepEqual(kids(await keys.keysFor(issuerA(), null)), ['k1']);
+    held.calls[1].reject(new Error('the JWKS URL answered 503'));
+    assert.deepEqual(kids(await refreshing), ['k1']);
     t.mock.timers.tick(29_999);
     assert.deepEqual(kids(await keys.keysFor(issuerA(), null)), ['k1']);
     assert.equal(held.calls.length, 2);
     t.mock.timers.tick(1);
-    await keys.keysFor(issuerA(), null);
+    const again = keys.keysFor(issuerA(), null);
+    await settle();
     assert.equal(held.calls.length, 3);
     // A set that is not one (here a symmetric key) is a failed refresh too.
     held.calls[2].resolve({ body: set({ kty: 'oct', k: 'c2VjcmV0', kid: 'k9' }), maxAgeSeconds: 60 });
-    await settle();
-    assert.deepEqual(kids(await keys.keysFor(issuerA(), null)), ['k1']);
+    assert.deepEqual(kids(await again), ['k1']);
   });
 
   it('a URL that never gave a set: the failure is the answer until the cooldown ends', async (t) => {
