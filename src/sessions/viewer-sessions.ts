@@ -282,12 +282,13 @@ export class ViewerSessions {
 
   /**
    * After a full decision allowed `access` (with viewer session `sid`): the credential it grants,
-   * or undefined when the token record is not at hand (the next request is decided in full again).
+   * or undefined when the token record is not at hand or the credential is an issuer JWT (the next
+   * request is decided in full again).
    */
   issue(d: Decision, access: AccessRequest, sid: string, presented: string): string | undefined {
     if (!d.allowed || d.tokenId === undefined || d.accountId === undefined) return undefined;
     const now = this.now();
-    const entry = d.selfSigned ? this.lookup.peekEntryById(d.tokenId) : this.lookup.peekEntryByHash(hashOf(presented));
+    const entry = d.selfSigned || d.issuerId !== undefined ? this.lookup.peekEntryById(d.tokenId) : this.lookup.peekEntryByHash(hashOf(presented));
     const record = entry?.token;
     if (!record || record.id !== d.tokenId) return undefined;
     // The state of this revision when this instance holds it already (a record's content changes
@@ -302,6 +303,10 @@ export class ViewerSessions {
     if (known !== undefined) known.seen = now;
     else this.viewers.set(sid, { tokenId: record.id, accountId: record.accountId, repeat, seen: now, touched: now });
     this.repeats.set(repeat, sid);
+    // An issuer's JWT gets no credential: each request carrying it is decided in full (its issuer's
+    // revocations apply at once; the memo of verified JWTs makes that a hash, not a signature), and
+    // is this viewer again (the repeat above), so it starts no second session.
+    if (d.issuerId !== undefined) return undefined;
     const jwt = d.selfSigned ? jwtRules(presented) : undefined;
     // The country lists the viewer inherits (a publish token's, the account's defaults), as the
     // decision read them: an account entry this instance does not hold counts as having some.

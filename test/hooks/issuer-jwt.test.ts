@@ -184,3 +184,37 @@ describe('issuer JWTs: LiveKit grants and the account in the path', () => {
     assert.deepEqual(await whip(other.id, 'room', await livekit('room', true)), [403, 'stream_not_allowed']);
   });
 });
+
+describe('issuer JWTs with HTTP viewer sessions', () => {
+  let f: HookFixture;
+  let key: TestKey;
+  let policy: { id: number; token: string };
+  before(async () => {
+    f = await hookFixture({
+      hooks: { secret: '', trustedProxies: ['127.0.0.1'], accountInPath: false },
+      enforcement: { defaultAccountId: '' },
+      sessions: { http: { secret: 'viewer-credential-secret-0123456789abcdef' } },
+    });
+    key = await keyPair('ES256', 'es-1');
+    policy = await f.token('subscribe', { streams: [{ streamName: 'cam1' }], maxConcurrentSessions: 2 });
+    await f.t.services.store.createIssuer(f.acct.id, newIssuer({ policyTokenId: policy.id, issuer: 'https://idp.example', algorithms: ['ES256'], jwks: { keys: [key.jwk] } }));
+  });
+  after(() => f.close());
+
+  const get = (uri: string, jwt: string, ip = '203.0.113.7') =>
+    request(f.t.app).get('/hooks/auth-request').set({ 'x-original-uri': uri, 'x-original-method': 'GET', 'x-forwarded-for': ip, authorization: `Bearer ${jwt}` });
+
+  it('each request is decided in full and no credential is given; the same JWT and address is one viewer session', async () => {
+    const jwt = await sign(key, { iss: 'https://idp.example', sub: 'cam1', exp: nowS() + 600 }, { kid: 'es-1' });
+    for (const uri of ['/hls/cam1/index.m3u8', '/hls/cam1/seg-1.ts', '/hls/cam1/seg-2.ts', '/hls/cam1/seg-3.ts']) {
+      const r = await get(uri, jwt);
+      assert.deepEqual([r.status, r.headers['x-streamgate-token-id'], r.headers['set-cookie']], [200, String(policy.id), undefined], uri);
+    }
+    const live = await f.t.services.store.listSessions(f.acct.id, { tokenId: policy.id }, { offset: 0, limit: 10 });
+    assert.equal(live.total, 1);
+    // the policy token's session limit counts viewers: a second one is admitted, a third is not
+    assert.equal((await get('/hls/cam1/index.m3u8', jwt, '203.0.113.8')).status, 200);
+    const third = await get('/hls/cam1/index.m3u8', jwt, '203.0.113.9');
+    assert.deepEqual([third.status, third.body.reason], [403, 'session_limit']);
+  });
+});
