@@ -9,7 +9,7 @@ import { issuesToFieldErrors } from '../http/validation.js';
 import type { LifecycleSignal } from '../lifecycle/events.js';
 import type { Caller, CallerContext, CallerRoute, Outcome } from './caller.js';
 import { copyWith } from '../domain/objects.js';
-import { badRequest, field, nameable, perConfig, refusalBody, refusalStatus, streamIdentity, tokenFromQuery, type StreamIdentity } from './shared.js';
+import { badRequest, field, nameable, perConfig, refusalBody, refusalStatus, queryValue, streamIdentity, tokenFromQuery, type StreamIdentity } from './shared.js';
 
 const CALLER = 'mediamtx';
 
@@ -57,7 +57,9 @@ const readAuth: CallerRoute['read'] = (req, ctx) => {
   }
   const action = mediamtxAction(b.action);
   if (!action) return { reply: badRequest({ action: [`unknown MediaMTX action '${b.action}'`] }) };
-  const token = b.token || b.password || tokenFromQuery(b.query ?? undefined) || undefined;
+  // MediaMTX's own order; then the query's token, or its legacy jwt parameter (MediaMTX reads it for
+  // RTSP and RTMP itself, and for HLS and WebRTC only with authJWTInHTTPQuery: docs/callers.md#mediamtx)
+  const token = b.token || b.password || tokenFromQuery(b.query ?? undefined) || queryValue(b.query ?? undefined, 'jwt') || undefined;
   const id = streamIdentity(b.path ?? '', ctx.config.hooks.mediamtx.pathPrefix, ctx.config.hooks.accountInPath);
   if (!nameable(id)) return { reply: { status: 403, json: refusalBody('stream_not_allowed') } };
   return {

@@ -116,6 +116,11 @@ describe('issuer JWTs decided by their policy token', () => {
       request(f.t.app).post('/hooks/mediamtx/auth').send({ ip: '203.0.113.7', user: '', password: '', token, action: 'read', path, protocol: 'hls', id: null, query: '' });
     assert.equal((await auth(await muxJwt('cam1'), 'cam1')).status, 200);
     assert.equal((await auth(await muxJwt('cam1'), 'cam2')).status, 403);
+    // an HLS URL's legacy ?jwt= (authJWTInHTTPQuery): MediaMTX sends no token, only the query
+    const legacy = await request(f.t.app)
+      .post('/hooks/mediamtx/auth')
+      .send({ ip: '203.0.113.7', user: '', password: '', token: '', action: 'read', path: 'cam1', protocol: 'hls', id: null, query: `jwt=${await muxJwt('cam1')}` });
+    assert.equal(legacy.status, 200);
   });
 
   it('a deleted policy token or issuer leaves its JWTs unclaimed', async () => {
