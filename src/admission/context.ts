@@ -13,6 +13,7 @@ import type { ViewerSessions } from '../sessions/viewer-sessions.js';
 import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
 import { andThen } from '../callers/shared.js';
 import { copyWith } from '../domain/objects.js';
+import { parse as parseCookie } from 'cookie';
 
 /**
  * An HTTP viewer's full decision: on allow a viewer session starts (registered, counted by the
@@ -110,6 +111,19 @@ export function callerContext(s: Services, trusted: TrustedProxies): CallerConte
       return andThen(s.enforcer.admit(access, 'soon', caller, undefined, a, serverAddress), lifetime);
     },
     viewers: s.viewers && viewerCredentials(s, s.viewers),
+    issuerCookie: (header, accountId) => {
+      const account = accountId ?? s.enforcer.defaultAccount;
+      if (account === undefined) return undefined;
+      const pick = (names: readonly string[]): string | undefined => {
+        if (names.length === 0 || !names.some((n) => header.includes(n))) return undefined;
+        const cookies = parseCookie(header);
+        for (const n of names) if (cookies[n]) return cookies[n];
+        return undefined;
+      };
+      // a store that does not answer names no cookie: the request is decided on what else it carries
+      const names = s.enforcer.lookup.issuerCookieNames(account);
+      return names instanceof Promise ? names.then(pick, () => undefined) : pick(names);
+    },
     signal: (sig) => s.lifecycle.signal(sig),
     sessionOf: (caller, sessionId) => s.store.getSession(caller, sessionId).catch(() => null),
     // Read fresh (not from the decision cache): a publisher that started elsewhere is rare, and must be current.

@@ -609,6 +609,11 @@ export class Enforcer {
     this.plans = { memory: planOf('memory'), store: planOf('store'), cache: planOf('cache'), explain: planOf('explain') };
   }
 
+  /** The account a request that names none and carries no token belongs to (enforcement.defaultAccountId, else the one created on first start). */
+  get defaultAccount(): string | undefined {
+    return this.parts.cfg.defaultAccountId || this.parts.defaultAccountId;
+  }
+
   /**
    * The one entry of every admission. Never throws for bad tokens or an unreachable store.
    * - `mode`: a column of STEPS, or 'soon': memory when it can vouch (answered without an await),

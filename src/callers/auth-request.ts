@@ -11,7 +11,7 @@ import { LRUCache } from 'lru-cache';
 import { parse as parseCookie } from 'cookie';
 import type { Reason } from '../contracts/decision.js';
 import type { CredentialCheck } from '../contracts/viewer-credential.js';
-import type { Caller, CallerRoute, Outcome, Reply, ViewerCredentials } from './caller.js';
+import type { Caller, CallerContext, CallerRoute, Outcome, Reply, ViewerCredentials } from './caller.js';
 import { andThen, nameable, perConfig, queryValue, refusalBody, refusalStatus, tokenFromQuery } from './shared.js';
 import type { StreamPatternEntry } from '../config/schema.js';
 import { copyWith } from '../domain/objects.js';
@@ -172,9 +172,20 @@ const read: CallerRoute['read'] = (req, ctx) => {
     // No stream can be named: nothing can be allowed (a denial, never a 404 or 5xx).
     return NO_STREAM;
   }
-  const { streamName, accountId, protocol, action } = named;
-  // ?token=, then ?jwt= (players that name it so), then Authorization: Bearer (WHIP and WHEP clients)
+  // ?token=, then ?jwt= (players that name it so), then Authorization: Bearer (WHIP and WHEP clients),
+  // then a cookie one of the account's credential issuers names
   const token = tokenFromQuery(query || undefined) ?? queryValue(query || undefined, 'jwt') ?? bearer(req);
+  const cookie = req.headers.cookie;
+  if (token === undefined && cookie !== undefined && cookie !== '') {
+    const found = ctx.issuerCookie(cookie, named.accountId);
+    return found instanceof Promise ? found.then((fromCookie) => decideWith(req, ctx, query, named, fromCookie)) : decideWith(req, ctx, query, named, found);
+  }
+  return decideWith(req, ctx, query, named, token);
+};
+
+/** The decision of a request whose stream the path named, with the credential it presents. */
+function decideWith(req: Request, ctx: CallerContext, query: string, named: Extract<PathReading, { streamName: string }>, token: string | undefined): Outcome | Promise<Outcome> {
+  const { streamName, accountId, protocol, action } = named;
   const clientIp = clientAddress(req, ctx.trusted);
   // Viewer sessions are for viewers: a publish stays a full decision at every request, and a session
   // resource (a WHIP/WHEP PATCH or DELETE) is checked with its credential without starting one.

@@ -110,6 +110,12 @@ export interface CallerContext {
   admit(caller: string, admission: Admission, serverAddress?: string): DecisionResult | Promise<DecisionResult>;
   /** HTTP viewer sessions (sessions.http.enabled), else undefined. */
   viewers?: ViewerCredentials;
+  /**
+   * The credential in a cookie one of the account's credential issuers names (its `cookieName`;
+   * docs/api.md#credential-issuers), from a Cookie header: the account is the request's, else the
+   * one token-less requests belong to. Undefined when no such cookie is there (or the store cannot say).
+   */
+  issuerCookie(cookieHeader: string, accountId: string | undefined): string | undefined | Promise<string | undefined>;
   /** Queues a lifecycle signal; never waits. */
   signal(s: LifecycleSignal): void;
   /** A session the registry holds for this caller, or null (also when the store cannot say). */

@@ -135,6 +135,8 @@ export class TokenLookup {
   private readonly compiled: LRUCache<number, CompiledEntry>;
   /** Issuers by the selector of the JWTs they claim (no two issuers claim one selector). */
   private readonly issuers: LRUCache<string, IssuerEntry>;
+  /** The cookie names an account's issuers read credentials from, by account, at a version. */
+  private readonly cookieNames: LRUCache<string, { ver: number; names: readonly string[] }>;
   readonly stats: LookupStats = { hits: 0, misses: 0 };
   private readonly inFlight = new Map<string, Promise<TokenEntry | null>>();
 
@@ -159,6 +161,7 @@ export class TokenLookup {
     });
     this.compiled = new LRUCache({ max: opts.cacheMaxEntries });
     this.issuers = new LRUCache({ max: Math.max(1000, Math.ceil(opts.cacheMaxEntries / 10)) });
+    this.cookieNames = new LRUCache({ max: Math.max(1000, Math.ceil(opts.cacheMaxEntries / 10)) });
   }
 
   /** Runs a store call with the decision-path deadline; any failure becomes StoreUnavailable. */
@@ -302,6 +305,24 @@ export class TokenLookup {
     const entry = { issuer, ver: ver as number };
     this.issuers.set(key, entry);
     return entry;
+  }
+
+  /**
+   * The cookie names the account's active issuers take credentials from (docs/api.md#credential-issuers),
+   * current by the account version: read once per version, without a wait while the store's memory
+   * vouches for the version.
+   */
+  issuerCookieNames(accountId: string): readonly string[] | Promise<readonly string[]> {
+    const hit = this.cookieNames.get(accountId);
+    const known = this.store.accountVersionKnown?.(accountId);
+    if (hit !== undefined && known === hit.ver) return hit.names;
+    return (async () => {
+      const ver = known ?? (await this.version(accountId));
+      if (hit !== undefined && hit.ver === ver) return hit.names;
+      const names = [...new Set((await this.timed(this.store.listIssuers(accountId))).filter((i) => i.isActive && i.cookieName !== null).map((i) => i.cookieName!))];
+      this.cookieNames.set(accountId, { ver, names });
+      return names;
+    })();
   }
 
   /** Version first, then the record: an entry is never newer-versioned than its content. */

@@ -146,7 +146,11 @@ describe('issuer JWTs: LiveKit grants and the account in the path', () => {
         secret: '',
         trustedProxies: ['127.0.0.1'],
         accountInPath: true,
-        authRequest: { streamPatterns: [{ pattern: '^/whip/(?<account>[^/]+)/(?<stream>[^/]+)$', action: 'publish', methods: ['POST'] }], action: 'subscribe', methodFrom: 'x-original-method' },
+        authRequest: {
+          streamPatterns: [{ pattern: '^/whip/(?<account>[^/]+)/(?<stream>[^/]+)$', action: 'publish', methods: ['POST'] }, '^/hls/(?<account>[^/]+)/(?<stream>[^/]+)/'],
+          action: 'subscribe',
+          methodFrom: 'x-original-method',
+        },
       },
       enforcement: { defaultAccountId: '' },
     });
@@ -181,6 +185,28 @@ describe('issuer JWTs: LiveKit grants and the account in the path', () => {
     assert.deepEqual(await whip(f.acct.id, 'room', await livekit('room', true)), [200, String(policy.id)]);
     assert.deepEqual(await whip(f.acct.id, 'room', await livekit('room', false)), [401, 'token_invalid']);
     assert.deepEqual(await whip(f.acct.id, 'room2', await livekit('room', true)), [403, 'stream_not_allowed']);
+  });
+
+  it("a credential in the cookie the account's issuer names; other cookies are not credentials", async () => {
+    const viewerPolicy = await f.token('subscribe', { streams: [{ streamName: 'show' }] });
+    const key = await keyPair('ES256', 'web-1');
+    await f.t.services.store.createIssuer(
+      f.acct.id,
+      newIssuer({ policyTokenId: viewerPolicy.id, issuer: 'https://login.example', algorithms: ['ES256'], jwks: { keys: [key.jwk] }, cookieName: 'login_session' }),
+    );
+    const jwt = await sign(key, { iss: 'https://login.example', sub: 'show', exp: nowS() + 600 }, { kid: 'web-1' });
+    const hls = async (account: string, cookie: string) => {
+      const r = await request(f.t.app)
+        .get('/hooks/auth-request')
+        .set({ 'x-original-uri': `/hls/${account}/show/index.m3u8`, 'x-original-method': 'GET', 'x-forwarded-for': '203.0.113.7', cookie });
+      return [r.status, r.status === 200 ? r.headers['x-streamgate-token-id'] : r.body.reason];
+    };
+    assert.deepEqual(await hls(f.acct.id, `theme=dark; login_session=${jwt}`), [200, String(viewerPolicy.id)]);
+    // a cookie no issuer names is no credential: the open stream is served token-less (no token id)
+    assert.deepEqual(await hls(f.acct.id, `other_session=${jwt}`), [200, undefined]);
+    // another account's path reads its own issuers' cookie names: none, so no credential
+    const other = await f.t.account();
+    assert.deepEqual(await hls(other.id, `login_session=${jwt}`), [200, undefined]);
   });
 
   it("with accountInPath, another account's path is refused", async () => {
