@@ -154,7 +154,7 @@ describe('issuer JWTs: LiveKit grants and the account in the path', () => {
       },
       enforcement: { defaultAccountId: '' },
     });
-    policy = await f.token('publish', { streams: [{ streamName: 'room', isRegex: true }] });
+    policy = await f.token('publish', { streams: [{ streamName: 'room[0-9]*', isRegex: true }] });
     await f.t.services.store.createIssuer(
       f.acct.id,
       newIssuer({
@@ -247,5 +247,46 @@ describe('issuer JWTs with HTTP viewer sessions', () => {
     assert.equal((await get('/hls/cam1/index.m3u8', jwt, '203.0.113.8')).status, 200);
     const third = await get('/hls/cam1/index.m3u8', jwt, '203.0.113.9');
     assert.deepEqual([third.status, third.body.reason], [403, 'session_limit']);
+  });
+});
+
+describe('issuer JWTs: nginx-rtmp re-asks after an issuer change', () => {
+  const SESSION = 'app=live&flashver=FMLE%2F3.0&swfurl=&tcurl=rtmp%3A%2F%2Fhost%3A1935%2Flive&pageurl=&addr=203.0.113.7';
+  let f: HookFixture;
+  let key: TestKey;
+  let issuer: IssuerRecord;
+  before(async () => {
+    f = await hookFixture({ enforcement: { terminateOn: ['disable', 'refresh'] } });
+    key = await keyPair('ES384', 'ivs-1');
+    const policy = await f.token('publish', { streams: [{ streamName: 'cam[0-9]+', isRegex: true }] });
+    issuer = await f.t.services.store.createIssuer(f.acct.id, newIssuer({ policyTokenId: policy.id, algorithms: ['ES384'], jwks: { keys: [key.jwk] } }));
+  });
+  after(() => f.close());
+
+  const post = (body: string) => request(f.t.app).post('/hooks/nginx-rtmp').set('content-type', 'application/x-www-form-urlencoded').send(body);
+  const publisher = async (clientid: number, stream: string, jti: string) =>
+    `${SESSION}&clientid=${clientid}&name=${stream}&token=${await sign(key, { sub: stream, jti, exp: nowS() + 600 }, { kid: 'ivs-1' })}`;
+
+  it('a revoked jti ends its session at the next on_update (refresh); disabling the issuer ends the others (disable)', async () => {
+    const a = await publisher(1, 'cam1', 'jti-a');
+    const b = await publisher(2, 'cam2', 'jti-b');
+    const first = await post(`${a}&call=publish&type=live`);
+    assert.equal(first.status, 200, first.text);
+    assert.equal((await post(`${b}&call=publish&type=live`)).status, 200);
+    await f.settle();
+    assert.equal((await f.t.services.store.listSessions(f.acct.id, { action: 'publish' }, { offset: 0, limit: 10 })).total, 2);
+    assert.equal((await post(`${a}&call=update_publish&time=30`)).status, 200);
+    issuer = (await f.t.services.store.updateIssuer(f.acct.id, issuer.id, { revoked: { jti: ['jti-a'], sub: [], kid: [] } }))!;
+    assert.equal((await post(`${a}&call=update_publish&time=60`)).status, 403, 'revoked: cut');
+    assert.equal((await post(`${b}&call=update_publish&time=60`)).status, 200, 'the other credential streams on');
+    await f.t.services.store.updateIssuer(f.acct.id, issuer.id, { isActive: false });
+    assert.equal((await post(`${b}&call=update_publish&time=90`)).status, 403, 'issuer disabled: cut');
+    await f.settle();
+    assert.equal((await f.t.services.store.listSessions(f.acct.id, { action: 'publish' }, { offset: 0, limit: 10 })).total, 0, 'both ended');
+    const ended = f.events.flatMap((e) => (e.type === 'feeds' && e.event === 'ended' ? [[e.data.name, e.data.reason]] : []));
+    assert.deepEqual(ended, [
+      ['cam1', 'token_revoked'],
+      ['cam2', 'token_revoked'],
+    ]);
   });
 });
