@@ -1,6 +1,7 @@
 // The request shapes measured, made with tokens of the Streamgate under test.
 import type { Case } from './lib/load.js';
 import type { Target } from './lib/targets.js';
+import type { IssuerCase } from './seed.js';
 
 export async function api(base: string, secret: string, method: string, p: string, body?: unknown) {
   const r = await fetch(base + p, { method, headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
@@ -15,12 +16,14 @@ export const CASE_NAMES = [
   'mediamtx auth, limited token',
   'auth-request',
   'auth-request, session credential',
+  'auth-request, issuer JWT',
   'director subscribe',
   'deny (stream)',
   'bind, already bound',
 ] as const;
 export const AUTHORIZE = 'authorize (JSON)';
 export const CREDENTIAL = 'auth-request, session credential';
+export const ISSUER_JWT = 'auth-request, issuer JWT';
 
 /**
  * The viewer's first request with its token, as nginx auth_request forwards it: its answer's
@@ -38,8 +41,30 @@ async function sessionCookie(sg: Target, token: string, ip: string): Promise<str
   return setCookie.split(';')[0].trim();
 }
 
-/** The request shapes, with the tokens of the Streamgate under test: the selected ones (all by default), in CASE_NAMES order. */
-export async function cases(sg: Target, secret: string, selected: ReadonlySet<string> = new Set(CASE_NAMES)): Promise<Case[] & { subscribeTokenId?: number }> {
+/**
+ * The issuer-JWT case: a viewer's HLS request as nginx auth_request forwards it, the same issuer JWT
+ * in `Authorization: Bearer` every time (docs/api.md#repeat-presentations-and-revocation: after the
+ * first, a hash and the checks, no signature), decided in full each time (an issuer JWT gets no
+ * viewer credential). One request first must be allowed as the policy token, or the run stops.
+ */
+async function issuerJwtCase(sg: Target, issuer: IssuerCase | undefined): Promise<Case> {
+  if (!issuer) throw new Error(`${sg.name}: the issuer-JWT case needs its issuer seeded before Streamgate starts (bench/seed.ts prepareStore)`);
+  // /hls/cam1/index.m3u8 names stream cam1 by the first of config/default.yaml's hooks.authRequest.streamPatterns
+  const headers = { 'x-original-uri': '/hls/cam1/index.m3u8', 'x-real-ip': '203.0.113.7', authorization: `Bearer ${issuer.jwt}` };
+  const check = await fetch(`${sg.base}/hooks/auth-request`, { headers });
+  const body = await check.text();
+  const tokenId = check.headers.get('x-streamgate-token-id');
+  if (check.status !== 200 || tokenId !== String(issuer.policyTokenId)) {
+    throw new Error(`${sg.name}: a request with the issuer JWT was answered ${check.status} (token id ${tokenId}) ${body}, not 200 as policy token ${issuer.policyTokenId}`);
+  }
+  return { name: ISSUER_JWT, route: '/hooks/auth-request', method: 'GET', path: '/hooks/auth-request', headers, expect: 200 };
+}
+
+/**
+ * The request shapes, with the tokens of the Streamgate under test: the selected ones (all by
+ * default), in CASE_NAMES order. `issuer`: what prepareStore seeded for the issuer-JWT case.
+ */
+export async function cases(sg: Target, secret: string, selected: ReadonlySet<string> = new Set(CASE_NAMES), issuer?: IssuerCase): Promise<Case[] & { subscribeTokenId?: number }> {
   const sub = (await api(sg.base, secret, 'POST', '/api/subscribe_token', { label: 'bench', streams: [{ streamName: 'cam1' }], tracking: { trackingId: 'bench' } })).data;
   const bind = (await api(sg.base, secret, 'POST', '/api/subscribe_token', { label: 'bind', streams: [{ streamName: 'cam1' }], bindIpsOnUsage: 1 })).data;
   // a limited token: its admission registers the session in the decision's store step (one connection id, re-registered each time)
@@ -70,6 +95,7 @@ export async function cases(sg: Target, secret: string, selected: ReadonlySet<st
     { name: 'mediamtx auth, limited token', route: '/hooks/mediamtx/auth', method: 'POST', path: '/hooks/mediamtx/auth', headers: json, body: mediamtx(limited.token, '5f1c2b0e-6a3d-4c1e-9d0b-1d2f3a4b5c6d'), expect: 200, storeWrite: true },
     { name: 'auth-request', route: '/hooks/auth-request', method: 'GET', path: '/hooks/auth-request', headers: { 'x-original-uri': `/hls/cam1/index.m3u8?token=${sub.token}`, 'x-real-ip': '203.0.113.7' }, expect: 200 },
     ...(credential ? [credential] : []),
+    ...(selected.has(ISSUER_JWT) ? [await issuerJwtCase(sg, issuer)] : []),
     { name: 'director subscribe', route: '/api/director/subscribe', method: 'POST', path: '/api/director/subscribe', headers: { ...json, authorization: `Bearer ${sub.token}` }, body: JSON.stringify({ streamName: 'cam1' }), expect: 200 },
     { name: 'deny (stream)', route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(sub.token, 'nope'), expect: 403 },
     { name: 'bind, already bound', route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(bind.token), expect: 200 },

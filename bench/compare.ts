@@ -11,7 +11,7 @@
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
-import { CASE_NAMES, cases } from './cases.js';
+import { CASE_NAMES, cases, ISSUER_JWT } from './cases.js';
 import { checkoutOf, type Comparison, compareRounds, compareSettings, medianSpread, printComparison } from './lib/compare-builds.js';
 import { CONNECTIONS, DURATION, ROOT, selectCases } from './lib/config.js';
 import { load, type Result, WRK } from './lib/load.js';
@@ -19,6 +19,7 @@ import { writeResults } from './lib/report.js';
 import { buildCurrent, describeMachine, pinToLoadCore, startPinnedRedis } from './lib/setup.js';
 import { describeStalls, measureStalls } from './lib/stalls.js';
 import { type BenchRedis, stopTarget, streamgate } from './lib/targets.js';
+import { prepareStore } from './seed.js';
 
 const STORES = ['sqlite', 'redis'] as const;
 
@@ -31,15 +32,18 @@ async function compareStore(
   selected: Set<string>,
 ): Promise<Comparison[]> {
   // Each build has a data directory of its own and, on Redis, a key prefix of its own (of the same length).
+  // The issuer-JWT case's issuer is seeded into both by this checkout's code, before each starts.
   const env = (build: string): Record<string, string> => (store === 'redis' ? { REDIS_URL: redis.url, STREAMGATE_REDIS_KEYPREFIX: `bench-${build}:` } : {});
-  const baseline = await streamgate(`baseline ${store}`, env('b'), baselineRoot);
-  const current = await streamgate(`current ${store}`, env('c')).catch(async (e: unknown) => {
+  const baselineStore = await prepareStore(env('b'), selected.has(ISSUER_JWT));
+  const currentStore = await prepareStore(env('c'), selected.has(ISSUER_JWT));
+  const baseline = await streamgate(`baseline ${store}`, baselineStore.env, baselineRoot);
+  const current = await streamgate(`current ${store}`, currentStore.env).catch(async (e: unknown) => {
     await stopTarget(baseline.t);
     throw e;
   });
   try {
-    const baselineCases = await cases(baseline.t, baseline.secret, selected);
-    const currentCases = await cases(current.t, current.secret, selected);
+    const baselineCases = await cases(baseline.t, baseline.secret, selected, baselineStore.issuer);
+    const currentCases = await cases(current.t, current.secret, selected, currentStore.issuer);
     const rows: Comparison[] = [];
     for (let i = 0; i < currentCases.length; i++) {
       const b: Result[] = [];

@@ -9,7 +9,7 @@
 // (tables, result file), lib/goals (the targets), lib/stalls (the machine's own pauses, measured
 // before and after), cases, scale. npm run bench:compare (compare.ts) compares two builds.
 import type { ChildProcess } from 'node:child_process';
-import { CASE_NAMES, cases } from './cases.js';
+import { CASE_NAMES, cases, ISSUER_JWT } from './cases.js';
 import { CONNECTIONS, DURATION, SIZES, selectCases } from './lib/config.js';
 import { type HalfFigures, judge, P99_AT_HALF_MS, printTargets, THROUGHPUT } from './lib/goals.js';
 import { type Case, load, pacedMedian, type Result, WRK } from './lib/load.js';
@@ -18,6 +18,7 @@ import { printCpuTable, printEndpointTable, writeResults } from './lib/report.js
 import { buildCurrent, describeMachine, pinToLoadCore, startPinnedRedis } from './lib/setup.js';
 import { rssMb, startProcess, streamgate } from './lib/targets.js';
 import { type ScaleRow, scaleRun } from './scale.js';
+import { prepareStore } from './seed.js';
 import { describeStalls, measureStalls, type Stalls } from './lib/stalls.js';
 
 /** The cases with throughput targets, and how many interleaved rounds their floor and stores run. */
@@ -68,12 +69,14 @@ async function main(): Promise<void> {
       // The floors a p99 over its target is read beside, at the same rate (atHalf)
       const timedFloor = await startProcess('node:http floor, timed', [process.execPath, 'bench/servers/floor-node.mjs', '$PORT', '--timed'], {});
       const redisFloor = await startProcess('node:http floor, timed, one Redis script per request', [process.execPath, 'bench/servers/floor-node.mjs', '$PORT', '--timed', '--redis', redis.url], {});
-      const sqlite = await streamgate('streamgate sqlite', {});
-      const onRedis = await streamgate('streamgate redis', { REDIS_URL: redis.url, STREAMGATE_REDIS_KEYPREFIX: 'bench:' });
+      const sqliteStore = await prepareStore({}, selected.has(ISSUER_JWT));
+      const redisStore = await prepareStore({ REDIS_URL: redis.url, STREAMGATE_REDIS_KEYPREFIX: 'bench:' }, selected.has(ISSUER_JWT));
+      const sqlite = await streamgate('streamgate sqlite', sqliteStore.env);
+      const onRedis = await streamgate('streamgate redis', redisStore.env);
       procs.push(nodeFloor.proc, expressFloor.proc, bornFloor.proc, timedFloor.proc, redisFloor.proc, sqlite.t.proc, onRedis.t.proc);
 
-      const sqliteCases = await cases(sqlite.t, sqlite.secret, selected);
-      const redisCases = await cases(onRedis.t, onRedis.secret, selected);
+      const sqliteCases = await cases(sqlite.t, sqlite.secret, selected, sqliteStore.issuer);
+      const redisCases = await cases(onRedis.t, onRedis.secret, selected, redisStore.issuer);
       caseNames = sqliteCases.map((c) => c.name);
       console.log(`cases: ${caseNames.join('; ')}`);
       for (let i = 0; i < sqliteCases.length; i++) {

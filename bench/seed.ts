@@ -1,10 +1,20 @@
-// Seeds tokens straight into a store (not through the API): N subscribe/publish tokens of one
-// account, 1% of the publish tokens with subscribeRequiresAuth so the secured-stream index is real.
+// Seeds stores straight (not through the API): N subscribe/publish tokens of one account for the
+// scale run, 1% of the publish tokens with subscribeRequiresAuth so the secured-stream index is real;
+// and the issuer-JWT case's credential issuer, written before the Streamgate under test first starts.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { RedisStore } from '../src/store/redis/redis-store.js';
 import { newTokenRecord, type NewTokenRecord } from '../src/domain/tokens.js';
 import { newSecret } from '../src/domain/secrets.js';
+import { loadConfig } from '../src/config/load.js';
+import { AccountService } from '../src/management/accounts.js';
+import { createLogger } from '../src/observability/logger.js';
+import { createStore } from '../src/services.js';
+import { STREAMGATE_ENV } from './lib/config.js';
 
 function record(accountId: string, i: number): NewTokenRecord {
   const kind = i % 2 === 0 ? 'subscribe' : 'publish';
@@ -48,4 +58,63 @@ export async function seedRedis(url: string, keyPrefix: string, accountId: strin
     }),
   );
   await store.close();
+}
+
+/** The issuer-JWT case's credential: a JWT of the seeded issuer, and its policy token's id (the decision's tokenId). */
+export interface IssuerCase {
+  jwt: string;
+  policyTokenId: number;
+}
+
+/**
+ * The store `env` names (the settings its Streamgate will start with), seeded for the issuer-JWT
+ * case: the first-start account (its API secret in <dataDir>/default-api-secret, as the server
+ * writes it), a subscribe policy token for cam1, and an ES256 issuer with its key inline (so every
+ * decision finds its keys cached), claims as Streamgate reads them by default (the stream in `sub`).
+ * The JWT names cam1 and is valid for 12 hours, longer than any run.
+ */
+export async function seedIssuerCase(env: Record<string, string>): Promise<IssuerCase> {
+  const config = loadConfig({ env });
+  const store = await createStore(config, createLogger('silent'));
+  try {
+    const first = await new AccountService(store, Date.now).ensureDefaultAccount(config.dataDir);
+    if (!first) throw new Error(`the issuer-JWT case needs a new store: ${config.dataDir} (or its Redis prefix) holds an account already`);
+    const accountId = first.account.id;
+    const policy = await store.createToken(newTokenRecord('subscribe', accountId, { label: 'issuer policy', streams: [{ streamName: 'cam1' }] }, newSecret(), Date.now()));
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const kid = 'bench-es256';
+    const iss = 'https://idp.bench.example';
+    await store.createIssuer(accountId, {
+      label: 'bench idp',
+      type: 'jwt',
+      isActive: true,
+      policyTokenId: policy.id,
+      issuer: iss,
+      keyIds: [kid],
+      audience: [],
+      algorithms: ['ES256'],
+      jwks: { keys: [{ ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' }] },
+      jwksUrl: null,
+      secret: null,
+      clockSkewSeconds: 0,
+      maxLifetimeSeconds: null,
+      claims: { stream: 'sub' },
+      cookieName: null,
+      revoked: { jti: [], sub: [], kid: [] },
+    });
+    const jwt = await new SignJWT({ sub: 'cam1' }).setProtectedHeader({ alg: 'ES256', kid }).setIssuer(iss).setIssuedAt().setExpirationTime('12h').sign(privateKey);
+    return { jwt, policyTokenId: policy.id };
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * A data directory of its own for a Streamgate about to start on `env`'s store (`env` with
+ * STREAMGATE_DATA_DIR), and, when `issuerCase` (the issuer-JWT case is selected), that store
+ * seeded for it: before the server starts, since the embedded store is the server's alone while it runs.
+ */
+export async function prepareStore(env: Record<string, string>, issuerCase: boolean): Promise<{ env: Record<string, string>; issuer?: IssuerCase }> {
+  const withDir = { ...env, STREAMGATE_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'sg-bench-')) };
+  return { env: withDir, issuer: issuerCase ? await seedIssuerCase({ ...STREAMGATE_ENV, ...withDir }) : undefined };
 }

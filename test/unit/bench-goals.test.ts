@@ -1,9 +1,12 @@
 // The benchmark's p99 targets (docs/performance.md#when-a-p99-target-is-not-judged): a server p99
 // at half max within the target passes; over it, the floor paced at the same rate decides whether
 // the product failed it (the floor meets it) or this machine cannot tell (the floor is over it too).
+// And the issuer-JWT case's throughput target: at least half the node:http floor's req/s on each store.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { ISSUER_JWT } from '../../bench/cases.js';
 import { type HalfFigures, judge } from '../../bench/lib/goals.js';
+import type { Result } from '../../bench/lib/load.js';
 
 const CASE = 'mediamtx auth, limited token';
 
@@ -54,5 +57,38 @@ describe('bench targets: server p99 at half max', () => {
     assert.equal(row(half(undefined)).verdict, 'FAIL');
     assert.equal(row(half(10, 4, 1)).verdict, 'FAIL');
     assert.equal(row(half(1, undefined, 2)).verdict, 'FAIL');
+  });
+});
+
+describe('bench targets: the issuer-JWT case at half the node:http floor', () => {
+  const result = (target: string, rps: number, unexpected = 0): Result => ({ target, case: ISSUER_JWT, rps, p50: 1, p99: 2, errors: 0, unexpected, cpuUs: 40 });
+  const rows = (results: Result[]) =>
+    judge([ISSUER_JWT], results, [], undefined, []).filter((r) => r.target === `${ISSUER_JWT}: req/s vs node:http floor`).map((r) => [r.store, r.measured, r.goal, r.verdict]);
+
+  it('passes at 0.5× on each store and fails below it', () => {
+    assert.deepEqual(rows([result('node:http floor', 40000), result('streamgate sqlite', 20000), result('streamgate redis', 19960)]), [
+      ['sqlite', 0.5, '>= 0.5×', 'PASS'],
+      ['redis', 0.499, '>= 0.5×', 'FAIL'],
+    ]);
+  });
+
+  it('fails on an answer other than the 200 the case expects, whatever the ratio', () => {
+    assert.deepEqual(rows([result('node:http floor', 40000), result('streamgate sqlite', 30000, 1), result('streamgate redis', 30000)]), [
+      ['sqlite', 0.75, '>= 0.5×', 'FAIL'],
+      ['redis', 0.75, '>= 0.5×', 'PASS'],
+    ]);
+  });
+
+  it('is not run when the case was left out (BENCH_CASES)', () => {
+    const notRun = judge([], [], [], undefined, []).filter((r) => r.target.startsWith(`${ISSUER_JWT}:`));
+    assert.deepEqual(
+      notRun.map((r) => [r.target, r.store, r.verdict]),
+      [
+        [`${ISSUER_JWT}: req/s vs node:http floor`, 'sqlite', 'NOT RUN'],
+        [`${ISSUER_JWT}: req/s vs node:http floor`, 'redis', 'NOT RUN'],
+        [`${ISSUER_JWT}: server p99 at half max (median of 3)`, 'sqlite', 'NOT RUN'],
+        [`${ISSUER_JWT}: server p99 at half max (median of 3)`, 'redis', 'NOT RUN'],
+      ],
+    );
   });
 });
