@@ -65,7 +65,7 @@ export interface LookupCounter {
 interface Resolver {
   kind: string;
   presents(value: string): boolean;
-  fromMemory?(value: string, lookup: TokenLookup): Resolved | undefined;
+  fromMemory?(value: string, src: CredentialSources): Resolved | undefined;
   resolve(value: string, reading: Reading, src: CredentialSources, counter: LookupCounter | undefined, revChecked: boolean): Resolved | undefined | Promise<Resolved | undefined>;
 }
 
@@ -125,6 +125,27 @@ async function issuerJwt(value: string, sel: JwtSelector, reading: Reading, src:
   return { cred: { type: 'issuer', issuer, policy, claims: result }, verified: !unchecked, ver: entry.ver };
 }
 
+/**
+ * An issuer's JWT from memory alone: its issuer and policy token current by the store's in-process
+ * account versions, the JWT remembered as verified with a key still held (src/policy/issuer-jwt.ts
+ * IssuerJwtMemo.verifyNow). A self-signed token is the store path's, as before.
+ */
+function jwtFromMemory(value: string, src: CredentialSources): Resolved | undefined {
+  const v = src.issuers;
+  if (v === undefined) return undefined;
+  const peek = peekJwt(value);
+  if ('problem' in peek || peek.selfSigned) return undefined;
+  const found = src.lookup.issuerNow(peek.sel);
+  if (found === undefined) return undefined;
+  const { issuer } = found;
+  const entry = src.lookup.entryByIdNow(issuer.policyTokenId);
+  if (entry === undefined || entry.token.accountId !== issuer.accountId) return undefined;
+  const result = v.memo.verifyNow(value, issuer, v.keys, Math.floor(v.now() / 1000));
+  // a refusal is the store path's to give (it reads the issuer and the policy token fresh)
+  if (result === undefined || 'problem' in result) return undefined;
+  return { cred: { type: 'issuer', issuer, policy: entry.token, claims: result }, verified: true, ver: entry.ver };
+}
+
 /** A JWT: a self-signed token (a streaming claim) or an issuer's, told apart by one peek at its payload. */
 function jwtCredential(value: string, reading: Reading, src: CredentialSources, _counter: LookupCounter | undefined, revChecked: boolean): Promise<Resolved | undefined> | Resolved | undefined {
   const peek = peekJwt(value);
@@ -156,7 +177,7 @@ async function plainFromStore(hash: string, lookup: TokenLookup, counter: Lookup
  * embedded store keeps versions in memory; Redis while its version watch vouches for them). A bind
  * it needs is the pipeline's to settle.
  */
-function plainFromMemory(value: string, lookup: TokenLookup): Resolved | undefined {
+function plainFromMemory(value: string, { lookup }: CredentialSources): Resolved | undefined {
   const hash = hashOf(value);
   const entry = lookup.entryByHashNow(hash);
   if (entry === undefined) return undefined;
@@ -169,7 +190,7 @@ const RESOLVERS: readonly Resolver[] = [
   { kind: 'none', presents: (v) => v === '', resolve: () => NO_TOKEN },
   { kind: 'too long', presents: (v) => v.length > MAX_TOKEN_LENGTH, resolve: (_v, reading) => (reading === 'cache' ? undefined : invalid('token too long')) },
   // a self-signed JWT, or a credential issuer's: one peek at the payload tells them apart
-  { kind: 'JWT', presents: looksLikeJwt, resolve: jwtCredential },
+  { kind: 'JWT', presents: looksLikeJwt, fromMemory: jwtFromMemory, resolve: jwtCredential },
   { kind: 'plain token', presents: () => true, fromMemory: plainFromMemory, resolve: plainToken },
 ];
 
@@ -184,9 +205,9 @@ function resolverOf(value: string): Resolver {
  * undefined otherwise (nothing presented included: a token-less request needs its account's
  * secured streams), and the admission is made with the store.
  */
-export function resolveNow(value: string | undefined, lookup: TokenLookup): Resolved | undefined {
+export function resolveNow(value: string | undefined, src: CredentialSources): Resolved | undefined {
   const v = value ?? '';
-  return resolverOf(v).fromMemory?.(v, lookup);
+  return resolverOf(v).fromMemory?.(v, src);
 }
 
 /**

@@ -189,7 +189,7 @@ function withAccount(p: Parts, x: Run): void {
 // ---- resolve credential (src/admission/credential.ts: one resolver per kind of credential)
 
 function credentialFromMemory(p: Parts, x: Run): Next {
-  x.r = resolveNow(x.req.token, p.lookup);
+  x.r = resolveNow(x.req.token, p.sources);
   return x.r === undefined ? 'decline' : 'next';
 }
 

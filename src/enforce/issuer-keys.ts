@@ -257,6 +257,18 @@ export class IssuerKeys implements IssuerKeySource {
     return { keys: inline.keys.length > 0 ? [...inline.keys, ...state.keys] : state.keys };
   }
 
+  keysNow(issuer: IssuerRecord, kid: string | null): { keys: readonly JWK[] } | undefined {
+    const inline = this.inlineKeys(issuer);
+    if ('problem' in inline) return undefined;
+    const has = (keys: readonly JWK[]) => kid === null || keys.some((k) => k.kid === kid);
+    if (issuer.jwksUrl === null) return inline.keys.length > 0 && has(inline.keys) ? inline : undefined;
+    if (inline.keys.length > 0 && kid !== null && has(inline.keys)) return inline;
+    const state = this.urls.get(issuer.jwksUrl);
+    if (state === undefined || state.keys === null || this.now() >= state.freshUntil) return undefined;
+    if (!has(inline.keys.length > 0 ? [...inline.keys, ...state.keys] : state.keys)) return undefined;
+    return { keys: inline.keys.length > 0 ? [...inline.keys, ...state.keys] : state.keys };
+  }
+
   /** Closes the fetcher's connections. */
   async close(): Promise<void> {
     await this.closeFetch();

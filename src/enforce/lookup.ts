@@ -217,6 +217,20 @@ export class TokenLookup {
     return this.store.accountVersionKnown(hit.token.accountId) === hit.ver ? hit : undefined;
   }
 
+  /** entryByHashNow for a token id (an issuer's policy token, a self-signed token's parent). */
+  entryByIdNow(id: number): TokenEntry | undefined {
+    const hit = this.byId.get(id);
+    if (hit === undefined || this.store.accountVersionKnown === undefined) return undefined;
+    return this.store.accountVersionKnown(hit.token.accountId) === hit.ver ? hit : undefined;
+  }
+
+  /** The cached issuer claiming `sel` when the store's in-process account version confirms it current, without a wait. */
+  issuerNow(sel: JwtSelector): IssuerEntry | undefined {
+    const hit = this.issuers.get(selectorKey(sel));
+    if (hit === undefined || this.store.accountVersionKnown === undefined) return undefined;
+    return this.store.accountVersionKnown(hit.issuer.accountId) === hit.ver ? hit : undefined;
+  }
+
   /** The current record for a token value hash (null: no such token). */
   async byHashFresh(hash: string): Promise<TokenRecord | null> {
     return (await this.entryByHash(hash))?.token ?? null;

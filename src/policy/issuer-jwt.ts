@@ -70,7 +70,23 @@ function decode(value: string): Decoded | Problem {
  * ({ iss, kid }: src/domain/issuers.ts selectIssuer). Two base64 decodes and two JSON parses of at
  * most 8 KiB: it runs for every JWT-shaped credential presented.
  */
-export function peekJwt(value: string): { selfSigned: true } | { selfSigned: false; sel: JwtSelector } | Problem {
+export function peekJwt(value: string): JwtPeek {
+  let p = peeks.get(value);
+  if (p === undefined) {
+    p = peekOnce(value);
+    if (peeks.size >= PEEKS_MAX) peeks.clear();
+    peeks.set(value, p);
+  }
+  return p;
+}
+
+type JwtPeek = { selfSigned: true } | { selfSigned: false; sel: JwtSelector } | Problem;
+
+/** peekJwt's answers for the values presented lately (a viewer presents the same JWT on every request); emptied when full. */
+const peeks = new Map<string, JwtPeek>();
+const PEEKS_MAX = 10_000;
+
+function peekOnce(value: string): JwtPeek {
   const d = decode(value);
   if (isProblem(d)) return d;
   if (Object.hasOwn(d.payload, 'streaming')) return { selfSigned: true };
@@ -98,6 +114,8 @@ export function peekIssuerJwt(value: string): JwtSelector | Problem {
  */
 export interface IssuerKeySource {
   keysFor(issuer: IssuerRecord, kid: string | null): Promise<{ keys: readonly JWK[] } | Problem>;
+  /** keysFor without a wait: the keys when they are at hand and need no fetch (fresh, `kid` among them), else undefined. */
+  keysNow?(issuer: IssuerRecord, kid: string | null): { keys: readonly JWK[] } | undefined;
 }
 
 /** The key type (and curve) each asymmetric algorithm verifies with. */
@@ -519,6 +537,22 @@ export function credentialProblem(cred: IssuerCredential, issuer: Pick<IssuerRec
  * so does the check that the public key that verified it is still one of the issuer's keys (a key
  * dropped from its JWKS ends the JWTs it verified at the set's next refresh).
  */
+/**
+ * A JWT value's SHA-256, for the values presented lately: a viewer or a media server presents the
+ * same JWT on every request. Emptied when full (a Map: a hit costs no LRU bookkeeping).
+ */
+const digests = new Map<string, string>();
+const DIGESTS_MAX = 10_000;
+function digestOf(value: string): string {
+  let d = digests.get(value);
+  if (d === undefined) {
+    d = createHash('sha256').update(value).digest('base64url');
+    if (digests.size >= DIGESTS_MAX) digests.clear();
+    digests.set(value, d);
+  }
+  return d;
+}
+
 export class IssuerJwtMemo {
   private readonly entries: LRUCache<string, { cred: IssuerCredential; key: JWK | null }>;
 
@@ -530,8 +564,23 @@ export class IssuerJwtMemo {
     return this.entries.size;
   }
 
+  /**
+   * verify() from memory alone, without a wait: a remembered JWT whose standing and key the memo
+   * and the key source can vouch for at once; undefined when only verify() can tell (not
+   * remembered, or its key set needs a fetch).
+   */
+  verifyNow(value: string, issuer: IssuerRecord, keys: IssuerKeySource, nowSeconds: number): IssuerCredential | IssuerJwtProblem | undefined {
+    const hit = this.entries.get(`${issuer.id}:${issuer.rev}:${digestOf(value)}`);
+    if (hit === undefined) return undefined;
+    const standing = standingProblem(hit.cred, issuer, nowSeconds);
+    if (standing !== null) return standing.expired ? undefined : standing;
+    if (hit.key === null) return hit.cred;
+    const held = keys.keysNow?.(issuer, hit.cred.kid ?? null);
+    return held !== undefined && held.keys.some((k) => sameKey(k, hit.key!)) ? hit.cred : undefined;
+  }
+
   async verify(value: string, issuer: IssuerRecord, keys: IssuerKeySource, nowSeconds: number): Promise<IssuerCredential | IssuerJwtProblem> {
-    const id = `${issuer.id}:${issuer.rev}:${createHash('sha256').update(value).digest('base64url')}`;
+    const id = `${issuer.id}:${issuer.rev}:${digestOf(value)}`;
     const hit = this.entries.get(id);
     if (hit) {
       const standing = standingProblem(hit.cred, issuer, nowSeconds);
