@@ -31,7 +31,8 @@ export interface Nginx {
   errorLog(): string;
 }
 
-async function waitForPort(port: number, ms = 10000): Promise<void> {
+/** Resolves once something accepts connections on 127.0.0.1:`port`, else throws after `ms`. */
+export async function waitForPort(port: number, ms = 10000): Promise<void> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
     const ok = await new Promise<boolean>((resolve) => {
