@@ -10,7 +10,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext } from 'playwright-core';
@@ -179,6 +179,7 @@ describe('a real WHIP publisher through nginx auth_request and Streamgate to sim
     requireBinaries();
     requireChromium();
     requireJanusWhip();
+    if (!existsSync(CLIENT_ENTRY)) throw new Error(`${CLIENT_ENTRY} missing: the @eyevinn/whip-web-client dev dependency is not installed (npm ci)`);
     const md = readFileSync(path.join(ROOT, 'docs/callers.md'), 'utf8');
     const [server, ...moreNginx] = sectionBlocks(md, HEADING, 'nginx');
     const [settings, ...moreYaml] = sectionBlocks(md, HEADING, 'yaml');
