@@ -180,8 +180,11 @@ export interface SimpleWhipServer {
   /** Its own address (http://127.0.0.1:port): what nginx proxies to. */
   base: string;
   logs: string[];
-  /** "METHOD /whip/..." of every request that reached it, in order, from its own request log. */
-  requests(): string[];
+  /**
+   * "METHOD /whip/..." of every request that reached it, in order, from its own request log, read
+   * once a marker request sent now is there too: its log reaches the test later than its answers.
+   */
+  requests(): Promise<string[]>;
   /** Creates the WHIP endpoint /whip/endpoint/<id> publishing to `room` as `label` (its /whip/create). */
   createEndpoint(id: string, room: number, label: string): Promise<void>;
   stop(): Promise<void>;
@@ -238,7 +241,18 @@ export async function startSimpleWhipServer(janusWsUrl: string): Promise<SimpleW
   return {
     base,
     logs,
-    requests: () => logs.flatMap((l) => /express:router dispatching (\S+) (\/whip\/\S*)$/.exec(l)?.slice(1, 3).join(' ') ?? []),
+    async requests() {
+      const mark = `GET /whip/healthcheck?mark=${randomBytes(6).toString('hex')}`;
+      const r = await fetch(`${base}${mark.slice(4)}`);
+      if (r.status !== 200) throw new Error(`simple-whip-server ${mark}: ${r.status}`);
+      const deadline = Date.now() + 5000;
+      for (;;) {
+        const seen = logs.flatMap((l) => /express:router dispatching (\S+) (\/whip\/\S*)$/.exec(l)?.slice(1, 3).join(' ') ?? []);
+        if (seen.includes(mark)) return seen.filter((x) => !x.startsWith('GET /whip/healthcheck?mark='));
+        if (Date.now() > deadline) throw new Error(`simple-whip-server did not log ${mark}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
     async createEndpoint(id, room, label) {
       const r = await fetch(`${base}/whip/create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, room, label }) });
       if (r.status !== 200) throw new Error(`simple-whip-server /whip/create ${id}: ${r.status} ${await r.text()}`);

@@ -9,7 +9,7 @@
 // Access-Control-Allow-Methods, and simple-whip-server's does not list it.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -97,9 +97,15 @@ describe('a real WHIP publisher through nginx auth_request and Streamgate to sim
     return { bearer: data.token, tokenId: data.id };
   };
 
-  /** Streamgate's decision log lines from line `from` on, with the fields these tests read. */
-  const decisions = (from: number) =>
-    sg.logs
+  /**
+   * Streamgate's decision log lines from line `from` on, with the fields these tests read, once a
+   * marker request sent now is logged too: a decision's line reaches the test later than its answer.
+   */
+  const decisions = async (from: number) => {
+    const mark = randomUUID();
+    await (await fetch(`${sg.base}/healthz`, { headers: { 'x-request-id': mark } })).arrayBuffer();
+    await until('the marker request in Streamgate\'s log', async () => (sg.logs.some((l) => l.includes(mark)) ? true : undefined), 5000);
+    return sg.logs
       .slice(from)
       .flatMap((line) => {
         try {
@@ -110,6 +116,7 @@ describe('a real WHIP publisher through nginx auth_request and Streamgate to sim
       })
       .filter((j) => j.msg === 'decision')
       .map((j) => ({ action: j.action, allowed: j.allowed, status: j.status, reason: j.reason, streamName: j.streamName, tokenId: j.tokenId }));
+  };
 
   /** streamgate_decisions_total as served on /metrics. */
   const counted = async () => {
@@ -247,7 +254,7 @@ describe('a real WHIP publisher through nginx auth_request and Streamgate to sim
   it('a publish token: the offer through nginx is answered 201 with the session URL, audio and video reach the Janus room, and the hang-up ends the publisher', async (t) => {
     const cred = await publishCredential('cam1');
     const logFrom = sg.logs.length;
-    const seenFrom = whip.requests().length;
+    const seenFrom = (await whip.requests()).length;
     const pub = await publish(`${origin}/whip/endpoint/cam1`, cred.bearer);
     t.after(pub.close);
     const { ice, errors } = pub.attempt;
@@ -282,14 +289,14 @@ describe('a real WHIP publisher through nginx auth_request and Streamgate to sim
     await until('the publisher gone from the room', async () => ((await janus.participants(ROOM)).length === 0 ? true : undefined));
 
     // everything the client sent reached the WHIP server, and Streamgate decided all but the OPTIONS
-    assert.deepEqual(whip.requests().slice(seenFrom).sort(), sent.map((s) => `${s.method} ${s.path}`).sort());
+    assert.deepEqual((await whip.requests()).slice(seenFrom).sort(), sent.map((s) => `${s.method} ${s.path}`).sort());
     const allowed = { action: 'publish', allowed: true, status: 200, reason: 'allowed', streamName: 'cam1', tokenId: cred.tokenId };
-    assert.deepEqual(decisions(logFrom), sent.slice(1).map(() => allowed));
+    assert.deepEqual(await decisions(logFrom), sent.slice(1).map(() => allowed));
   });
 
   it('a wrong token: nginx refuses the offer with 401 and the WHIP server never sees it', async () => {
     const logFrom = sg.logs.length;
-    const seenFrom = whip.requests().length;
+    const seenFrom = (await whip.requests()).length;
     const wrong = randomBytes(32).toString('hex');
     const pub = await publish(`${origin}/whip/endpoint/cam1`, wrong);
     await pub.close();
@@ -307,21 +314,21 @@ describe('a real WHIP publisher through nginx auth_request and Streamgate to sim
       ['Failed to load resource: the server responded with a status of 401 (Unauthorized)', 'WHIPClient IceCandidate Failed to setup stream connection with endpoint 401 <html>'],
     );
     // the OPTIONS (a preflight, never decided) reached it; the offer did not
-    assert.deepEqual(whip.requests().slice(seenFrom), ['OPTIONS /whip/endpoint/cam1']);
-    assert.deepEqual(decisions(logFrom), [{ action: 'publish', allowed: false, status: 401, reason: 'token_invalid', streamName: 'cam1', tokenId: undefined }]);
+    assert.deepEqual((await whip.requests()).slice(seenFrom), ['OPTIONS /whip/endpoint/cam1']);
+    assert.deepEqual(await decisions(logFrom), [{ action: 'publish', allowed: false, status: 401, reason: 'token_invalid', streamName: 'cam1', tokenId: undefined }]);
     assert.deepEqual(await janus.participants(ROOM), []);
 
     // another stream's publish token, straight at the endpoint: 403, and nothing reaches the server either
     const other = await publishCredential('cam2');
     const offer = await fetch(`${origin}/whip/endpoint/cam1`, { method: 'POST', headers: { authorization: `Bearer ${other.bearer}`, 'content-type': 'application/sdp' }, body: 'v=0\r\n' });
     assert.equal(offer.status, 403);
-    assert.deepEqual(whip.requests().slice(seenFrom), ['OPTIONS /whip/endpoint/cam1']);
-    assert.deepEqual(decisions(logFrom).slice(1), [{ action: 'publish', allowed: false, status: 403, reason: 'stream_not_allowed', streamName: 'cam1', tokenId: other.tokenId }]);
+    assert.deepEqual((await whip.requests()).slice(seenFrom), ['OPTIONS /whip/endpoint/cam1']);
+    assert.deepEqual((await decisions(logFrom)).slice(1), [{ action: 'publish', allowed: false, status: 403, reason: 'stream_not_allowed', streamName: 'cam1', tokenId: other.tokenId }]);
   });
 
   it('a CORS preflight reaches the WHIP server with nothing decided or counted', async () => {
     const logFrom = sg.logs.length;
-    const seenFrom = whip.requests().length;
+    const seenFrom = (await whip.requests()).length;
     const countedBefore = await counted();
     const preflight = (p: string, method: string) =>
       fetch(`${origin}${p}`, {
@@ -336,8 +343,8 @@ describe('a real WHIP publisher through nginx auth_request and Streamgate to sim
     const trickle = await preflight('/whip/resource/cam1', 'PATCH');
     assert.equal(trickle.status, 200);
     assert.equal(trickle.headers.get('access-control-allow-origin'), '*');
-    assert.deepEqual(whip.requests().slice(seenFrom), ['OPTIONS /whip/endpoint/cam1', 'OPTIONS /whip/resource/cam1']);
-    assert.deepEqual(decisions(logFrom), [], 'a preflight is no decision');
+    assert.deepEqual((await whip.requests()).slice(seenFrom), ['OPTIONS /whip/endpoint/cam1', 'OPTIONS /whip/resource/cam1']);
+    assert.deepEqual(await decisions(logFrom), [], 'a preflight is no decision');
     assert.deepEqual(await counted(), countedBefore);
   });
 });
