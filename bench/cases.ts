@@ -16,14 +16,14 @@ export const CASE_NAMES = [
   'mediamtx auth, limited token',
   'auth-request',
   'auth-request, session credential',
-  'auth-request, issuer JWT',
+  'authorize (JSON), issuer JWT',
   'director subscribe',
   'deny (stream)',
   'bind, already bound',
 ] as const;
 export const AUTHORIZE = 'authorize (JSON)';
 export const CREDENTIAL = 'auth-request, session credential';
-export const ISSUER_JWT = 'auth-request, issuer JWT';
+export const ISSUER_JWT = 'authorize (JSON), issuer JWT';
 
 /**
  * The viewer's first request with its token, as nginx auth_request forwards it: its answer's
@@ -42,22 +42,22 @@ async function sessionCookie(sg: Target, token: string, ip: string): Promise<str
 }
 
 /**
- * The issuer-JWT case: a viewer's HLS request as nginx auth_request forwards it, the same issuer JWT
- * in `Authorization: Bearer` every time (docs/api.md#repeat-presentations-and-revocation: after the
- * first, a hash and the checks, no signature), decided in full each time (an issuer JWT gets no
- * viewer credential). One request first must be allowed as the policy token, or the run stops.
+ * The issuer-JWT case: the token case ('authorize (JSON)') with one credential issuer's JWT as its
+ * token, the same JWT every time (docs/api.md#repeat-presentations-and-revocation: after the
+ * first, a hash and the checks, no signature). One request first must be allowed as the policy
+ * token, or the run stops.
  */
 async function issuerJwtCase(sg: Target, issuer: IssuerCase | undefined): Promise<Case> {
   if (!issuer) throw new Error(`${sg.name}: the issuer-JWT case needs its issuer seeded before Streamgate starts (bench/seed.ts prepareStore)`);
-  // /hls/cam1/index.m3u8 names stream cam1 by the first of config/default.yaml's hooks.authRequest.streamPatterns
-  const headers = { 'x-original-uri': '/hls/cam1/index.m3u8', 'x-real-ip': '203.0.113.7', authorization: `Bearer ${issuer.jwt}` };
-  const check = await fetch(`${sg.base}/hooks/auth-request`, { headers });
-  const body = await check.text();
-  const tokenId = check.headers.get('x-streamgate-token-id');
-  if (check.status !== 200 || tokenId !== String(issuer.policyTokenId)) {
-    throw new Error(`${sg.name}: a request with the issuer JWT was answered ${check.status} (token id ${tokenId}) ${body}, not 200 as policy token ${issuer.policyTokenId}`);
+  const headers = { 'content-type': 'application/json' };
+  const body = JSON.stringify({ action: 'subscribe', token: issuer.jwt, streamName: 'cam1', clientIp: '203.0.113.7', protocol: 'hls' });
+  const check = await fetch(`${sg.base}/hooks/authorize`, { method: 'POST', headers, body });
+  const answer = await check.text();
+  const tokenId = (JSON.parse(answer) as { tokenId?: number }).tokenId;
+  if (check.status !== 200 || tokenId !== issuer.policyTokenId) {
+    throw new Error(`${sg.name}: the issuer JWT was answered ${check.status} (token id ${tokenId}) ${answer}, not 200 as policy token ${issuer.policyTokenId}`);
   }
-  return { name: ISSUER_JWT, route: '/hooks/auth-request', method: 'GET', path: '/hooks/auth-request', headers, expect: 200 };
+  return { name: ISSUER_JWT, route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers, body, expect: 200 };
 }
 
 /**
