@@ -4,6 +4,7 @@ import { VERSION, type Services } from './services.js';
 import { managementEndpoints, type RouteSpec } from './http/route.js';
 import { tokenRoutes } from './http/management/tokens.routes.js';
 import { webhookRoutes } from './http/management/webhooks.routes.js';
+import { issuerRoutes } from './http/management/issuers.routes.js';
 import { analyticsRoutes } from './http/management/analytics.routes.js';
 import { accountRoutes, adminRoutes } from './http/management/accounts.routes.js';
 import { geoRoutes } from './http/management/geo.routes.js';
@@ -41,6 +42,7 @@ export function managementRoutes(s: Services): RouteSpec[] {
     ...tokenRoutes('subscribe', s.tokens, s.enforcer, s.patterns),
     ...securedStreamRoutes(s.tokens),
     ...webhookRoutes(s.webhooks, s.store, s.lifecycle, s.patterns),
+    ...issuerRoutes(s.issuers),
     ...analyticsRoutes(s.usage),
     ...sessionRoutes(s.store, s.sessions),
     // last: hosted endpoints Streamgate does not provide, answered 501 (docs/compatibility.md)

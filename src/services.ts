@@ -18,6 +18,7 @@ import { tokenHash } from './domain/tokens.js';
 import { WebhookClient } from './webhooks/client.js';
 import { WebhookDispatcher, type Poster } from './webhooks/dispatcher.js';
 import { WebhookService } from './management/webhooks.js';
+import { IssuerService, issuerLimits } from './management/issuers.js';
 import { UsageService } from './analytics/usage.js';
 import { MediamtxPoller } from './analytics/mediamtx-poller.js';
 import { PatternChecks } from './patterns/pattern-checks.js';
@@ -49,6 +50,8 @@ export interface Services {
   /** HTTP viewer sessions (sessions.http.enabled). */
   viewers?: ViewerSessions;
   webhooks: WebhookService;
+  /** Credential issuers' management (docs/api.md#managing-issuers). */
+  issuers: IssuerService;
   dispatcher: WebhookDispatcher;
   usage: UsageService;
   /** Validates the stream patterns of API writes: cost on the event loop, RE2 compiles on worker threads. */
@@ -250,6 +253,7 @@ export async function createServices(
     sessions,
     viewers,
     webhooks,
+    issuers: new IssuerService(store, issuerLimits(config)),
     dispatcher,
     usage,
     patterns,

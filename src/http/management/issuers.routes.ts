@@ -1,0 +1,252 @@
+// /api/issuers: an account's credential issuers (docs/api.md#managing-issuers), a Streamgate
+// extension. The schemas here check each field's syntax (the CLI parses with them too); the issuer
+// service checks what needs the account or the whole record.
+import { z } from 'zod';
+import type { Request } from 'express';
+import { ApiError } from '../../errors.js';
+import { ISSUER_ALGORITHMS } from '../../domain/issuers.js';
+import { wellFormed } from '../../domain/matchers.js';
+import { MAX_KID_LENGTH } from '../../policy/issuer-jwt.js';
+import { DEFAULT_CLOCK_SKEW_SECONDS, type IssuerService } from '../../management/issuers.js';
+import { route, type RouteSpec } from '../route.js';
+import { text } from '../text.js';
+import { idParamsSchema } from './schemas.js';
+
+/** The bounds of an issuer's fields (docs/api.md#managing-issuers). */
+export const ISSUER_BOUNDS = {
+  label: 100,
+  iss: 1024,
+  keyIds: 20,
+  audience: 20,
+  audienceText: 1024,
+  secretMin: 16,
+  secretMax: 1024,
+  jwksUrl: 2048,
+  clockSkewSeconds: 300,
+  maxLifetimeSeconds: 31_536_000,
+  cookieName: 64,
+  claimPath: 200,
+  revoked: 1000,
+  revokedText: 1024,
+} as const;
+
+/** An RFC 6265 cookie-name: an RFC 2616 token, no separators, controls or spaces. */
+const COOKIE_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+const unique = (xs: readonly string[], ctx: z.RefinementCtx) => {
+  const seen = new Set<string>();
+  xs.forEach((x, i) => {
+    if (seen.has(x)) ctx.addIssue({ code: 'custom', path: [i], message: 'given twice' });
+    seen.add(x);
+  });
+};
+
+const label = text(1, ISSUER_BOUNDS.label);
+const policyTokenId = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).meta({ description: 'a publish or subscribe token of this account: its rules decide, the credential can only narrow them' });
+const iss = text(1, ISSUER_BOUNDS.iss).nullable().meta({ description: 'the iss its JWTs carry; null: JWTs without iss (Mux, IVS, Cloudflare)' });
+const keyIds = z
+  .array(text(1, MAX_KID_LENGTH))
+  .max(ISSUER_BOUNDS.keyIds)
+  .superRefine(unique)
+  .meta({ description: `the key ids (kid) it answers for, at most ${ISSUER_BOUNDS.keyIds}; empty: any, as the only issuer of its iss (default)` });
+const audience = z.array(text(1, ISSUER_BOUNDS.audienceText)).max(ISSUER_BOUNDS.audience).meta({ description: 'aud must be one of these; empty: not checked (default)' });
+const algorithm = z.enum(ISSUER_ALGORITHMS, {
+  error: (i) =>
+    typeof i.input === 'string' && i.input.trim().toLowerCase() === 'none'
+      ? "none is never accepted: an issuer's JWTs must be signed"
+      : `expected one of ${ISSUER_ALGORITHMS.join(', ')}`,
+});
+const algorithms = z
+  .array(algorithm)
+  .min(1)
+  .max(ISSUER_ALGORITHMS.length)
+  .superRefine(unique)
+  .meta({ description: 'the signature algorithms accepted; HS* need secret, the others jwks or jwksUrl; never none' });
+const jwks = z
+  .record(z.string(), z.unknown())
+  .nullable()
+  .meta({ description: 'public keys inline, {"keys": [JWK, …]}: at most issuers.jwksMaxKeys, no symmetric (oct) key, no private key members; null: none' });
+const jwksUrl = text(1, ISSUER_BOUNDS.jwksUrl).nullable().meta({ description: 'a JWKS URL: https://, public unless issuers.allowPrivateJwksHosts names its host; null: none' });
+const secret = z
+  .string()
+  .min(ISSUER_BOUNDS.secretMin, `at least ${ISSUER_BOUNDS.secretMin} characters (32 bytes or more recommended)`)
+  .max(ISSUER_BOUNDS.secretMax)
+  .refine(wellFormed, 'not valid Unicode text (lone surrogate)')
+  .nullable()
+  .meta({ description: 'the HMAC secret of HS* (its UTF-8 bytes); write-only: answers say hasSecret; null removes it' });
+const clockSkewSeconds = z.number().int().min(0).max(ISSUER_BOUNDS.clockSkewSeconds);
+const maxLifetimeSeconds = z
+  .number()
+  .int()
+  .min(1)
+  .max(ISSUER_BOUNDS.maxLifetimeSeconds)
+  .nullable()
+  .meta({ description: 'exp at most this long after iat (after now, without iat); null: the policy token bounds it (default)' });
+const cookieName = text(1, ISSUER_BOUNDS.cookieName)
+  .regex(COOKIE_TOKEN, "a cookie name (an RFC 6265 token): letters, digits and !#$%&'*+-.^_`|~")
+  .nullable()
+  .meta({ description: 'a cookie the credential may arrive in (auth_request); null: none (default)' });
+const claimPath = text(1, ISSUER_BOUNDS.claimPath).nullable().optional();
+const claims = z
+  .strictObject({
+    stream: claimPath.meta({ description: 'the stream the credential is for (default sub)' }),
+    permissions: claimPath.meta({ description: 'MediaMTX-style permissions' }),
+    action: claimPath.meta({ description: 'the action word' }),
+    canPublish: claimPath,
+    canSubscribe: claimPath,
+    address: claimPath.meta({ description: 'the client address or CIDR list' }),
+    viewerId: claimPath,
+  })
+  .meta({ description: 'the claim map: each entry a claim name or dotted path; null or absent: not read (stream: sub)' });
+const revokedList = z.array(text(1, ISSUER_BOUNDS.revokedText)).max(ISSUER_BOUNDS.revoked);
+const revoked = z
+  .strictObject({ jti: revokedList.optional(), sub: revokedList.optional(), kid: revokedList.optional() })
+  .meta({ description: `JWTs carrying one of these are refused; at most ${ISSUER_BOUNDS.revoked} of each` });
+
+/** The create and update bodies. */
+export const issuerSchemas = {
+  create: z.strictObject({
+    label,
+    type: z.literal('jwt').optional().meta({ description: 'jwt, the only type' }),
+    isActive: z.boolean().optional().meta({ description: 'default true; false refuses every JWT of the issuer' }),
+    policyTokenId,
+    issuer: iss,
+    keyIds: keyIds.optional(),
+    audience: audience.optional(),
+    algorithms,
+    jwks: jwks.optional(),
+    jwksUrl: jwksUrl.optional(),
+    secret: secret.optional(),
+    clockSkewSeconds: clockSkewSeconds.optional().meta({ description: `tolerance on exp, nbf and iat (0 to ${ISSUER_BOUNDS.clockSkewSeconds}; default ${DEFAULT_CLOCK_SKEW_SECONDS})` }),
+    maxLifetimeSeconds: maxLifetimeSeconds.optional(),
+    cookieName: cookieName.optional(),
+    claims: claims.optional(),
+    revoked: revoked.optional(),
+  }),
+  update: z.strictObject({
+    rev: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional().meta({ description: 'the rev the update was made from: another is a 409 (also If-Match)' }),
+    label: label.optional(),
+    type: z.literal('jwt').optional(),
+    isActive: z.boolean().optional(),
+    policyTokenId: policyTokenId.optional(),
+    issuer: iss.optional(),
+    keyIds: keyIds.optional(),
+    audience: audience.optional(),
+    algorithms: algorithms.optional(),
+    jwks: jwks.optional(),
+    jwksUrl: jwksUrl.optional(),
+    secret: secret.optional().meta({ description: 'absent: kept; null: removed' }),
+    clockSkewSeconds: clockSkewSeconds.optional(),
+    maxLifetimeSeconds: maxLifetimeSeconds.optional(),
+    cookieName: cookieName.optional(),
+    claims: claims.optional().meta({ description: 'entries given replace those of the map, null removes one (stream: back to sub), absent ones are kept' }),
+    revoked: revoked.optional().meta({ description: 'each list given replaces that list; absent ones are kept' }),
+  }),
+};
+
+const claimsOut = z.object({
+  stream: z.string(),
+  permissions: z.string().optional(),
+  action: z.string().optional(),
+  canPublish: z.string().optional(),
+  canSubscribe: z.string().optional(),
+  address: z.string().optional(),
+  viewerId: z.string().optional(),
+});
+const issuerOut = z.object({
+  id: z.number().int(),
+  label: z.string(),
+  type: z.literal('jwt'),
+  isActive: z.boolean(),
+  policyTokenId: z.number().int(),
+  policyTokenKind: z
+    .enum(['publish', 'subscribe'])
+    .nullable()
+    .meta({ description: 'null: the account has no such token (deleted); every JWT of the issuer is refused until policyTokenId names one' }),
+  issuer: z.string().nullable(),
+  keyIds: z.array(z.string()),
+  audience: z.array(z.string()),
+  algorithms: z.array(z.enum(ISSUER_ALGORITHMS)),
+  jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).nullable(),
+  jwksUrl: z.string().nullable(),
+  hasSecret: z.boolean().meta({ description: 'whether it has an HMAC secret; the secret itself is never answered' }),
+  clockSkewSeconds: z.number().int(),
+  maxLifetimeSeconds: z.number().int().nullable(),
+  claims: claimsOut,
+  cookieName: z.string().nullable(),
+  revoked: z.object({ jti: z.array(z.string()), sub: z.array(z.string()), kid: z.array(z.string()) }),
+  addedOn: z.string(),
+  updatedOn: z.string(),
+  rev: z.number().int().meta({ description: 'moves on every write; send it back (rev or If-Match) to update only what you read' }),
+});
+
+/** The rev an If-Match header names (`"3"`, `3`, `W/"3"`); undefined without one or for `*`. */
+export function ifMatchRev(req: Pick<Request, 'get'>): number | undefined {
+  const h = req.get('if-match');
+  if (h === undefined || h.trim() === '*') return undefined;
+  const m = /^\s*(?:W\/)?"?([1-9][0-9]{0,14})"?\s*$/.exec(h);
+  if (!m) throw ApiError.field('If-Match', 'expected the rev of the issuer as read, e.g. "3"');
+  return Number(m[1]);
+}
+
+export function issuerRoutes(issuers: IssuerService): RouteSpec[] {
+  const tag = 'Issuers';
+  return [
+    route({
+      method: 'get',
+      path: '/api/issuers',
+      summary: "The account's credential issuers, by id (never a secret)",
+      tag,
+      auth: 'apiSecret',
+      response: z.array(issuerOut),
+      handler: ({ account }) => issuers.list(account.id),
+    }),
+    route({
+      method: 'post',
+      path: '/api/issuers',
+      summary: 'Declare a credential issuer: whose JWTs are credentials here, how they are verified, and the token whose rules they narrow',
+      tag,
+      auth: 'apiSecret',
+      body: issuerSchemas.create,
+      response: issuerOut,
+      status: 201,
+      handler: ({ account, body }) => issuers.create(account.id, body),
+    }),
+    route({
+      method: 'get',
+      path: '/api/issuers/:id',
+      summary: 'Read a credential issuer (never its secret)',
+      tag,
+      auth: 'apiSecret',
+      params: idParamsSchema,
+      response: issuerOut,
+      handler: ({ account, params }) => issuers.read(account.id, params.id),
+    }),
+    route({
+      method: 'put',
+      path: '/api/issuers/:id',
+      summary: 'Change the fields given (absent: kept); with rev or If-Match, only if the issuer is still at that rev',
+      tag,
+      auth: 'apiSecret',
+      params: idParamsSchema,
+      body: issuerSchemas.update,
+      response: issuerOut,
+      handler: ({ account, params, body, req }) => {
+        const { rev, ...input } = body;
+        const header = ifMatchRev(req);
+        if (rev !== undefined && header !== undefined && rev !== header) throw ApiError.field('rev', `${rev} differs from If-Match (${header}): give one rev`);
+        return issuers.update(account.id, params.id, input, rev ?? header);
+      },
+    }),
+    route({
+      method: 'delete',
+      path: '/api/issuers/:id',
+      summary: 'Delete a credential issuer; answers it as it was',
+      tag,
+      auth: 'apiSecret',
+      params: idParamsSchema,
+      response: issuerOut,
+      handler: ({ account, params }) => issuers.remove(account.id, params.id),
+    }),
+  ];
+}

@@ -1,0 +1,319 @@
+// Credential issuer management (docs/api.md#managing-issuers): list, read, create, update and
+// delete an account's issuers, behind /api/issuers and `streamgate issuers`. The request schemas
+// check each field's syntax; this checks what needs the account or the whole record: the policy
+// token, the keys the algorithms need, inline JWKs, the JWKS URL guard. An answer never holds the secret.
+import { ApiError, FieldErrorList, IssuerChanged, IssuerConflict } from '../errors.js';
+import { isHmac, type IssuerAlgorithm, type IssuerClaimMap, type IssuerRecord, type RevokedIds } from '../domain/issuers.js';
+import type { TokenKind } from '../domain/tokens.js';
+import type { Config } from '../config/schema.js';
+import type { IssuerPatch, NewIssuer, Store } from '../store/store.js';
+import { compareAndSet } from '../store/failures.js';
+import { publicJwks } from '../policy/issuer-jwt.js';
+import { jwksUrlProblem } from '../enforce/issuer-keys.js';
+
+/** The entries of a claim map, in the order the docs list them. */
+export const CLAIM_ENTRIES = ['stream', 'permissions', 'action', 'canPublish', 'canSubscribe', 'address', 'viewerId'] as const satisfies ReadonlyArray<keyof IssuerClaimMap>;
+type ClaimEntry = (typeof CLAIM_ENTRIES)[number];
+// Every entry of the record's claim map is one of CLAIM_ENTRIES (a new entry fails to compile here).
+const everyClaimEntry: [Exclude<keyof IssuerClaimMap, ClaimEntry>] extends [never] ? true : never = true;
+void everyClaimEntry;
+
+export const REVOKED_LISTS = ['jti', 'sub', 'kid'] as const satisfies ReadonlyArray<keyof RevokedIds>;
+
+/** The tolerance on exp, nbf and iat an issuer gets when its create names none. */
+export const DEFAULT_CLOCK_SKEW_SECONDS = 30;
+/** The claim naming the stream when the claim map names none. */
+const DEFAULT_STREAM_CLAIM = 'sub';
+
+/**
+ * A create or update body as the request schemas give it. In an update an absent field is kept;
+ * so is an absent claim map entry or revoked list (a claim entry set to null is removed; `stream`
+ * goes back to `sub`). Null in `jwks`, `jwksUrl`, `secret`, `maxLifetimeSeconds` and `cookieName` is none.
+ */
+export interface IssuerInput {
+  label?: string;
+  type?: 'jwt';
+  isActive?: boolean;
+  policyTokenId?: number;
+  issuer?: string | null;
+  keyIds?: string[];
+  audience?: string[];
+  algorithms?: IssuerAlgorithm[];
+  jwks?: Record<string, unknown> | null;
+  jwksUrl?: string | null;
+  secret?: string | null;
+  clockSkewSeconds?: number;
+  maxLifetimeSeconds?: number | null;
+  cookieName?: string | null;
+  claims?: { [E in ClaimEntry]?: string | null };
+  revoked?: Partial<RevokedIds>;
+}
+
+/** What a create must name; the rest has defaults (docs/api.md#managing-issuers). */
+export type IssuerCreateInput = IssuerInput & Required<Pick<IssuerInput, 'label' | 'policyTokenId' | 'issuer' | 'algorithms'>>;
+
+/** An issuer as the API answers it: the record without its account, `hasSecret` instead of the secret. */
+export interface IssuerView {
+  id: number;
+  label: string;
+  type: 'jwt';
+  isActive: boolean;
+  policyTokenId: number;
+  /** The policy token's kind; null when the account has no such token (deleted): every credential is refused. */
+  policyTokenKind: TokenKind | null;
+  issuer: string | null;
+  keyIds: string[];
+  audience: string[];
+  algorithms: IssuerAlgorithm[];
+  jwks: IssuerRecord['jwks'];
+  jwksUrl: string | null;
+  hasSecret: boolean;
+  clockSkewSeconds: number;
+  maxLifetimeSeconds: number | null;
+  claims: IssuerClaimMap;
+  cookieName: string | null;
+  revoked: RevokedIds;
+  addedOn: string;
+  updatedOn: string;
+  rev: number;
+}
+
+/** The view, field by field: a field the record gains later is not answered until it is named here. */
+export function issuerView(i: IssuerRecord, policyTokenKind: TokenKind | null): IssuerView {
+  return {
+    id: i.id,
+    label: i.label,
+    type: i.type,
+    isActive: i.isActive,
+    policyTokenId: i.policyTokenId,
+    policyTokenKind,
+    issuer: i.issuer,
+    keyIds: i.keyIds,
+    audience: i.audience,
+    algorithms: i.algorithms,
+    jwks: i.jwks,
+    jwksUrl: i.jwksUrl,
+    hasSecret: i.secret !== null && i.secret !== '',
+    clockSkewSeconds: i.clockSkewSeconds,
+    maxLifetimeSeconds: i.maxLifetimeSeconds,
+    claims: i.claims,
+    cookieName: i.cookieName,
+    revoked: i.revoked,
+    addedOn: i.addedOn,
+    updatedOn: i.updatedOn,
+    rev: i.rev,
+  };
+}
+
+/** What the checks take from the configuration. */
+export interface IssuerLimits {
+  /** Keys an inline JWK set may hold (config issuers.jwksMaxKeys). */
+  jwksMaxKeys: number;
+  /** Private hosts a JWKS URL may name (config issuers.allowPrivateJwksHosts). */
+  allowPrivateJwksHosts: readonly string[];
+  /** The viewer sessions' cookie (config sessions.http.cookieName), which no issuer's cookie may be. */
+  viewerCookieName: string;
+}
+
+/** The limits from the configuration. */
+export const issuerLimits = (c: Pick<Config, 'issuers' | 'sessions'>): IssuerLimits => ({
+  jwksMaxKeys: c.issuers.jwksMaxKeys,
+  allowPrivateJwksHosts: c.issuers.allowPrivateJwksHosts,
+  viewerCookieName: c.sessions.http.cookieName,
+});
+
+/** How often an update without a rev reads the issuer again when a concurrent write moved it. */
+const UPDATE_ATTEMPTS = 10;
+
+const HMAC_NAMES = 'HS256, HS384 and HS512';
+const PUBLIC_KEY_NAMES = 'RS*, PS*, ES* and EdDSA';
+
+/** The fields of a claim map given as an input's entries: null and absent entries are not read, `stream` defaults to `sub`. */
+function claimMap(current: IssuerClaimMap | null, given: IssuerInput['claims']): IssuerClaimMap {
+  const out: IssuerClaimMap = { stream: DEFAULT_STREAM_CLAIM };
+  for (const e of CLAIM_ENTRIES) {
+    const v = given && Object.hasOwn(given, e) ? given[e] : current?.[e];
+    if (typeof v === 'string') out[e] = v;
+  }
+  return out;
+}
+
+function revokedIds(current: RevokedIds | null, given: IssuerInput['revoked']): RevokedIds {
+  const pick = (k: keyof RevokedIds) => given?.[k] ?? current?.[k] ?? [];
+  return { jti: pick('jti'), sub: pick('sub'), kid: pick('kid') };
+}
+
+const conflict = (e: IssuerConflict): ApiError => {
+  const message = `${e.message.charAt(0).toUpperCase()}${e.message.slice(1)}: a JWT must select one issuer, so no two issuers of the deployment share an iss and a key id (an issuer naming no key ids takes every key id of its iss)`;
+  return new ApiError(409, message, { issuer: e.issuer, keyIds: [...e.keyIds] });
+};
+
+const changed = (id: number, expected: number, rev: number): ApiError =>
+  new ApiError(409, `Issuer ${id} changed since rev ${expected}: it is at rev ${rev}; read it again and send its current rev`, { rev });
+
+export class IssuerService {
+  constructor(
+    private readonly store: Store,
+    private readonly limits: IssuerLimits,
+  ) {}
+
+  private notFound(id: number): ApiError {
+    return ApiError.notFound('issuer', id, 'issuerId');
+  }
+
+  /** The kind of the account's token `id`, else null (another account's token too). */
+  private async tokenKind(accountId: string, id: number): Promise<TokenKind | null> {
+    if (await this.store.getToken(accountId, 'publish', id)) return 'publish';
+    if (await this.store.getToken(accountId, 'subscribe', id)) return 'subscribe';
+    return null;
+  }
+
+  private async view(i: IssuerRecord): Promise<IssuerView> {
+    return issuerView(i, await this.tokenKind(i.accountId, i.policyTokenId));
+  }
+
+  /**
+   * The problems of `next`, the record a write would store: the fields `given` are checked against
+   * the account and the configuration, and the keys against the algorithms whatever was given (an
+   * update of the algorithms alone may need a secret the issuer lacks).
+   */
+  private async problems(accountId: string, next: NewIssuer, given: IssuerInput): Promise<FieldErrorList> {
+    const errors = new FieldErrorList();
+    if (given.policyTokenId !== undefined && (await this.tokenKind(accountId, given.policyTokenId)) === null) {
+      errors.add('policyTokenId', 'no such token in this account');
+    }
+    if (given.jwks !== undefined && given.jwks !== null) {
+      const set = publicJwks(given.jwks, this.limits.jwksMaxKeys);
+      if ('problem' in set) errors.add('jwks', set.problem);
+      else if (set.keys.length === 0) errors.add('jwks', 'holds no key that verifies signatures (a public RSA, EC or OKP key whose use, when given, is sig); give null for none');
+    }
+    if (given.jwksUrl !== undefined && given.jwksUrl !== null) {
+      const p = jwksUrlProblem(given.jwksUrl, this.limits.allowPrivateJwksHosts);
+      if (p !== null) errors.add('jwksUrl', p);
+    }
+    if (given.cookieName !== undefined && given.cookieName !== null && given.cookieName === this.limits.viewerCookieName) {
+      errors.add('cookieName', `${given.cookieName} is the viewer sessions' own cookie (sessions.http.cookieName): choose another name`);
+    }
+    const hmac = next.algorithms.filter(isHmac);
+    const publicKeyed = next.algorithms.filter((a) => !isHmac(a));
+    const hasSecret = next.secret !== null && next.secret !== '';
+    if (hmac.length > 0 && !hasSecret) errors.add('secret', `required for ${hmac.join(', ')}: the HMAC secret its JWTs are signed with (at least 16 characters; 32 bytes or more recommended)`);
+    if (hmac.length === 0 && hasSecret) {
+      errors.add('secret', `only ${HMAC_NAMES} use a secret and algorithms lists none of them: list one, or remove the secret (null)`);
+    }
+    if (publicKeyed.length > 0 && next.jwks === null && next.jwksUrl === null) {
+      errors.add('jwks', `required for ${publicKeyed.join(', ')}, or jwksUrl: the public keys that verify its JWTs`);
+    }
+    if (publicKeyed.length === 0) {
+      const unused = `public keys verify only ${PUBLIC_KEY_NAMES} and algorithms lists none of them: list one, or remove the keys (null)`;
+      if (next.jwks !== null) errors.add('jwks', unused);
+      if (next.jwksUrl !== null) errors.add('jwksUrl', unused);
+    }
+    return errors;
+  }
+
+  async list(accountId: string): Promise<IssuerView[]> {
+    const all = await this.store.listIssuers(accountId);
+    return Promise.all(all.map((i) => this.view(i)));
+  }
+
+  /** The stored record, secret included (never answered); 404 when not the account's. */
+  private async record(accountId: string, id: number): Promise<IssuerRecord> {
+    const i = await this.store.getIssuer(accountId, id);
+    if (!i) throw this.notFound(id);
+    return i;
+  }
+
+  async read(accountId: string, id: number): Promise<IssuerView> {
+    return this.view(await this.record(accountId, id));
+  }
+
+  async create(accountId: string, input: IssuerCreateInput): Promise<IssuerView> {
+    const fields: NewIssuer = {
+      label: input.label,
+      type: 'jwt',
+      isActive: input.isActive ?? true,
+      policyTokenId: input.policyTokenId,
+      issuer: input.issuer,
+      keyIds: input.keyIds ?? [],
+      audience: input.audience ?? [],
+      algorithms: input.algorithms,
+      jwks: (input.jwks ?? null) as IssuerRecord['jwks'],
+      jwksUrl: input.jwksUrl ?? null,
+      secret: input.secret ?? null,
+      clockSkewSeconds: input.clockSkewSeconds ?? DEFAULT_CLOCK_SKEW_SECONDS,
+      maxLifetimeSeconds: input.maxLifetimeSeconds ?? null,
+      claims: claimMap(null, input.claims),
+      cookieName: input.cookieName ?? null,
+      revoked: revokedIds(null, input.revoked),
+    };
+    (await this.problems(accountId, fields, input)).throwIfAny();
+    try {
+      return await this.view(await this.store.createIssuer(accountId, fields));
+    } catch (e) {
+      if (e instanceof IssuerConflict) throw conflict(e);
+      throw e;
+    }
+  }
+
+  /**
+   * Sets the fields `input` gives, checked on the record they make. With `expectedRev` the issuer
+   * must still be at that rev (else 409); without, a concurrent write makes it read and check again,
+   * so what is stored is always a record that passed the checks.
+   */
+  async update(accountId: string, id: number, input: IssuerInput, expectedRev?: number): Promise<IssuerView> {
+    if (Object.values(input).every((v) => v === undefined)) {
+      throw new ApiError(400, 'No properties specified to update.');
+    }
+    const updated = await compareAndSet(`issuer ${id}`, expectedRev === undefined ? UPDATE_ATTEMPTS : 1, async () => {
+      const cur = await this.record(accountId, id);
+      if (expectedRev !== undefined && cur.rev !== expectedRev) throw changed(id, expectedRev, cur.rev);
+      const patch = this.patchOf(cur, input);
+      const next: NewIssuer = Object.assign({}, cur, patch);
+      (await this.problems(accountId, next, input)).throwIfAny();
+      try {
+        const stored = await this.store.updateIssuer(accountId, id, patch, cur.rev);
+        if (!stored) throw this.notFound(id);
+        return { done: stored };
+      } catch (e) {
+        if (e instanceof IssuerConflict) throw conflict(e);
+        if (!(e instanceof IssuerChanged)) throw e;
+        if (expectedRev !== undefined) throw changed(id, expectedRev, e.rev);
+        return 'retry';
+      }
+    });
+    return this.view(updated);
+  }
+
+  /** The store patch of an update: the top-level fields given, the claim map and revoked lists merged into the current ones. */
+  private patchOf(cur: IssuerRecord, input: IssuerInput): IssuerPatch {
+    const patch: IssuerPatch = {};
+    const set = <K extends keyof IssuerPatch>(k: K, v: IssuerPatch[K] | undefined) => {
+      if (v !== undefined) patch[k] = v;
+    };
+    set('label', input.label);
+    set('isActive', input.isActive);
+    set('policyTokenId', input.policyTokenId);
+    set('issuer', input.issuer);
+    set('keyIds', input.keyIds);
+    set('audience', input.audience);
+    set('algorithms', input.algorithms);
+    set('jwks', input.jwks as IssuerRecord['jwks'] | undefined);
+    set('jwksUrl', input.jwksUrl);
+    set('secret', input.secret);
+    set('clockSkewSeconds', input.clockSkewSeconds);
+    set('maxLifetimeSeconds', input.maxLifetimeSeconds);
+    set('cookieName', input.cookieName);
+    if (input.claims !== undefined) patch.claims = claimMap(cur.claims, input.claims);
+    if (input.revoked !== undefined) patch.revoked = revokedIds(cur.revoked, input.revoked);
+    return patch;
+  }
+
+  /** Deletes the issuer and answers it as it was: its `(iss, key ids)` may be declared again at once. */
+  async remove(accountId: string, id: number): Promise<IssuerView> {
+    const i = await this.record(accountId, id);
+    const view = await this.view(i);
+    if (!(await this.store.deleteIssuer(accountId, id))) throw this.notFound(id);
+    return view;
+  }
+}
