@@ -14,8 +14,8 @@ import type { AccountService } from './management/accounts.js';
 /** A mistake in the command line: exit 2, with the usage. */
 export class UsageError extends Error {}
 
-/** What a token command refused (an unknown account or token, a value the API refuses): exit 1. */
-class Refused extends Error {}
+/** What a store command refused (an unknown account or token, a value the API refuses): exit 1. */
+export class Refused extends Error {}
 
 export const TOKEN_VERBS = ['list', 'show', 'create', 'enable', 'disable', 'delete'] as const;
 export type TokenVerb = (typeof TOKEN_VERBS)[number];
@@ -123,7 +123,7 @@ export async function runTokenCommand(cmd: TokenCommand, ctx: TokenContext, err:
 }
 
 async function run(cmd: TokenCommand, ctx: TokenContext): Promise<void> {
-  const account = await accountOf(cmd, ctx.accounts);
+  const account = await commandAccount(`tokens ${cmd.verb}`, cmd.account, ctx.accounts);
   const { tokens, out } = ctx;
   if (cmd.verb === 'list') {
     const kinds: TokenKind[] = cmd.kind ? [cmd.kind] : ['publish', 'subscribe'];
@@ -180,11 +180,11 @@ async function run(cmd: TokenCommand, ctx: TokenContext): Promise<void> {
   }
 }
 
-/** The account the command works on: --account, else the store's only account. */
-async function accountOf(cmd: TokenCommand, accounts: AccountService): Promise<Account> {
-  if (cmd.account !== undefined) {
-    const a = await accounts.get(cmd.account);
-    if (!a) throw new Refused(`no account with id ${printable(cmd.account)} (\`streamgate accounts list\` shows the ids)`);
+/** The account a store command works on: --account, else the store's only account. */
+export async function commandAccount(command: string, account: string | undefined, accounts: AccountService): Promise<Account> {
+  if (account !== undefined) {
+    const a = await accounts.get(account);
+    if (!a) throw new Refused(`no account with id ${printable(account)} (\`streamgate accounts list\` shows the ids)`);
     return a;
   }
   const all = await accounts.list();
@@ -193,7 +193,7 @@ async function accountOf(cmd: TokenCommand, accounts: AccountService): Promise<A
   const ids = all.slice(0, 10).map((a) => a.id).join(', ');
   const more = all.length > 10 ? ` and ${all.length - 10} more` : '';
   throw new UsageError(
-    `tokens ${cmd.verb} needs --account <id>: the store holds ${all.length} accounts (${ids}${more}; \`streamgate accounts list\` shows their names)`,
+    `${command} needs --account <id>: the store holds ${all.length} accounts (${ids}${more}; \`streamgate accounts list\` shows their names)`,
   );
 }
 
@@ -241,7 +241,7 @@ function shown(r: Row, showValues: boolean): Row {
 }
 
 /** Control characters of stored text as escapes: a label cannot move the cursor or end a line. */
-function printable(s: string): string {
+export function printable(s: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters replaced
   return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
     const escaped = JSON.stringify(c).slice(1, -1); // \n, \t, \u001b; JSON leaves DEL and C1 as they are

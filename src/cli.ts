@@ -5,6 +5,7 @@
 //   streamgate accounts secret refresh|delete <accountId>
 //   streamgate keys rotate [director|viewer]
 //   streamgate tokens list|show|create|enable|disable|delete ... (src/cli-tokens.ts)
+//   streamgate issuers list|show|create|update|delete ... (src/cli-issuers.ts)
 //   streamgate sign-subscribe --token <token> --token-id <id> --stream <name> [--expires-in 600] ...
 //   streamgate help
 import { existsSync } from 'node:fs';
@@ -20,6 +21,8 @@ import { KeyRing } from './director/keys.js';
 import { CredentialKeys } from './sessions/credential-keys.js';
 import { signSubscribeJwt, SELF_SIGNED_ALGS, type SelfSignedAlg } from './policy/self-signed.js';
 import { TOKEN_VERBS, UsageError, runTokenCommand, tokenCommand, type StreamArg, type TokenVerb } from './cli-tokens.js';
+import { ISSUER_VERBS, issuerCommand, runIssuerCommand, type IssuerVerb } from './cli-issuers.js';
+import { IssuerService, issuerLimits } from './management/issuers.js';
 
 export const USAGE = `usage:
   streamgate serve [--config <file>]
@@ -40,13 +43,21 @@ export const USAGE = `usage:
                               more than one account), [--json] (one JSON record a line); show,
                               enable, disable and delete find the token's kind (or take --kind);
                               list and show print no token value without --show-values
+  streamgate issuers list
+  streamgate issuers show <id>
+  streamgate issuers create (--from <JSON file> | --body <JSON>)
+  streamgate issuers update <id> (--from <JSON file> | --body <JSON>)
+  streamgate issuers delete <id>
+                              the JSON is the body of POST /api/issuers (update: of PUT, the
+                              fields to change, rev optional); a secret only in a --from file;
+                              every issuers command: [--account <id>], [--json]; no secret is printed
   streamgate sign-subscribe --token <subscribe token> --token-id <id> --stream <name>
       [--expires-in <seconds, default 600>] [--tracking-id <id>] [--origin <host>]... [--ip <cidr>]...
       [--custom-viewer-data <text>] [--alg HS256|HS384|HS512]
   streamgate help             this text (also --help, -h)
 options:
   --config <file>   settings file layered over config/default.yaml (also STREAMGATE_CONFIG)
-The commands on accounts, keys and tokens work on the store the server uses: dataDir
+The commands on accounts, keys, tokens and issuers work on the store the server uses: dataDir
 (STREAMGATE_DATA_DIR, default ./data, relative to the current directory) or Redis (REDIS_URL).
 Exit codes: 0 done, 1 refused or failed (the message says why), 2 a wrong command line.`;
 
@@ -65,6 +76,7 @@ const STORE_COMMANDS: Record<string, 'creates' | 'needs'> = {
   'accounts secret refresh': 'needs',
   'accounts secret delete': 'needs',
   ...Object.fromEntries(TOKEN_VERBS.map((v) => [`tokens ${v}`, 'needs' as const])),
+  ...Object.fromEntries(ISSUER_VERBS.map((v) => [`issuers ${v}`, 'needs' as const])),
 };
 
 /** The store command the positionals name, or a usage error naming what is unknown. */
@@ -73,7 +85,7 @@ function storeCommand(positionals: string[]): string {
   const name =
     (group === 'accounts' && verb === 'secret') || (group === 'keys' && verb === 'rotate') ? `${group} ${verb} ${a ?? ''}`.trim() : `${group} ${verb ?? ''}`.trim();
   if (name in STORE_COMMANDS) return name;
-  if (group !== 'accounts' && group !== 'keys' && group !== 'tokens') throw new UsageError(`unknown command '${positionals.join(' ')}'`);
+  if (group !== 'accounts' && group !== 'keys' && group !== 'tokens' && group !== 'issuers') throw new UsageError(`unknown command '${positionals.join(' ')}'`);
   throw new UsageError(`unknown command '${positionals.slice(0, 3).join(' ')}'`);
 }
 
@@ -142,6 +154,8 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
       ip: { type: 'string', multiple: true },
       'custom-viewer-data': { type: 'string' },
       alg: { type: 'string' },
+      from: { type: 'string' },
+      body: { type: 'string' },
     },
   });
   if (values.help || positionals[0] === 'help') {
@@ -183,6 +197,7 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
   const command = storeCommand(positionals);
   const [, , a, b] = positionals;
   const tokensCommand = positionals[0] === 'tokens' ? tokenCommand(positionals[1] as TokenVerb, positionals.slice(2), values, optionNames(tokens), streamArgs(tokens)) : null;
+  const issuersCommand = positionals[0] === 'issuers' ? issuerCommand(positionals[1] as IssuerVerb, positionals.slice(2), values, optionNames(tokens)) : null;
   if (command === 'accounts create' && !values.name?.trim()) throw new UsageError('accounts create needs --name <name> (not blank)');
   if (command.startsWith('accounts secret') && !b) throw new UsageError(`${command} needs an account id`);
   const config = loadConfig({ file: values.config, env });
@@ -202,6 +217,10 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
       const now = () => Date.now();
       const ctx = { store, accounts, tokens: createTokenService(config, store, { now }), now, out: io.out };
       return await runTokenCommand(tokensCommand, ctx, io.err);
+    }
+    if (issuersCommand) {
+      await store.upgrade?.();
+      return await runIssuerCommand(issuersCommand, { accounts, issuers: new IssuerService(store, issuerLimits(config)), out: io.out }, io.err);
     }
     if (command === 'keys rotate' || command === 'keys rotate director') {
       const r = await KeyRing.rotate(store);
