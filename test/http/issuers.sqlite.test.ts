@@ -1,0 +1,4 @@
+import { issuersSuite } from './issuers.suite.js';
+import { sqliteFactory } from '../helpers/stores.js';
+
+issuersSuite(sqliteFactory());
