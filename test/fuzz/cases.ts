@@ -100,7 +100,7 @@ export async function toRequest(c: Case, t: Target): Promise<Req> {
   const pick = (_name: string): string => {
     if (c.param === 'other') return String(t.seeded.otherPub.id);
     if ('fixed' in c.param) return pct(c.param.fixed).replace(/%25/g, '%');
-    const pool = /webhooks/.test(ep.path) ? ids.webhooks : /recordings/.test(ep.path) ? ids.recordings : ids.tokens;
+    const pool = /webhooks/.test(ep.path) ? ids.webhooks : /recordings/.test(ep.path) ? ids.recordings : /issuers/.test(ep.path) ? ids.issuers : ids.tokens;
     return String(pool.length ? pool[c.param.live % pool.length] : c.param.live + 1);
   };
   const path = ep.path.replace(/:(\w+)/g, (_, name: string) => fill(name));

@@ -51,6 +51,7 @@ export interface Seeded {
   otherPub: { id: number; token: string };
   webhookId: number;
   recordingId: number;
+  issuerId: number;
   /** A viewer-session credential for `sub` on cam1, granted to 127.0.0.1 (docs/callers.md#http-viewer-sessions). */
   viewerCookie: string;
 }
@@ -63,8 +64,8 @@ export interface Target {
   send(r: Omit<Req, 'route'>): Promise<Answer>;
   /** Everything stored, as plain data, after queued lifecycle work and deliveries settled. */
   snapshot(): Promise<unknown>;
-  /** Ids now stored (tokens, webhooks, recordings of the seeded account). */
-  ids(): Promise<{ tokens: number[]; webhooks: number[]; recordings: number[] }>;
+  /** Ids now stored (tokens, webhooks, recordings, issuers of the seeded account). */
+  ids(): Promise<{ tokens: number[]; webhooks: number[]; recordings: number[]; issuers: number[] }>;
   close(): Promise<void>;
 }
 
@@ -138,6 +139,8 @@ export async function fuzzTarget(overrides: Record<string, unknown> = {}): Promi
   const otherPub = await mk(otherAcct.apiSecret, 'publish', { label: 'theirs', streams: [{ streamName: 'cam1' }] });
   const wh = await api('POST', '/api/webhooks', acct.apiSecret, { url: 'https://93.184.215.14/hook', isFeedHooks: true, isRecordingHooks: true, isThumbnailHooks: true });
   assert.equal(wh.status, 200, wh.text);
+  const issuer = await api('POST', '/api/issuers', acct.apiSecret, { label: 'idp', policyTokenId: sub.id, issuer: 'https://idp.example.com/', keyIds: ['k1'], algorithms: ['HS256'], secret: 'fuzz-issuer-secret-0123456789' });
+  assert.equal(issuer.status, 201, issuer.text);
   const rec = await store.startRecording({ accountId: acct.id, streamName: 'cam1', tokenId: pub.id, path: '/rec/cam1.flv', recordedOn: new Date().toISOString() });
   const granted = await send({ method: 'GET', path: '/hooks/auth-request', headers: { 'x-original-uri': `/hls/cam1/index.m3u8?token=${sub.token}` } });
   assert.equal(granted.status, 200, granted.text);
@@ -172,6 +175,7 @@ export async function fuzzTarget(overrides: Record<string, unknown> = {}): Promi
         tokens,
         webhooks,
         recordings: await store.listRecordings(a.id),
+        issuers: await store.listIssuers(a.id),
         live: await store.activePublishTokenIds(a.id),
         usage: await store.usageByTracking(a.id, ['viewers', 'x', 'group-a'], '2000-01-01', today.replace(/^\d{4}/, (y) => String(Number(y) + 1))),
       });
@@ -188,6 +192,7 @@ export async function fuzzTarget(overrides: Record<string, unknown> = {}): Promi
     ].map((t) => t.id),
     webhooks: (await store.listWebhooks(acct.id, { itemCount: 100, descending: true })).map((w) => w.id),
     recordings: (await store.listRecordings(acct.id)).map((r) => r.id),
+    issuers: (await store.listIssuers(acct.id)).map((i) => i.id),
   });
 
   return {
@@ -204,6 +209,7 @@ export async function fuzzTarget(overrides: Record<string, unknown> = {}): Promi
       otherPub,
       webhookId: JSON.parse(wh.text).data.id,
       recordingId: rec.id,
+      issuerId: JSON.parse(issuer.text).data.id,
       viewerCookie,
     },
     send,

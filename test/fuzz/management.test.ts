@@ -1,4 +1,4 @@
-// Fuzzing the management API (tokens, accounts and admin, webhooks, recordings, analytics): every
+// Fuzzing the management API (tokens, accounts and admin, webhooks, recordings, issuers, analytics): every
 // route of the route table, with mutated fixtures, hostile queries, headers, content types and
 // raw bodies. The harness checks each answer (no 5xx, a refusal changes nothing and names the
 // problem) and the run (alive, no prototype pollution, bounded event loop delay, all routes hit).
@@ -30,6 +30,23 @@ const updateToken = (kind: 'publish' | 'subscribe') => () => ({
   expires: null,
   ...(kind === 'publish' ? { record: false } : { tracking: null }),
 });
+/** A new key id per body, so that valid creates and updates do not all meet the seeded issuer's (iss, kid). */
+let issuerKeys = 0;
+const issuer = (policyTokenId: number) => ({
+  label: 'fuzz',
+  policyTokenId,
+  issuer: 'https://idp.example.com/',
+  keyIds: [`k-${++issuerKeys}`],
+  audience: ['streamgate'],
+  algorithms: ['HS256', 'ES256'],
+  secret: 'fuzz-issuer-secret-0123456789',
+  jwksUrl: 'https://93.184.215.14/jwks',
+  clockSkewSeconds: 10,
+  maxLifetimeSeconds: 600,
+  cookieName: 'idp_jwt',
+  claims: { stream: 'video.room', canPublish: 'video.canPublish' },
+  revoked: { sub: ['banned'] },
+});
 const check = () => ({ streamName: 'cam1', clientIp: '203.0.113.7', origin: 'https://a.example.com', country: 'us', protocol: 'rtmp' });
 
 /** The valid request of each route of the management route table. */
@@ -59,6 +76,11 @@ const FIXTURES: Record<string, Omit<EntryPoint, 'method' | 'path' | 'auth'>> = {
   'GET /api/webhooks/:id': {},
   'PUT /api/webhooks/:id': { body: () => ({ url: 'https://93.184.215.15/h', isFeedHooks: false, filter: null, refreshSecret: true }) },
   'DELETE /api/webhooks/:id': {},
+  'GET /api/issuers': {},
+  'POST /api/issuers': { body: (t) => issuer(t.seeded.sub.id) },
+  'GET /api/issuers/:id': {},
+  'PUT /api/issuers/:id': { body: () => ({ label: 'renamed', isActive: false, keyIds: [`k-${++issuerKeys}`], revoked: { jti: ['j1'] }, claims: { viewerId: null } }) },
+  'DELETE /api/issuers/:id': {},
   'GET /api/recordings': { query: () => 'streamName=cam1' },
   'DELETE /api/recordings/:id': {},
   'GET /api/analytics/tracking/total': { query: () => 'trackingIds=viewers&trackingIds=x,y&startDate=2026-01-01&stopDate=2026-02-01T12:00:00Z' },

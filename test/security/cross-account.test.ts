@@ -21,6 +21,7 @@ const BODIES: Record<string, unknown> = {
   'post /api/publish_token/:id/check': { streamName: 'cam1', clientIp: '192.0.2.1' },
   'post /api/subscribe_token/:id/check': { streamName: 'cam1', clientIp: '192.0.2.1' },
   'put /api/webhooks/:id': { url: 'https://attacker.example.net/h', refreshSecret: true },
+  'put /api/issuers/:id': { isActive: false, secret: 'attacker-chosen-secret-0123456789' },
 };
 const NOT_FOUND_WORD: Record<string, string> = {
   '/api/publish_token': 'publish token',
@@ -28,6 +29,7 @@ const NOT_FOUND_WORD: Record<string, string> = {
   '/api/subscribe_token': 'subscribe token',
   '/api/v2/subscribe_token': 'subscribe token',
   '/api/webhooks': 'webhook',
+  '/api/issuers': 'issuer',
   '/api/recordings': 'recording',
   '/api/sessions': 'session',
 };
@@ -46,6 +48,7 @@ async function snapshot(store: Store, accountId: string, ids: { tokens: number[]
     tokens,
     webhooks,
     recordings: await store.listRecordings(accountId),
+    issuers: await store.listIssuers(accountId),
     live: await store.activePublishTokenIds(accountId),
     sessions: await store.listSessions(accountId, {}, { offset: 0, limit: 100 }),
     usage: await store.usageByTracking(accountId, ['ta'], '2026-01-01', '2027-01-01'),
@@ -58,7 +61,7 @@ function crossAccountSuite(factory: StoreFactory): void {
     let store: Store;
     let a: { id: string; secret: string };
     let b: { id: string; secret: string };
-    const own = { publish: [] as number[], subscribe: [] as number[], webhooks: [] as number[], recordings: [] as number[], sessions: [] as string[] };
+    const own = { publish: [] as number[], subscribe: [] as number[], webhooks: [] as number[], recordings: [] as number[], issuers: [] as number[], sessions: [] as string[] };
     const sent: string[] = [];
 
     before(async () => {
@@ -88,6 +91,9 @@ function crossAccountSuite(factory: StoreFactory): void {
       const w = await request(t.app).post('/api/webhooks').set(as(a.secret)).send({ url: 'https://victim.example.com/h', isFeedHooks: true, isRecordingHooks: true });
       assert.equal(w.status, 200);
       own.webhooks.push(w.body.data.id);
+      const i = await request(t.app).post('/api/issuers').set(as(a.secret)).send({ label: 'a', policyTokenId: own.subscribe[0], issuer: 'https://victim.example.com/', algorithms: ['HS256'], secret: 'victim-issuer-secret-0123456789' });
+      assert.equal(i.status, 201);
+      own.issuers.push(i.body.data.id);
       await store.addDelivery(a.id, w.body.data.id, { deliveryId: 'msg_1', at: new Date().toISOString(), event: 'feeds.started', attempt: 1, statusCode: 204, durationMs: 3 });
       for (const p of ['/r1.mp4', '/r2.mp4']) {
         const rec = await store.completeRecording({ accountId: a.id, streamName: 'cam1', tokenId: own.publish[0], path: p, recordedOn: new Date().toISOString(), completedOn: new Date().toISOString() });
@@ -110,7 +116,7 @@ function crossAccountSuite(factory: StoreFactory): void {
     });
     after(() => factory.teardown());
 
-    const allIds = () => [...new Set([...own.publish, ...own.subscribe, ...own.webhooks, ...own.recordings])].sort((x, y) => x - y);
+    const allIds = () => [...new Set([...own.publish, ...own.subscribe, ...own.webhooks, ...own.recordings, ...own.issuers])].sort((x, y) => x - y);
 
     it('every route with an id answers 404 for each of the other account\'s ids, and changes nothing', async () => {
       const routes = managementRoutes(t.services).filter((r: RouteSpec) => r.auth === 'apiSecret' && r.path.includes(':id'));
@@ -145,7 +151,7 @@ function crossAccountSuite(factory: StoreFactory): void {
     it('routes without ids show nothing of the other account and change nothing of it', async () => {
       const before = await snapshot(store, a.id, { tokens: [...own.publish, ...own.subscribe], webhooks: own.webhooks });
       const get = (p: string) => request(t.app).get(p).set('authorization', `Bearer ${b.secret}`);
-      for (const p of ['/api/publish_token/list', '/api/subscribe_token/list', '/api/webhooks/list', '/api/recordings', '/api/recordings?streamName=cam1']) {
+      for (const p of ['/api/publish_token/list', '/api/subscribe_token/list', '/api/webhooks/list', '/api/recordings', '/api/recordings?streamName=cam1', '/api/issuers']) {
         const r = await get(p);
         assert.deepEqual([r.status, r.body], [200, { status: 'success', data: [] }], p);
       }
@@ -175,6 +181,7 @@ function crossAccountSuite(factory: StoreFactory): void {
       const asA = (p: string) => request(t.app).get(p).set('authorization', `Bearer ${a.secret}`);
       assert.equal((await asA('/api/publish_token/list')).body.data.length, 2);
       assert.equal((await asA('/api/recordings')).body.data.length, 2);
+      assert.equal((await asA('/api/issuers')).body.data.length, 1);
       assert.equal((await asA('/api/sessions')).body.data.pagination.totalItems, 2);
       assert.equal((await asA('/api/monitoring/streams')).body.data.data.length, 1);
       assert.deepEqual((await asA(`/api/publish_token/active?streamId=${a.id}/cam1`)).body.data, { tokenIds: [own.publish[0]] });
