@@ -1,5 +1,7 @@
 // The dashboard's only door to Streamgate: JSON calls to /api with the session's API secret,
 // unwrapping the success envelope and turning a failure into an ApiError with its field errors.
+// The issuer record's parts are the server's own types (type-only: nothing of the server is bundled).
+import type { IssuerAlgorithm, IssuerClaimMap, RevokedIds } from '../../src/domain/issuers.js';
 
 /** Field path → problems, as the API's 400 names them (`streams[0].streamName`, `allowedOrigins[1]`). */
 export type FieldErrors = Record<string, string[]>;
@@ -131,6 +133,37 @@ export interface Webhook {
   isRecordingHooks: boolean;
   isThumbnailHooks: boolean;
   filter?: string;
+}
+
+/** The signature algorithms an issuer may list (the server's ISSUER_ALGORITHMS, every one of them: checked below). */
+export const ISSUER_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'HS256', 'HS384', 'HS512'] as const satisfies readonly IssuerAlgorithm[];
+const everyAlgorithm: [Exclude<IssuerAlgorithm, (typeof ISSUER_ALGORITHMS)[number]>] extends [never] ? true : never = true;
+void everyAlgorithm;
+
+/** A credential issuer as /api/issuers answers it (docs/api.md#managing-issuers): never its secret. */
+export interface Issuer {
+  id: number;
+  label: string;
+  type: 'jwt';
+  isActive: boolean;
+  policyTokenId: number;
+  /** null: the account no longer has the policy token; every JWT of the issuer is refused. */
+  policyTokenKind: TokenKind | null;
+  issuer: string | null;
+  keyIds: string[];
+  audience: string[];
+  algorithms: IssuerAlgorithm[];
+  jwks: { keys: Array<Record<string, unknown>> } | null;
+  jwksUrl: string | null;
+  hasSecret: boolean;
+  clockSkewSeconds: number;
+  maxLifetimeSeconds: number | null;
+  claims: IssuerClaimMap;
+  cookieName: string | null;
+  revoked: RevokedIds;
+  addedOn: string;
+  updatedOn: string;
+  rev: number;
 }
 
 /** A running session as GET /api/sessions answers it (docs/api.md#running-sessions). */

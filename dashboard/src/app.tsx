@@ -8,6 +8,7 @@ import { TokensPage } from './tokens';
 import { CheckPage } from './check';
 import { JwtPage } from './jwt';
 import { WebhooksPage } from './webhooks';
+import { IssuersPage } from './issuers';
 import { AnalyticsPage } from './analytics';
 import { LivePage } from './live';
 import { SecuredPage } from './secured';
@@ -123,6 +124,7 @@ export function App() {
         {route.page === 'check' && <CheckPage params={route.params} />}
         {route.page === 'jwt' && <JwtPage params={route.params} />}
         {route.page === 'webhooks' && <WebhooksPage />}
+        {route.page === 'issuers' && <IssuersPage />}
         {route.page === 'analytics' && <AnalyticsPage />}
         {route.page === 'live' && <LivePage />}
         {route.page === 'secured' && <SecuredPage />}

@@ -8,6 +8,7 @@ export const PAGES = [
   ['check', 'Check access'],
   ['jwt', 'Self-signed JWT'],
   ['webhooks', 'Webhooks'],
+  ['issuers', 'Issuers'],
   ['analytics', 'Analytics'],
   ['live', 'Live streams'],
   ['secured', 'Secured streams'],

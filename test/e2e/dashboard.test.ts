@@ -395,6 +395,68 @@ describe('dashboard in Chromium', () => {
     assert.deepEqual(['filter' in edited, edited.isThumbnailHooks, edited.secret], [false, true, second], 'the filter removed: left out of the record');
   });
 
+  it('creates an issuer whose secret is never shown again, edits it keeping the secret, disables it and deletes it after a confirmation', async () => {
+    const secret = 'livekit-api-secret-0123456789abcdef';
+    // a publish token of its own, deleted below: the later tests read the newest subscribe token
+    const pub = (await api('POST', '/api/publish_token', { label: 'issuer policy', streams: [{ streamName: 'room1' }] })).body.data.id as number;
+    await page.getByRole('link', { name: 'Issuers' }).click();
+    await eventually(() => text(page.locator('tbody td')), 'No issuers yet.', 'empty');
+    await page.getByRole('button', { name: 'New issuer' }).click();
+    await page.getByLabel('Label', { exact: true }).fill('livekit');
+    await page.getByLabel('Policy token id').fill(String(pub));
+    await page.getByLabel('Issuer (iss)').fill('APIkey1');
+    await page.getByLabel('HS256', { exact: true }).check();
+    await page.getByLabel('HMAC secret (HS256/384/512)').fill('too short');
+    await page.getByLabel('Stream claim').fill('video.room');
+    await page.getByRole('button', { name: 'Create issuer' }).click();
+    await eventually(() => text(page.locator('#issuer-new-secret-error')), 'at least 16 characters (32 bytes or more recommended)', 'the secret error under its field');
+    assert.deepEqual((await api('GET', '/api/issuers')).body.data, [], 'nothing stored');
+    await shot('20-issuer-validation-error.png');
+
+    await page.getByLabel('HMAC secret (HS256/384/512)').fill(secret);
+    await page.getByRole('button', { name: 'Create issuer' }).click();
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'created' })), 'Issuer 1 created.', 'created');
+    const row = page.getByRole('table', { name: 'Issuers' }).locator('tbody tr');
+    await eventually(async () => (await cells(row)).slice(0, 8), ['1', 'livekit', 'APIkey1', 'any', 'HS256', 'secret', `${pub} (publish)`, 'Active'], 'listed');
+    const created = (await api('GET', '/api/issuers/1')).body.data;
+    assert.deepEqual([created.hasSecret, created.claims, 'secret' in created], [true, { stream: 'video.room' }, false]);
+    assert.equal((await t.services.store.getIssuer(acct.id, 1))?.secret, secret);
+    assert.ok(!(await page.content()).includes(secret), 'the page no longer holds the secret');
+    await shot('21-issuer-created.png');
+
+    await page.getByRole('button', { name: 'Edit issuer 1' }).click();
+    assert.equal(await page.getByLabel('HMAC secret (HS256/384/512)').inputValue(), '', 'the secret field starts empty');
+    assert.equal(await text(page.locator('#issuer-edit-secret-hint')), 'Write-only: the issuer has a secret; leave empty to keep it as it is.');
+    await page.getByLabel('Label', { exact: true }).fill('livekit eu');
+    await page.locator('#issuer-edit-revoked-sub').fill('mallory');
+    await page.getByRole('button', { name: 'Save issuer' }).click();
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'saved' })), 'Issuer 1 saved.', 'saved');
+    const put = JSON.parse(sentRequests.filter((r) => r.url.endsWith('/api/issuers/1') && r.body !== '').at(-1)?.body ?? '{}');
+    assert.deepEqual(put, { rev: 1, label: 'livekit eu', revoked: { sub: ['mallory'] } }, 'only what changed, with the rev read; no secret');
+    const edited = (await api('GET', '/api/issuers/1')).body.data;
+    assert.deepEqual([edited.label, edited.revoked, edited.rev, edited.hasSecret], ['livekit eu', { jti: [], sub: ['mallory'], kid: [] }, 2, true]);
+    assert.equal((await t.services.store.getIssuer(acct.id, 1))?.secret, secret, 'an empty secret field keeps the secret');
+
+    await page.getByRole('button', { name: 'Disable issuer 1' }).click();
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'disabled' })), 'Issuer 1 disabled.', 'disabled');
+    await eventually(async () => (await cells(row)).slice(7, 8), ['Disabled'], 'disabled row');
+    assert.equal((await api('GET', '/api/issuers/1')).body.data.isActive, false);
+
+    // the policy token deleted: the issuer stays, and says its JWTs are refused
+    assert.equal((await api('DELETE', `/api/publish_token/${pub}`)).status, 200);
+    await page.getByRole('button', { name: 'Reload' }).click();
+    await eventually(async () => (await cells(row)).slice(6, 8), [`${pub} (missing: every JWT is refused)`, 'Disabled'], 'the missing policy token');
+
+    await page.getByRole('button', { name: 'Delete issuer 1' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete issuer 1?' });
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Delete issuer' }).click();
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'deleted' })), 'Issuer 1 deleted.', 'deleted');
+    await eventually(() => text(page.locator('tbody td')), 'No issuers yet.', 'empty again');
+    assert.deepEqual((await api('GET', '/api/issuers')).body.data, []);
+    assert.ok(!sentRequests.some((r) => r.url.includes(secret)), 'the secret was never in a URL');
+  });
+
   it('shows seeded usage per tracking id as a table and a bar chart', async () => {
     const sub = (await api('GET', '/api/subscribe_token/list?sortBy=AddedOn&isDescending=true&itemsOnPage=1')).body.data[0];
     assert.equal(sub.tracking.trackingId, 'group-a');
