@@ -575,8 +575,8 @@ export class IssuerJwtMemo {
     const standing = standingProblem(hit.cred, issuer, nowSeconds);
     if (standing !== null) return standing.expired ? undefined : standing;
     if (hit.key === null) return hit.cred;
-    const held = keys.keysNow?.(issuer, hit.cred.kid ?? null);
-    return held !== undefined && held.keys.some((k) => sameKey(k, hit.key!)) ? hit.cred : undefined;
+    const key = hit.key;
+    return keys.keysNow?.(issuer, hit.cred.kid ?? null)?.keys.some((k) => sameKey(k, key)) ? hit.cred : undefined;
   }
 
   async verify(value: string, issuer: IssuerRecord, keys: IssuerKeySource, nowSeconds: number): Promise<IssuerCredential | IssuerJwtProblem> {
