@@ -42,7 +42,7 @@ export function managementRoutes(s: Services): RouteSpec[] {
     ...tokenRoutes('subscribe', s.tokens, s.enforcer, s.patterns),
     ...securedStreamRoutes(s.tokens),
     ...webhookRoutes(s.webhooks, s.store, s.lifecycle, s.patterns),
-    ...issuerRoutes(s.issuers),
+    ...issuerRoutes(s.issuers, s.enforcer),
     ...analyticsRoutes(s.usage),
     ...sessionRoutes(s.store, s.sessions),
     // last: hosted endpoints Streamgate does not provide, answered 501 (docs/compatibility.md)

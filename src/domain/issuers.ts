@@ -75,7 +75,12 @@ export interface IssuerRecord {
 export interface JwtSelector {
   iss: string | null;
   kid: string | null;
+  /** selectorKey(this), when the reader computed it already (a remembered peek). */
+  key?: string;
 }
+
+/** The cache key of a selector: unambiguous whatever the strings hold (`iss` null and the string "null" differ). */
+export const selectorKey = (sel: JwtSelector): string => JSON.stringify([sel.iss, sel.kid]);
 
 /**
  * The issuer a JWT with `sel` belongs to among `candidates` (the issuers whose `issuer` is

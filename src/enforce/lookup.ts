@@ -10,7 +10,7 @@ import type { LiveStream, Store } from '../store/store.js';
 import { compileRules, type CompiledRules } from '../policy/rules.js';
 import type { ViewerCountries } from '../policy/types.js';
 import { SecuringPatterns } from './securing-patterns.js';
-import { selectIssuer, type IssuerRecord, type JwtSelector } from '../domain/issuers.js';
+import { selectIssuer, selectorKey, type IssuerRecord, type JwtSelector } from '../domain/issuers.js';
 
 /**
  * Token value → its SHA-256, for the values decided lately: a viewer or media server presents the
@@ -47,8 +47,8 @@ export interface IssuerEntry {
   ver: number;
 }
 
-/** The cache key of a JWT selector: unambiguous whatever the strings hold (`iss` null and the string "null" differ). */
-const selectorKey = (sel: JwtSelector): string => JSON.stringify([sel.iss, sel.kid]);
+/** A selector's cache key, computed once per remembered peek. */
+const keyOf = (sel: JwtSelector): string => sel.key ?? selectorKey(sel);
 
 export interface TokenEntry {
   token: TokenRecord;
@@ -226,7 +226,7 @@ export class TokenLookup {
 
   /** The cached issuer claiming `sel` when the store's in-process account version confirms it current, without a wait. */
   issuerNow(sel: JwtSelector): IssuerEntry | undefined {
-    const hit = this.issuers.get(selectorKey(sel));
+    const hit = this.issuers.get(keyOf(sel));
     if (hit === undefined || this.store.accountVersionKnown === undefined) return undefined;
     return this.store.accountVersionKnown(hit.issuer.accountId) === hit.ver ? hit : undefined;
   }
@@ -293,7 +293,7 @@ export class TokenLookup {
 
   /** The cached issuer claiming a JWT with `sel`, without asking the store (may be stale). */
   peekIssuer(sel: JwtSelector): IssuerEntry | undefined {
-    return this.issuers.get(selectorKey(sel));
+    return this.issuers.get(keyOf(sel));
   }
 
   /**
@@ -305,7 +305,7 @@ export class TokenLookup {
    * so an issuer created on another instance is used at once.
    */
   async issuerEntry(sel: JwtSelector): Promise<IssuerEntry | null> {
-    const key = selectorKey(sel);
+    const key = keyOf(sel);
     const hit = this.issuers.get(key);
     if (hit && (await this.version(hit.issuer.accountId)) === hit.ver) return hit;
     const found = selectIssuer(await this.timed(this.store.issuersOf(sel.iss)), sel);

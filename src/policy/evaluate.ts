@@ -171,7 +171,19 @@ function issuerValid(x: Input, issuer: IssuerRecord, policy: TokenRecord, claims
   if (policy.kind !== action) return fail(`issuer ${issuer.id}'s policy token ${policy.id} is a ${policy.kind} token: its credentials cannot ${action}`);
   const problem = actionClaimProblem(claims, issuer, action);
   if (problem !== null) return fail(problem);
-  return pass(`verified by issuer ${issuer.id} (${issuer.label})${claims.kid !== undefined ? ` with key ${claims.kid}` : ''}; policy token ${policy.id}`);
+  // a pass's detail is read only when every rule is explained: not built for a decision
+  return x.ctx.explain === false ? pass() : pass(`verified by issuer ${issuer.id} (${issuer.label})${claims.kid !== undefined ? ` with key ${claims.kid}` : ''}; policy token ${policy.id}`);
+}
+
+/** A credential's exp as an ISO date, made once per remembered credential (the memo hands out the same object). */
+const expiries = new WeakMap<IssuerCredential, string>();
+function expiryOf(claims: IssuerCredential): string {
+  let iso = expiries.get(claims);
+  if (iso === undefined) {
+    iso = new Date(claims.exp * 1000).toISOString();
+    expiries.set(claims, iso);
+  }
+  return iso;
 }
 
 /** How the token whose rules apply is named in a refusal. */
@@ -187,7 +199,7 @@ function notExpired(x: Input): Outcome {
     return fail(`${tokenWord(x)} expired at ${t.expiresOn}`);
   }
   // the credential's own exp was checked when it was verified (and on every memo hit)
-  if (x.issued) return pass(`the credential expires at ${new Date(x.issued.claims.exp * 1000).toISOString()}`);
+  if (x.issued) return x.ctx.explain === false ? pass() : pass(`the credential expires at ${expiryOf(x.issued.claims)}`);
   if (x.jwt && x.jwt.exp! + CLOCK_TOLERANCE_S <= x.ctx.now / 1000) {
     return fail(`the self-signed token expired at ${new Date(x.jwt.exp! * 1000).toISOString()}`);
   }
@@ -204,7 +216,7 @@ function streamAllowed(x: Input): Outcome {
     const problem = streamClaimProblem(x.issued.claims, x.issued.issuer, name, x.req.action);
     if (problem !== null) return fail(problem);
     if (!x.rules!.streams(name)) return fail(`'${name}' matches none of the policy token's streams`);
-    return pass(`claim ${streamClaimOf(x.issued.issuer)} allows it, and so do the policy token's streams`);
+    return x.ctx.explain === false ? pass() : pass(`claim ${streamClaimOf(x.issued.issuer)} allows it, and so do the policy token's streams`);
   }
   return x.rules!.streams(name) ? pass() : fail(`'${name}' matches none of the token's streams`);
 }
@@ -357,8 +369,7 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
     if (x.issued) {
       fields.issuerId = x.issued.issuer.id;
       // the credential can only end earlier than its policy token
-      const exp = x.issued.claims.exp * 1000;
-      if (token.expiresOn === undefined || exp < Date.parse(token.expiresOn)) fields.expiresOn = new Date(exp).toISOString();
+      if (token.expiresOn === undefined || x.issued.claims.exp * 1000 < Date.parse(token.expiresOn)) fields.expiresOn = expiryOf(x.issued.claims);
     }
     if (token.originCluster) fields.originCluster = token.originCluster;
     if (hasLimits(token)) fields.limits = { maxConcurrent: token.maxConcurrentSessions, maxUses: token.maxUses };

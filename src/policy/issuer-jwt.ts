@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import RE2 from 're2';
 import { LRUCache } from 'lru-cache';
 import { compactVerify, decodeJwt, decodeProtectedHeader, importJWK, type JWK } from 'jose';
-import { ISSUER_ALGORITHMS, isHmac, type IssuerRecord, type JwtSelector } from '../domain/issuers.js';
+import { ISSUER_ALGORITHMS, isHmac, selectorKey, type IssuerRecord, type JwtSelector } from '../domain/issuers.js';
 import { MAX_NAME, ipRuleProblem, patternCostProblem, wellFormed } from '../domain/matchers.js';
 import { type Action, mediamtxAction } from '../contracts/decision.js';
 import { ipInRanges, parseCidrs } from './rules.js';
@@ -94,14 +94,16 @@ function peekOnce(value: string): JwtPeek {
   if (iss !== undefined && (typeof iss !== 'string' || iss === '')) return { problem: 'iss is not a non-empty string' };
   const k = kidOf(d.header, d.payload);
   if (isProblem(k)) return k;
-  return { selfSigned: false, sel: { iss: (iss as string | undefined) ?? null, kid: k.kid } };
+  const sel: JwtSelector = { iss: (iss as string | undefined) ?? null, kid: k.kid };
+  sel.key = selectorKey(sel);
+  return { selfSigned: false, sel };
 }
 
 /** The selector of an issuer's JWT (peekJwt), or why the value is not one. */
 export function peekIssuerJwt(value: string): JwtSelector | Problem {
   const p = peekJwt(value);
   if (isProblem(p)) return p;
-  return p.selfSigned ? { problem: 'a self-signed token (it has a streaming claim), not an issuer JWT' } : p.sel;
+  return p.selfSigned ? { problem: 'a self-signed token (it has a streaming claim), not an issuer JWT' } : { iss: p.sel.iss, kid: p.sel.kid };
 }
 
 // ---- keys -----------------------------------------------------------------------------------

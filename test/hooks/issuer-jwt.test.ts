@@ -123,6 +123,27 @@ describe('issuer JWTs decided by their policy token', () => {
     assert.equal(legacy.status, 200);
   });
 
+  it("the check endpoint explains one of the issuer's JWTs rule by rule, naming the claim that decided", async () => {
+    const check = (body: object, id = issuer.id) => f.api('post', `/api/issuers/${id}/check`, body);
+    const jwt = await muxJwt('cam1');
+    const ok = await check({ jwt, streamName: 'cam1', clientIp: '203.0.113.7', protocol: 'hls' });
+    assert.equal(ok.status, 200);
+    assert.deepEqual([ok.body.data.allowed, ok.body.data.reason], [true, 'allowed']);
+    const rule = (r: { body: { data: { rules: Array<{ rule: string; result: string; detail?: string }> } } }, name: string) => r.body.data.rules.find((x) => x.rule === name);
+    assert.deepEqual(rule(ok, 'token valid'), { rule: 'token valid', reason: 'token_invalid', result: 'pass', detail: `verified by issuer ${issuer.id} (idp) with key mux-key-1; policy token ${policy.id}` });
+    assert.equal(rule(ok, 'stream name allowed')?.detail, "claim sub allows it, and so do the policy token's streams");
+    const other = await check({ jwt, streamName: 'cam2' });
+    assert.deepEqual([other.body.data.allowed, other.body.data.reason, rule(other, 'stream name allowed')?.detail], [false, 'stream_not_allowed', "claim sub names stream 'cam1'"]);
+    const publish = await check({ jwt, streamName: 'cam1', action: 'publish' });
+    assert.equal(rule(publish, 'token valid')?.detail, `issuer ${issuer.id}'s policy token ${policy.id} is a subscribe token: its credentials cannot publish`);
+    // a JWT this issuer does not claim is a 400, explained by nobody
+    const stranger = await check({ jwt: await sign(mux, { iss: 'https://elsewhere.example', sub: 'cam1', exp: nowS() + 60 }), streamName: 'cam1' });
+    assert.equal(stranger.status, 400);
+    assert.match(JSON.stringify(stranger.body), /jwt.*its iss and kid are not this issuer's/);
+    assert.equal((await check({ jwt: 'not-a-jwt', streamName: 'cam1' })).status, 400);
+    assert.equal((await check({ jwt, streamName: 'cam1' }, 999_999)).status, 404);
+  });
+
   it('a deleted policy token or issuer leaves its JWTs unclaimed', async () => {
     const gone = await f.token('subscribe', { streams: [{ streamName: 'cam5' }] });
     const key = await keyPair('ES256', 'gone-1');

@@ -4,13 +4,16 @@
 import { z } from 'zod';
 import type { Request } from 'express';
 import { ApiError } from '../../errors.js';
-import { ISSUER_ALGORITHMS } from '../../domain/issuers.js';
+import { ISSUER_ALGORITHMS, selectIssuer } from '../../domain/issuers.js';
+import { normaliseIp, originHost } from '../../domain/addresses.js';
+import type { Enforcer } from '../../admission/pipeline.js';
 import { wellFormed } from '../../domain/matchers.js';
-import { MAX_KID_LENGTH } from '../../policy/issuer-jwt.js';
+import { MAX_KID_LENGTH, peekIssuerJwt } from '../../policy/issuer-jwt.js';
+import { MAX_JWT_LENGTH } from '../../policy/self-signed.js';
 import { DEFAULT_CLOCK_SKEW_SECONDS, type IssuerService } from '../../management/issuers.js';
 import { route, type RouteSpec } from '../route.js';
 import { text } from '../text.js';
-import { idParamsSchema } from './schemas.js';
+import { checkBodySchema, checkOut, idParamsSchema } from './schemas.js';
 
 /** The bounds of an issuer's fields (docs/api.md#managing-issuers). */
 export const ISSUER_BOUNDS = {
@@ -189,7 +192,13 @@ export function ifMatchRev(req: Pick<Request, 'get'>): number | undefined {
   return Number(m[1]);
 }
 
-export function issuerRoutes(issuers: IssuerService): RouteSpec[] {
+/** A probe of one of the issuer's JWTs: the token check's fields, the JWT, and the action (default: the policy token's kind). */
+const issuerCheckBody = checkBodySchema.extend({
+  jwt: z.string().min(1).max(MAX_JWT_LENGTH).meta({ description: 'a JWT this issuer claims (by its iss and kid); it is verified, never stored or logged' }),
+  action: z.enum(['publish', 'subscribe']).optional().meta({ description: "default: the policy token's kind" }),
+});
+
+export function issuerRoutes(issuers: IssuerService, enforcer: Enforcer): RouteSpec[] {
   const tag = 'Issuers';
   return [
     route({
@@ -236,6 +245,45 @@ export function issuerRoutes(issuers: IssuerService): RouteSpec[] {
         const header = ifMatchRev(req);
         if (rev !== undefined && header !== undefined && rev !== header) throw ApiError.field('rev', `${rev} differs from If-Match (${header}): give one rev`);
         return issuers.update(account.id, params.id, input, rev ?? header);
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/api/issuers/:id/check',
+      summary: "Dry run: every rule for one of the issuer's JWTs against a probe, and which claim decided, binding nothing",
+      tag,
+      auth: 'apiSecret',
+      params: idParamsSchema,
+      body: issuerCheckBody,
+      response: checkOut.extend({
+        rules: z.array(
+          z.object({
+            rule: z.string(),
+            reason: z.string(),
+            result: z.enum(['pass', 'fail', 'skipped', 'pending']),
+            detail: z.string().optional(),
+            source: z.string().optional(),
+          }),
+        ),
+      }),
+      handler: async ({ account, params, body }) => {
+        const issuer = await issuers.read(account.id, params.id);
+        // Only this issuer's JWTs: a JWT another issuer (perhaps of another account) claims is never explained here.
+        const sel = peekIssuerJwt(body.jwt);
+        if ('problem' in sel) throw ApiError.field('jwt', sel.problem);
+        if (selectIssuer([issuer], sel) === undefined) throw ApiError.field('jwt', "its iss and kid are not this issuer's");
+        const probe = {
+          action: body.action ?? issuer.policyTokenKind ?? 'subscribe',
+          streamName: body.streamName,
+          accountId: account.id,
+          token: body.jwt,
+          clientIp: normaliseIp(body.clientIp),
+          origin: originHost(body.origin),
+          country: body.country?.toUpperCase(),
+          protocol: (body.protocol ?? 'webrtc').toLowerCase(),
+        };
+        const { decision, rules } = await enforcer.admit(probe, 'explain', 'check');
+        return { allowed: decision.allowed, status: decision.status, reason: decision.reason, message: decision.message, rules };
       },
     }),
     route({
