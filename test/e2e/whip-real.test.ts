@@ -1,4 +1,5 @@
-// A real WHIP publish through docs/callers.md#whip-and-whep-behind-auth_request: Chromium running
+// A real WHIP publish through docs/callers.md#whip-and-whep-behind-auth_request, with the bearer a
+// credential issuer's JWT (docs/api.md#credential-issuers): Chromium running
 // Eyevinn's WHIP client library (@eyevinn/whip-web-client) publishes its fake camera and microphone
 // to Meetecho's simple-whip-server in front of Janus's VideoRoom, through Debian's nginx with the
 // section's server block as written and its Streamgate settings with the simple-whip-server patterns
@@ -10,6 +11,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -82,19 +84,29 @@ describe('a real WHIP publisher through nginx auth_request and Streamgate to sim
   let apiSecret: string;
   let origin: string;
 
+  const api = async (method: string, p: string, body: object, status: number) => {
+    const r = await fetch(`${sg.base}${p}`, { method, headers: { authorization: `Bearer ${apiSecret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    assert.equal(r.status, status, await r.clone().text());
+    return ((await r.json()) as { data: Record<string, unknown> }).data;
+  };
+
   /**
-   * The credential a publisher presents as its bearer, and the policy token that decides it: a
-   * Streamgate publish token's plain value. The one place to change for another kind of credential.
+   * The credential a publisher presents as its bearer, and the policy token that decides it: a JWT
+   * of a credential issuer (an identity provider's ES256 key, signed with jose), whose policy is a
+   * publish token for the stream; and a forged one (the same iss and kid, another key).
    */
-  const publishCredential = async (streamName: string): Promise<{ bearer: string; tokenId: number }> => {
-    const r = await fetch(`${sg.base}/api/publish_token`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiSecret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ label: 'whip encoder', streams: [{ streamName }] }),
-    });
-    assert.equal(r.status, 200, await r.clone().text());
-    const { data } = (await r.json()) as { data: { id: number; token: string } };
-    return { bearer: data.token, tokenId: data.id };
+  const publishCredential = async (streamName: string): Promise<{ bearer: string; tokenId: number; forged: string }> => {
+    const policy = await api('POST', '/api/publish_token', { label: 'whip encoder policy', streams: [{ streamName }] }, 200);
+    const iss = `https://idp.example/${streamName}-${randomUUID()}`;
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    await api(
+      'POST',
+      '/api/issuers',
+      { label: 'encoders idp', policyTokenId: policy.id, issuer: iss, algorithms: ['ES256'], jwks: { keys: [{ ...(await exportJWK(publicKey)), kid: 'enc-1', alg: 'ES256', use: 'sig' }] } },
+      201,
+    );
+    const jwt = (key: CryptoKey) => new SignJWT({ sub: streamName }).setProtectedHeader({ alg: 'ES256', kid: 'enc-1' }).setIssuer(iss).setExpirationTime('10m').sign(key);
+    return { bearer: await jwt(privateKey), tokenId: policy.id as number, forged: await jwt((await generateKeyPair('ES256')).privateKey) };
   };
 
   /**
@@ -294,10 +306,11 @@ describe('a real WHIP publisher through nginx auth_request and Streamgate to sim
     assert.deepEqual(await decisions(logFrom), sent.slice(1).map(() => allowed));
   });
 
-  it('a wrong token: nginx refuses the offer with 401 and the WHIP server never sees it', async () => {
+  it('a wrong credential: nginx refuses the offer with 401 and the WHIP server never sees it', async () => {
     const logFrom = sg.logs.length;
     const seenFrom = (await whip.requests()).length;
-    const wrong = randomBytes(32).toString('hex');
+    // the issuer's iss and kid, another key's signature
+    const wrong = (await publishCredential('cam1')).forged;
     const pub = await publish(`${origin}/whip/endpoint/cam1`, wrong);
     await pub.close();
     const { sent, errors } = pub.attempt;
