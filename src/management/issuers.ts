@@ -53,30 +53,11 @@ export interface IssuerInput {
 export type IssuerCreateInput = IssuerInput & Required<Pick<IssuerInput, 'label' | 'policyTokenId' | 'issuer' | 'algorithms'>>;
 
 /** An issuer as the API answers it: the record without its account, `hasSecret` instead of the secret. */
-export interface IssuerView {
-  id: number;
-  label: string;
-  type: 'jwt';
-  isActive: boolean;
-  policyTokenId: number;
+export type IssuerView = Omit<IssuerRecord, 'accountId' | 'secret'> & {
   /** The policy token's kind; null when the account has no such token (deleted): every credential is refused. */
   policyTokenKind: TokenKind | null;
-  issuer: string | null;
-  keyIds: string[];
-  audience: string[];
-  algorithms: IssuerAlgorithm[];
-  jwks: IssuerRecord['jwks'];
-  jwksUrl: string | null;
   hasSecret: boolean;
-  clockSkewSeconds: number;
-  maxLifetimeSeconds: number | null;
-  claims: IssuerClaimMap;
-  cookieName: string | null;
-  revoked: RevokedIds;
-  addedOn: string;
-  updatedOn: string;
-  rev: number;
-}
+};
 
 /** The view, field by field: a field the record gains later is not answered until it is named here. */
 export function issuerView(i: IssuerRecord, policyTokenKind: TokenKind | null): IssuerView {

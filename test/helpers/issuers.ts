@@ -3,6 +3,7 @@
 // `keyPair` makes a key pair for an algorithm, its public JWK carrying `kid`.
 import { SignJWT, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { IssuerRecord } from '../../src/domain/issuers.js';
+import type { NewIssuer } from '../../src/store/store.js';
 import type { IssuerKeySource } from '../../src/policy/issuer-jwt.js';
 import { loadConfig } from '../../src/config/load.js';
 
@@ -34,6 +35,12 @@ export function issuerRecord(over: Partial<IssuerRecord> = {}): IssuerRecord {
     rev: 1,
     ...over,
   };
+}
+
+/** issuerRecord's fields as createIssuer takes them (no id, account, rev or dates), `over` replacing any. */
+export function newIssuer(over: Partial<NewIssuer> & Pick<NewIssuer, 'policyTokenId'>): NewIssuer {
+  const { id: _id, accountId: _account, rev: _rev, addedOn: _added, updatedOn: _updated, ...fields } = issuerRecord();
+  return { ...fields, ...over };
 }
 
 export interface TestKey {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import { AccessToken } from 'livekit-server-sdk';
 import { hookFixture, type HookFixture } from './fixture.js';
-import { keyPair, sign, type TestKey } from '../helpers/issuers.js';
+import { keyPair, newIssuer, sign, type TestKey } from '../helpers/issuers.js';
 import type { NewIssuer } from '../../src/store/store.js';
 import type { IssuerRecord } from '../../src/domain/issuers.js';
 
@@ -19,26 +19,6 @@ const PATTERNS = [
 
 const nowS = () => Math.floor(Date.now() / 1000);
 
-function newIssuer(over: Partial<NewIssuer> & Pick<NewIssuer, 'policyTokenId'>): NewIssuer {
-  return {
-    label: 'idp',
-    type: 'jwt',
-    isActive: true,
-    issuer: null,
-    keyIds: [],
-    audience: [],
-    algorithms: ['RS256'],
-    jwks: null,
-    jwksUrl: null,
-    secret: null,
-    clockSkewSeconds: 0,
-    maxLifetimeSeconds: null,
-    claims: { stream: 'sub' },
-    cookieName: null,
-    revoked: { jti: [], sub: [], kid: [] },
-    ...over,
-  };
-}
 
 describe('issuer JWTs decided by their policy token', () => {
   let f: HookFixture;

@@ -255,17 +255,7 @@ export function issuerRoutes(issuers: IssuerService, enforcer: Enforcer): RouteS
       auth: 'apiSecret',
       params: idParamsSchema,
       body: issuerCheckBody,
-      response: checkOut.extend({
-        rules: z.array(
-          z.object({
-            rule: z.string(),
-            reason: z.string(),
-            result: z.enum(['pass', 'fail', 'skipped', 'pending']),
-            detail: z.string().optional(),
-            source: z.string().optional(),
-          }),
-        ),
-      }),
+      response: checkOut,
       handler: async ({ account, params, body }) => {
         const issuer = await issuers.read(account.id, params.id);
         // Only this issuer's JWTs: a JWT another issuer (perhaps of another account) claims is never explained here.

@@ -245,7 +245,15 @@ export const checkOut = z.object({
   reason: z.string(),
   message: z.string(),
   rules: z.array(
-    z.object({ rule: z.string(), reason: z.string(), result: z.enum(['pass', 'fail', 'skipped', 'pending']), detail: z.string().optional() }),
+    z.object({
+      rule: z.string(),
+      reason: z.string(),
+      // pending: settled at admission (session limits), never in a dry run
+      result: z.enum(['pass', 'fail', 'skipped', 'pending']),
+      detail: z.string().optional(),
+      // the country rule's: whose lists applied (the token's own, a publish token's, the account default; docs/api.md#country)
+      source: z.string().optional(),
+    }),
   ),
 });
 

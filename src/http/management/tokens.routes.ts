@@ -166,20 +166,7 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enf
       auth: 'apiSecret',
       params: idParamsSchema,
       body: checkBodySchema,
-      // The country rule's `source` names whose lists applied: the token's own, the publishing (or
-      // matching) publish tokens', or the account default (docs/api.md#country).
-      response: checkOut.extend({
-        rules: z.array(
-          z.object({
-            rule: z.string(),
-            reason: z.string(),
-            // pending: settled at admission (session limits), never in a dry run
-            result: z.enum(['pass', 'fail', 'skipped', 'pending']),
-            detail: z.string().optional(),
-            source: z.string().optional(),
-          }),
-        ),
-      }),
+      response: checkOut,
       handler: async ({ account, params, body }) => {
         const token = await tokens.record(account.id, kind, params.id);
         const probe = {
