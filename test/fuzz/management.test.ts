@@ -47,6 +47,7 @@ const issuer = (policyTokenId: number) => ({
   claims: { stream: 'video.room', canPublish: 'video.canPublish' },
   revoked: { sub: ['banned'] },
 });
+const b64url = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
 const check = () => ({ streamName: 'cam1', clientIp: '203.0.113.7', origin: 'https://a.example.com', country: 'us', protocol: 'rtmp' });
 
 /** The valid request of each route of the management route table. */
@@ -80,6 +81,10 @@ const FIXTURES: Record<string, Omit<EntryPoint, 'method' | 'path' | 'auth'>> = {
   'POST /api/issuers': { body: (t) => issuer(t.seeded.sub.id) },
   'GET /api/issuers/:id': {},
   'PUT /api/issuers/:id': { body: () => ({ label: 'renamed', isActive: false, keyIds: [`k-${++issuerKeys}`], revoked: { jti: ['j1'] }, claims: { viewerId: null } }) },
+  // an HS256 JWT of the issuers' iss whose kid no issuer names: a 400 naming the JWT, or an explanation
+  'POST /api/issuers/:id/check': {
+    body: () => ({ ...check(), jwt: `${b64url({ alg: 'HS256', kid: 'k-unknown' })}.${b64url({ iss: 'https://idp.example.com/', sub: 'cam1', exp: 4102444800 })}.c2ln` }),
+  },
   'DELETE /api/issuers/:id': {},
   'GET /api/recordings': { query: () => 'streamName=cam1' },
   'DELETE /api/recordings/:id': {},
