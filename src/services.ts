@@ -189,7 +189,7 @@ export async function createServices(
   sessions.start();
   // The admission pipeline: every decision, and the sessions admissions start (docs/architecture.md#the-decision-flow).
   // Credential issuers' JWTs (docs/api.md#credential-issuers): their JWKS URLs fetched through the SSRF guard, verified JWTs remembered.
-  const { memoEntries, ...keyOptions } = config.issuers;
+  const { memoEntries, maxPerAccount: _max, ...keyOptions } = config.issuers;
   const issuerKeys = new IssuerKeys(copyWith(keyOptions, { now }));
   const issuers = { keys: issuerKeys, memo: new IssuerJwtMemo(memoEntries) };
   const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, { now, defaultAccountId, sessions, issuers });

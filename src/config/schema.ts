@@ -295,6 +295,7 @@ export const configSchema = z.strictObject({
     jwksMaxCacheSeconds: z.number().int().min(1),
     jwksRefetchCooldownSeconds: z.number().int().min(1),
     memoEntries: z.number().int().min(1),
+    maxPerAccount: z.number().int().min(1).max(1000),
   }),
   analytics: z.strictObject({
     mediamtx: z.strictObject({ apiUrl: z.string(), intervalMs: z.number().int().min(100) }),

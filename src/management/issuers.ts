@@ -94,6 +94,8 @@ export interface IssuerLimits {
   allowPrivateJwksHosts: readonly string[];
   /** The viewer sessions' cookie (config sessions.http.cookieName), which no issuer's cookie may be. */
   viewerCookieName: string;
+  /** Issuers one account may hold (config issuers.maxPerAccount). */
+  maxPerAccount: number;
 }
 
 /** The limits from the configuration. */
@@ -101,6 +103,7 @@ export const issuerLimits = (c: Pick<Config, 'issuers' | 'sessions'>): IssuerLim
   jwksMaxKeys: c.issuers.jwksMaxKeys,
   allowPrivateJwksHosts: c.issuers.allowPrivateJwksHosts,
   viewerCookieName: c.sessions.http.cookieName,
+  maxPerAccount: c.issuers.maxPerAccount,
 });
 
 /** How often an update without a rev reads the issuer again when a concurrent write moved it. */
@@ -229,6 +232,10 @@ export class IssuerService {
       revoked: revokedIds(null, input.revoked),
     };
     (await this.problems(accountId, fields, input)).throwIfAny();
+    const max = this.limits.maxPerAccount;
+    if ((await this.store.listIssuers(accountId)).length >= max) {
+      throw new ApiError(400, `Issuer limit reached: an account may hold at most ${max} issuers; delete one first`, { limit: max });
+    }
     try {
       return await this.view(await this.store.createIssuer(accountId, fields));
     } catch (e) {

@@ -341,6 +341,21 @@ export function issuersSuite(factory: StoreFactory): void {
       });
     });
 
+    describe('the limit per account', () => {
+      before(() => fresh({ issuers: { maxPerAccount: 2 } }));
+
+      it('a create past issuers.maxPerAccount is a 400 naming the limit, and stores nothing; another account is not counted', async () => {
+        const create = (who: { secret: string }, policyTokenId: number, n: number) =>
+          as(who).post('/api/issuers', { label: `idp ${n}`, policyTokenId, issuer: `https://idp-${n}.example`, algorithms: ['ES256'], jwks: { keys: [jwk] } });
+        assert.equal((await create(a, tok.sub, 1)).status, 201);
+        assert.equal((await create(a, tok.sub, 2)).status, 201);
+        const third = await create(a, tok.sub, 3);
+        assert.deepEqual([third.status, third.body.data.message], [400, 'Issuer limit reached: an account may hold at most 2 issuers; delete one first']);
+        assert.deepEqual((await store.listIssuers(a.id)).map((i) => i.label), ['idp 1', 'idp 2']);
+        assert.equal((await create(b, tok.other, 4)).status, 201);
+      });
+    });
+
     describe('revisions', () => {
       before(() => fresh());
 
