@@ -213,22 +213,24 @@ export class TokenLookup {
    */
   entryByHashNow(hash: string): TokenEntry | undefined {
     const hit = this.byHash.get(hash);
-    if (hit === undefined || this.store.accountVersionKnown === undefined) return undefined;
-    return this.store.accountVersionKnown(hit.token.accountId) === hit.ver ? hit : undefined;
+    return hit !== undefined && this.knownCurrent(hit.token.accountId, hit.ver) ? hit : undefined;
+  }
+
+  /** Whether the store's in-process version of the account is `ver` (false when it keeps none in memory). */
+  private knownCurrent(accountId: string, ver: number): boolean {
+    return this.store.accountVersionKnown !== undefined && this.store.accountVersionKnown(accountId) === ver;
   }
 
   /** entryByHashNow for a token id (an issuer's policy token, a self-signed token's parent). */
   entryByIdNow(id: number): TokenEntry | undefined {
     const hit = this.byId.get(id);
-    if (hit === undefined || this.store.accountVersionKnown === undefined) return undefined;
-    return this.store.accountVersionKnown(hit.token.accountId) === hit.ver ? hit : undefined;
+    return hit !== undefined && this.knownCurrent(hit.token.accountId, hit.ver) ? hit : undefined;
   }
 
   /** The cached issuer claiming `sel` when the store's in-process account version confirms it current, without a wait. */
   issuerNow(sel: JwtSelector): IssuerEntry | undefined {
     const hit = this.issuers.get(keyOf(sel));
-    if (hit === undefined || this.store.accountVersionKnown === undefined) return undefined;
-    return this.store.accountVersionKnown(hit.issuer.accountId) === hit.ver ? hit : undefined;
+    return hit !== undefined && this.knownCurrent(hit.issuer.accountId, hit.ver) ? hit : undefined;
   }
 
   /** The current record for a token value hash (null: no such token). */
