@@ -260,3 +260,67 @@ export async function startSimpleWhipServer(janusWsUrl: string): Promise<SimpleW
     stop,
   };
 }
+
+/**
+ * Debian 12's whip-client links libsoup 2, and GStreamer's libnice plugin links GUPnP-IGD (UPnP port
+ * mapping), which links libsoup 3: the client aborts at start ("Using libsoup2 and libsoup3 in the
+ * same process is not supported"). On this machine's own addresses no port needs mapping, so the
+ * client runs with a stand-in libgupnp-igd-1.0.so.4 first on its library path, built here from four
+ * functions: libnice asks it for a port-mapping thread, gets none and gathers its candidates without
+ * UPnP (as with its `upnp` property off). Nothing else of the client or GStreamer is replaced.
+ */
+const IGD_STAND_IN = `#include <stddef.h>
+void *gupnp_simple_igd_thread_new(void) { return NULL; }
+unsigned long gupnp_simple_igd_get_type(void) { return 0; }
+void gupnp_simple_igd_add_port(void *igd, const char *protocol, unsigned short external_port, const char *local_ip, unsigned short local_port, unsigned int lease, const char *description) {}
+void gupnp_simple_igd_remove_port_local(void *igd, const char *protocol, const char *local_ip, unsigned short local_port) {}
+`;
+
+/** Fails naming the package when Debian's whip-client or a C compiler (for the stand-in above) is missing. */
+export function requireWhipClient(): void {
+  const missing: string[] = [];
+  if (spawnSync('whip-client', ['--help']).error) missing.push("Debian's whip-client (apt-get install simple-whip-client)");
+  if (spawnSync('cc', ['--version']).error) missing.push('a C compiler (apt-get install gcc)');
+  if (missing.length > 0) throw new Error(`the real WHIP client test needs ${missing.join(' and ')}; .ci/run installs them`);
+}
+
+export interface WhipClient {
+  logs: string[];
+  /** Resolves when the client has exited, with its exit code (or signal). */
+  exited: Promise<number | string>;
+  /** SIGINT, as a user's Ctrl-C: the client sends its DELETE and exits. Then SIGKILL after 10 s. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs Debian's whip-client: a live test pattern (VP8) and tone (Opus), the payload types and codecs
+ * Janus's VideoRoom takes, offered to `url` with `-t bearer` (its Authorization: Bearer on every
+ * request), with no STUN server and no trickle (its candidates in the offer).
+ */
+export async function startWhipClient(url: string, bearer: string): Promise<WhipClient> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sg-whip-client-'));
+  writeFileSync(path.join(dir, 'igd.c'), IGD_STAND_IN);
+  const cc = spawnSync('cc', ['-shared', '-fPIC', '-Wl,-soname,libgupnp-igd-1.0.so.4', '-o', path.join(dir, 'libgupnp-igd-1.0.so.4'), path.join(dir, 'igd.c')], { encoding: 'utf8' });
+  if (cc.status !== 0) throw new Error(`building the GUPnP-IGD stand-in failed: ${cc.stderr}`);
+  const audio = 'audiotestsrc is-live=true wave=sine ! audioconvert ! audioresample ! queue ! opusenc ! rtpopuspay pt=111 ssrc=1 ! queue ! application/x-rtp,media=audio,encoding-name=OPUS,payload=111';
+  const video = 'videotestsrc is-live=true pattern=ball ! videoconvert ! queue ! vp8enc deadline=1 ! rtpvp8pay pt=96 ssrc=2 ! queue ! application/x-rtp,media=video,encoding-name=VP8,payload=96';
+  const proc = spawn('whip-client', ['-u', url, '-t', bearer, '-A', audio, '-V', video, '-n', '-o', '-l', '4'], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, LD_LIBRARY_PATH: dir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  collect(proc, logs);
+  const exited = new Promise<number | string>((r) => proc.once('exit', (code, signal) => r(code ?? signal ?? 'unknown')));
+  void exited.then(() => rmSync(dir, { recursive: true, force: true }));
+  return {
+    logs,
+    exited,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGINT');
+      const t = setTimeout(() => proc.kill('SIGKILL'), 10000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}

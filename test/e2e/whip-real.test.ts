@@ -3,8 +3,8 @@
 // Eyevinn's WHIP client library (@eyevinn/whip-web-client) publishes its fake camera and microphone
 // to Meetecho's simple-whip-server in front of Janus's VideoRoom, through Debian's nginx with the
 // section's server block as written and its Streamgate settings with the simple-whip-server patterns
-// the section gives. Debian 12's own whip-client (GStreamer) is not the client: it aborts at start,
-// linking libsoup 2 while libnice (through GUPnP-IGD) links libsoup 3.
+// the section gives; and Debian's own whip-client (GStreamer) publishing a test pattern with the
+// JWT as its -t bearer (run beside a stand-in for the UPnP library it cannot load: janus-whip.ts).
 // The client runs on nginx's origin (the page is served by the browser's request routing): it asks
 // OPTIONS with its token before publishing, which from another origin needs OPTIONS in the server's
 // Access-Control-Allow-Methods, and simple-whip-server's does not list it.
@@ -22,7 +22,7 @@ import { ROOT, startServer, type RunningServer } from '../helpers/process.js';
 import { freePort } from '../helpers/redis.js';
 import { launchChromium, requireChromium } from './chromium.js';
 import { sectionBlocks, substitute } from './doc-blocks.js';
-import { requireJanusWhip, startJanus, startSimpleWhipServer, type Janus, type SimpleWhipServer } from './janus-whip.js';
+import { requireJanusWhip, requireWhipClient, startJanus, startSimpleWhipServer, startWhipClient, type Janus, type SimpleWhipServer } from './janus-whip.js';
 import { HTTP_TEMP_PATHS, requireBinaries, startNginx, stopAll, type Nginx } from './nginx.js';
 
 const HEADING = '## WHIP and WHEP behind auth_request';
@@ -201,6 +201,7 @@ describe('a real WHIP publisher through nginx auth_request and Streamgate to sim
     requireBinaries();
     requireChromium();
     requireJanusWhip();
+    requireWhipClient();
     if (!existsSync(CLIENT_ENTRY)) throw new Error(`${CLIENT_ENTRY} missing: the @eyevinn/whip-web-client dev dependency is not installed (npm ci)`);
     const md = readFileSync(path.join(ROOT, 'docs/callers.md'), 'utf8');
     const [server, ...moreNginx] = sectionBlocks(md, HEADING, 'nginx');
@@ -337,6 +338,43 @@ describe('a real WHIP publisher through nginx auth_request and Streamgate to sim
     assert.equal(offer.status, 403);
     assert.deepEqual((await whip.requests()).slice(seenFrom), ['OPTIONS /whip/endpoint/cam1']);
     assert.deepEqual((await decisions(logFrom)).slice(1), [{ action: 'publish', allowed: false, status: 403, reason: 'stream_not_allowed', streamName: 'cam1', tokenId: other.tokenId }]);
+  });
+
+  it("Debian's whip-client: its -t bearer (the issuer JWT) publishes a test pattern through nginx to Janus; a forged one is refused before the WHIP server", async (t) => {
+    const cred = await publishCredential('cam2');
+    const logFrom = sg.logs.length;
+    const seenFrom = (await whip.requests()).length;
+    const client = await startWhipClient(`${origin}/whip/endpoint/cam2`, cred.bearer);
+    t.after(client.stop);
+    const flowing = await until('audio and video RTP from whip-client at Janus', async () => {
+      const p = await janus.publisher(ROOM, 'publisher cam2');
+      return p && p.media.length === 2 && p.media.every((m) => m.packets > 50 && m.bytes > 0) ? p : undefined;
+    }).catch((e: Error) => {
+      throw new Error(`${e.message}; whip-client said:\n${client.logs.slice(-40).join('\n')}`);
+    });
+    assert.equal(flowing.dtlsState, 'connected');
+    // (the client's offer orders its m-lines as GStreamer links its pads)
+    assert.deepEqual(flowing.media.map((m) => [m.type, m.codec]).sort(), [['audio', 'opus'], ['video', 'vp8']]);
+    // Ctrl-C: the client hangs up on its session URL and exits
+    await client.stop();
+    assert.equal(await client.exited, 0, client.logs.slice(-20).join('\n'));
+    await until('the publisher gone from the room', async () => ((await janus.participants(ROOM)).length === 0 ? true : undefined));
+    // no trickle: the offer (its candidates in it) and the hang-up, both decided and allowed
+    assert.deepEqual((await whip.requests()).slice(seenFrom), ['POST /whip/endpoint/cam2', 'DELETE /whip/resource/cam2']);
+    const allowed = { action: 'publish', allowed: true, status: 200, reason: 'allowed', streamName: 'cam2', tokenId: cred.tokenId };
+    assert.deepEqual(await decisions(logFrom), [allowed, allowed]);
+
+    // the same iss and kid signed by another key: nginx answers 401, the client gives up, nothing reaches the server
+    const forgedFrom = sg.logs.length;
+    const seenBefore = (await whip.requests()).length;
+    const forged = await startWhipClient(`${origin}/whip/endpoint/cam2`, cred.forged);
+    t.after(forged.stop);
+    const ended = await Promise.race([forged.exited, new Promise((r) => setTimeout(() => r('still running'), 15000))]);
+    assert.notEqual(ended, 'still running', forged.logs.slice(-20).join('\n'));
+    assert.ok(forged.logs.some((l) => /\b401\b/.test(l)), `whip-client reports the 401:\n${forged.logs.slice(-20).join('\n')}`);
+    assert.deepEqual((await whip.requests()).slice(seenBefore), []);
+    assert.deepEqual(await decisions(forgedFrom), [{ action: 'publish', allowed: false, status: 401, reason: 'token_invalid', streamName: 'cam2', tokenId: undefined }]);
+    assert.deepEqual(await janus.participants(ROOM), []);
   });
 
   it('a CORS preflight reaches the WHIP server with nothing decided or counted', async () => {
