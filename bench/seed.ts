@@ -101,6 +101,8 @@ export async function seedIssuerCase(env: Record<string, string>): Promise<Issue
       claims: { stream: 'sub' },
       cookieName: null,
       revoked: { jti: [], sub: [], kid: [] },
+      settings: null,
+      signingKey: null,
     });
     const jwt = await new SignJWT({ sub: 'cam1' }).setProtectedHeader({ alg: 'ES256', kid }).setIssuer(iss).setIssuedAt().setExpirationTime('12h').sign(privateKey);
     return { jwt, policyTokenId: policy.id };

@@ -39,12 +39,85 @@ export interface RevokedIds {
   kid: string[];
 }
 
+/**
+ * Signed-URL and signed-cookie formats an issuer may verify besides JWTs
+ * (docs/api.md#signed-url-issuers), by the vendor's name for them.
+ */
+export const SIGNED_FORMATS = ['akamai-edgeauth', 'cloudfront', 'cat', 'wowza-securetoken', 'nimble-wmsauth'] as const;
+export type SignedFormat = (typeof SIGNED_FORMATS)[number];
+export const ISSUER_TYPES = ['jwt', ...SIGNED_FORMATS] as const;
+export type IssuerType = (typeof ISSUER_TYPES)[number];
+export const isSignedFormat = (t: string): t is SignedFormat => (SIGNED_FORMATS as readonly string[]).includes(t);
+
+/** A public key by the id credentials name it with (a CloudFront key-pair id, a CAT kid): PEM or base64 SPKI. */
+export interface NamedPublicKey {
+  id: string;
+  key: string;
+}
+
+/**
+ * A signed-URL issuer's settings, by format (docs/api.md#signed-url-issuers). Its HMAC key, shared
+ * secret or password is the record's `secret`; a private key it signs with, its `signingKey`.
+ */
+export type SignedSettings =
+  | {
+      format: 'akamai-edgeauth';
+      algorithm: 'sha256' | 'sha1' | 'md5';
+      fieldDelimiter: string;
+      aclDelimiter: string;
+      escapeEarly: boolean;
+      /** Query parameters and cookies the token may arrive in, in order. */
+      names: string[];
+      salt: string | null;
+    }
+  | {
+      format: 'cloudfront';
+      publicKeys: NamedPublicKey[];
+      /** The addresses viewers request through (the distribution's domain, alternate domains). */
+      urls: string[];
+      /** The public key's id /sign signs for (its private key is the signingKey), and the hash. */
+      signingKeyId: string | null;
+      hashAlgorithm: 'SHA1' | 'SHA256';
+    }
+  | {
+      format: 'cat';
+      /** ES256 public keys by kid; the HS256 key is the secret (hex), named by secretKeyId. */
+      publicKeys: NamedPublicKey[];
+      secretKeyId: string | null;
+      urls: string[];
+      queryParam: string;
+      /** The kid /sign signs with: secretKeyId (HS256) or a public key's id whose private key is the signingKey (ES256). */
+      signingKeyId: string | null;
+    }
+  | {
+      format: 'wowza-securetoken';
+      prefix: string;
+      algorithm: 'sha256' | 'sha384' | 'sha512';
+      includeClientIp: boolean;
+      requireEndTime: boolean;
+    }
+  | {
+      format: 'nimble-wmsauth';
+      maxValidMinutes: number;
+    };
+
+/**
+ * The key ids a signed-URL issuer answers for within its account: CloudFront's key-pair ids and
+ * CAT's kids; empty for the formats whose credentials name no key (one such issuer per format and
+ * account). What `keyIds` holds for these types.
+ */
+export function signedKeyIds(s: SignedSettings): string[] {
+  if (s.format === 'cloudfront') return s.publicKeys.map((k) => k.id);
+  if (s.format === 'cat') return [...s.publicKeys.map((k) => k.id), ...(s.secretKeyId !== null ? [s.secretKeyId] : [])];
+  return [];
+}
+
 /** What the store keeps for an issuer. `rev` increases on every write. */
 export interface IssuerRecord {
   id: number;
   accountId: string;
   label: string;
-  type: 'jwt';
+  type: IssuerType;
   isActive: boolean;
   /** The publish or subscribe token of the same account whose rules a credential narrows. */
   policyTokenId: number;
@@ -66,6 +139,10 @@ export interface IssuerRecord {
   /** A cookie the credential may arrive in (auth_request), besides the Authorization header and query. */
   cookieName: string | null;
   revoked: RevokedIds;
+  /** A signed-URL issuer's settings; null for `jwt`. */
+  settings: SignedSettings | null;
+  /** A private key (PEM) /sign signs with, CloudFront's or CAT's ES256; never answered. */
+  signingKey: string | null;
   addedOn: string;
   updatedOn: string;
   rev: number;
@@ -87,10 +164,10 @@ export const selectorKey = (sel: JwtSelector): string => JSON.stringify([sel.iss
  * `sel.iss`): the one naming its key id, else the one naming no key ids; undefined when none
  * claims it. Uniqueness (overlapping) makes the answer single.
  */
-export function selectIssuer<T extends Pick<IssuerRecord, 'issuer' | 'keyIds'>>(candidates: readonly T[], sel: JwtSelector): T | undefined {
+export function selectIssuer<T extends Pick<IssuerRecord, 'issuer' | 'keyIds'> & { type?: IssuerType }>(candidates: readonly T[], sel: JwtSelector): T | undefined {
   let any: T | undefined;
   for (const c of candidates) {
-    if (c.issuer !== sel.iss) continue;
+    if (c.issuer !== sel.iss || (c.type !== undefined && c.type !== 'jwt')) continue;
     if (c.keyIds.length === 0) any = c;
     else if (sel.kid !== null && c.keyIds.includes(sel.kid)) return c;
   }
@@ -101,7 +178,11 @@ export function selectIssuer<T extends Pick<IssuerRecord, 'issuer' | 'keyIds'>>(
  * Whether two issuers could both claim one JWT: the same `issuer` and either names no key ids or
  * they share one. `(iss, kid)` is unique across the deployment: a write making two overlap is refused.
  */
-export function overlapping(a: Pick<IssuerRecord, 'issuer' | 'keyIds'>, b: Pick<IssuerRecord, 'issuer' | 'keyIds'>): boolean {
+export function overlapping(a: Pick<IssuerRecord, 'issuer' | 'keyIds'> & Partial<Pick<IssuerRecord, 'type' | 'accountId'>>, b: Pick<IssuerRecord, 'issuer' | 'keyIds'> & Partial<Pick<IssuerRecord, 'type' | 'accountId'>>): boolean {
+  const ta = a.type ?? 'jwt';
+  if (ta !== (b.type ?? 'jwt')) return false;
+  // a signed-URL issuer is selected within its account (by format and key id), a JWT's across the deployment (by iss and kid)
+  if (ta !== 'jwt') return a.accountId === b.accountId && (a.keyIds.length === 0 || b.keyIds.length === 0 || a.keyIds.some((k) => b.keyIds.includes(k)));
   if (a.issuer !== b.issuer) return false;
   if (a.keyIds.length === 0 || b.keyIds.length === 0) return true;
   return a.keyIds.some((k) => b.keyIds.includes(k));

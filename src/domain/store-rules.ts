@@ -49,7 +49,14 @@ export const accountNameKey = (name: string): string => name.trim().normalize('N
  */
 export const issuerIndexKey = (iss: string | null): string => (iss === null ? '-' : `=${iss}`);
 
-type IssuerSelector = Pick<IssuerRecord, 'id' | 'accountId' | 'issuer' | 'keyIds'>;
+/**
+ * The index key of an issuer record: its `iss`'s for a JWT issuer; for a signed-URL issuer, which
+ * is selected within its account by format and key id, a key of its format and account that no
+ * `iss` key equals (those start with `-` or `=`).
+ */
+export const issuerRecordKey = (i: Pick<IssuerRecord, 'issuer' | 'type' | 'accountId'>): string => (i.type === 'jwt' ? issuerIndexKey(i.issuer) : `~${i.type}~${i.accountId}`);
+
+type IssuerSelector = Pick<IssuerRecord, 'id' | 'accountId' | 'issuer' | 'keyIds'> & Partial<Pick<IssuerRecord, 'type'>>;
 
 /**
  * The first of `others` (another issuer than `mine`: another account or id) that `mine` would

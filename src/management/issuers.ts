@@ -3,13 +3,14 @@
 // check each field's syntax; this checks what needs the account or the whole record: the policy
 // token, the keys the algorithms need, inline JWKs, the JWKS URL guard. An answer never holds the secret.
 import { ApiError, FieldErrorList, IssuerChanged, IssuerConflict } from '../errors.js';
-import { isHmac, type IssuerAlgorithm, type IssuerClaimMap, type IssuerRecord, type RevokedIds } from '../domain/issuers.js';
+import { isHmac, isSignedFormat, signedKeyIds, type IssuerAlgorithm, type IssuerClaimMap, type IssuerRecord, type IssuerType, type RevokedIds, type SignedFormat, type SignedSettings } from '../domain/issuers.js';
 import type { TokenKind } from '../domain/tokens.js';
 import type { Config } from '../config/schema.js';
 import type { IssuerPatch, NewIssuer, Store } from '../store/store.js';
 import { compareAndSet } from '../store/failures.js';
 import { publicJwks } from '../policy/issuer-jwt.js';
 import { jwksUrlProblem } from '../enforce/issuer-keys.js';
+import { signedKeysProblem } from '../policy/signed-keys.js';
 
 /** The entries of a claim map, in the order the docs list them. */
 export const CLAIM_ENTRIES = ['stream', 'permissions', 'action', 'canPublish', 'canSubscribe', 'address', 'viewerId'] as const satisfies ReadonlyArray<keyof IssuerClaimMap>;
@@ -32,7 +33,7 @@ const DEFAULT_STREAM_CLAIM = 'sub';
  */
 export interface IssuerInput {
   label?: string;
-  type?: 'jwt';
+  type?: IssuerType;
   isActive?: boolean;
   policyTokenId?: number;
   issuer?: string | null;
@@ -47,17 +48,46 @@ export interface IssuerInput {
   cookieName?: string | null;
   claims?: { [E in ClaimEntry]?: string | null };
   revoked?: Partial<RevokedIds>;
+  /** A signed-URL issuer's settings: the fields given (the request schema checked them for `type`); absent ones keep their value or default. */
+  settings?: Record<string, unknown>;
+  signingKey?: string | null;
 }
 
-/** What a create must name; the rest has defaults (docs/api.md#managing-issuers). */
-export type IssuerCreateInput = IssuerInput & Required<Pick<IssuerInput, 'label' | 'policyTokenId' | 'issuer' | 'algorithms'>>;
+/** What a create must name; the rest has defaults (docs/api.md#managing-issuers). A JWT issuer must also name `issuer` and `algorithms`. */
+export type IssuerCreateInput = IssuerInput & Required<Pick<IssuerInput, 'label' | 'policyTokenId'>>;
 
-/** An issuer as the API answers it: the record without its account, `hasSecret` instead of the secret. */
-export type IssuerView = Omit<IssuerRecord, 'accountId' | 'secret'> & {
+/** An issuer as the API answers it: the record without its account, `hasSecret` and `hasSigningKey` instead of the keys. */
+export type IssuerView = Omit<IssuerRecord, 'accountId' | 'secret' | 'signingKey'> & {
   /** The policy token's kind; null when the account has no such token (deleted): every credential is refused. */
   policyTokenKind: TokenKind | null;
   hasSecret: boolean;
+  hasSigningKey: boolean;
 };
+
+/** A signed-URL issuer's settings when its create names none of them (docs/api.md#signed-url-issuers). */
+export function defaultSettings(format: SignedFormat): SignedSettings {
+  switch (format) {
+    case 'akamai-edgeauth':
+      return { format, algorithm: 'sha256', fieldDelimiter: '~', aclDelimiter: '!', escapeEarly: false, names: ['hdnts', '__token__'], salt: null };
+    case 'cloudfront':
+      return { format, publicKeys: [], urls: [], signingKeyId: null, hashAlgorithm: 'SHA256' };
+    case 'cat':
+      return { format, publicKeys: [], secretKeyId: null, urls: [], queryParam: 'cat', signingKeyId: null };
+    case 'wowza-securetoken':
+      return { format, prefix: 'wowzatoken', algorithm: 'sha256', includeClientIp: false, requireEndTime: true };
+    case 'nimble-wmsauth':
+      return { format, maxValidMinutes: 1440 };
+  }
+}
+
+/** The settings `given` makes of `current` (or the defaults): each field given replaces that field. */
+function settingsOf(format: SignedFormat, current: SignedSettings | null, given: Record<string, unknown> | undefined): SignedSettings {
+  const base = current ?? defaultSettings(format);
+  return Object.assign({}, base, given ?? {}, { format }) as SignedSettings;
+}
+
+/** The fields only a JWT issuer has, with the value a signed-URL issuer keeps in each. */
+const JWT_ONLY = ['algorithms', 'jwks', 'jwksUrl', 'keyIds', 'maxLifetimeSeconds', 'claims', 'cookieName'] as const;
 
 /** The view, field by field: a field the record gains later is not answered until it is named here. */
 export function issuerView(i: IssuerRecord, policyTokenKind: TokenKind | null): IssuerView {
@@ -75,11 +105,13 @@ export function issuerView(i: IssuerRecord, policyTokenKind: TokenKind | null): 
     jwks: i.jwks,
     jwksUrl: i.jwksUrl,
     hasSecret: i.secret !== null && i.secret !== '',
+    hasSigningKey: i.signingKey !== null,
     clockSkewSeconds: i.clockSkewSeconds,
     maxLifetimeSeconds: i.maxLifetimeSeconds,
     claims: i.claims,
     cookieName: i.cookieName,
     revoked: i.revoked,
+    settings: i.settings,
     addedOn: i.addedOn,
     updatedOn: i.updatedOn,
     rev: i.rev,
@@ -127,7 +159,11 @@ function revokedIds(current: RevokedIds | null, given: IssuerInput['revoked']): 
   return { jti: pick('jti'), sub: pick('sub'), kid: pick('kid') };
 }
 
-const conflict = (e: IssuerConflict): ApiError => {
+const conflict = (e: IssuerConflict, type: IssuerType): ApiError => {
+  if (type !== 'jwt') {
+    const which = e.keyIds.length > 0 ? `key id ${e.keyIds.join(', ')}` : 'every credential of the format (one names no key id)';
+    return new ApiError(409, `Another ${type} issuer of this account answers for ${which}: a credential must select one issuer, so an account's ${type} issuers share no key id`, { type, keyIds: [...e.keyIds] });
+  }
   const message = `${e.message.charAt(0).toUpperCase()}${e.message.slice(1)}: a JWT must select one issuer, so no two issuers of the deployment share an iss and a key id (an issuer naming no key ids takes every key id of its iss)`;
   return new ApiError(409, message, { issuer: e.issuer, keyIds: [...e.keyIds] });
 };
@@ -165,6 +201,21 @@ export class IssuerService {
     const errors = new FieldErrorList();
     if (given.policyTokenId !== undefined && (await this.tokenKind(accountId, given.policyTokenId)) === null) {
       errors.add('policyTokenId', 'no such token in this account');
+    }
+    if (next.settings !== null) {
+      for (const f of JWT_ONLY) if (given[f] !== undefined) errors.add(f, `only a jwt issuer has ${f}; a ${next.type} issuer's format is set in settings`);
+      if (next.type !== 'cat') {
+        if (given.issuer !== undefined && given.issuer !== null) errors.add('issuer', `only jwt and cat issuers check an iss; a ${next.type} credential carries none`);
+        if (given.audience !== undefined && given.audience.length > 0) errors.add('audience', `only jwt and cat issuers check an aud; a ${next.type} credential carries none`);
+      }
+      for (const [field, problem] of signedKeysProblem(next.settings, next.secret, next.signingKey, given.signingKey !== undefined)) errors.add(field, problem);
+      return errors;
+    }
+    if (given.settings !== undefined) errors.add('settings', 'only a signed-URL issuer (akamai-edgeauth, cloudfront, cat, wowza-securetoken, nimble-wmsauth) has settings');
+    if (given.signingKey !== undefined && given.signingKey !== null) errors.add('signingKey', 'only a cloudfront or cat issuer signs with a private key');
+    if (next.algorithms.length === 0) {
+      errors.add('algorithms', 'required for a jwt issuer: the signature algorithms its JWTs may use');
+      return errors;
     }
     if (given.jwks !== undefined && given.jwks !== null) {
       const set = publicJwks(given.jwks, this.limits.jwksMaxKeys);
@@ -213,15 +264,18 @@ export class IssuerService {
   }
 
   async create(accountId: string, input: IssuerCreateInput): Promise<IssuerView> {
+    const type = input.type ?? 'jwt';
+    const settings = isSignedFormat(type) ? settingsOf(type, null, input.settings) : null;
+    if (type === 'jwt' && input.issuer === undefined) throw ApiError.field('issuer', 'required for a jwt issuer: the iss its JWTs carry, or null for none');
     const fields: NewIssuer = {
       label: input.label,
-      type: 'jwt',
+      type,
       isActive: input.isActive ?? true,
       policyTokenId: input.policyTokenId,
-      issuer: input.issuer,
-      keyIds: input.keyIds ?? [],
+      issuer: input.issuer ?? null,
+      keyIds: settings !== null ? signedKeyIds(settings) : (input.keyIds ?? []),
       audience: input.audience ?? [],
-      algorithms: input.algorithms,
+      algorithms: input.algorithms ?? [],
       jwks: (input.jwks ?? null) as IssuerRecord['jwks'],
       jwksUrl: input.jwksUrl ?? null,
       secret: input.secret ?? null,
@@ -230,6 +284,8 @@ export class IssuerService {
       claims: claimMap(null, input.claims),
       cookieName: input.cookieName ?? null,
       revoked: revokedIds(null, input.revoked),
+      settings,
+      signingKey: input.signingKey ?? null,
     };
     (await this.problems(accountId, fields, input)).throwIfAny();
     const max = this.limits.maxPerAccount;
@@ -239,7 +295,7 @@ export class IssuerService {
     try {
       return await this.view(await this.store.createIssuer(accountId, fields));
     } catch (e) {
-      if (e instanceof IssuerConflict) throw conflict(e);
+      if (e instanceof IssuerConflict) throw conflict(e, type);
       throw e;
     }
   }
@@ -256,6 +312,7 @@ export class IssuerService {
     const updated = await compareAndSet(`issuer ${id}`, expectedRev === undefined ? UPDATE_ATTEMPTS : 1, async () => {
       const cur = await this.record(accountId, id);
       if (expectedRev !== undefined && cur.rev !== expectedRev) throw changed(id, expectedRev, cur.rev);
+      if (input.type !== undefined && input.type !== cur.type) throw ApiError.field('type', `is ${cur.type} and cannot change: create a ${input.type} issuer instead`);
       const patch = this.patchOf(cur, input);
       const next: NewIssuer = Object.assign({}, cur, patch);
       (await this.problems(accountId, next, input)).throwIfAny();
@@ -264,7 +321,7 @@ export class IssuerService {
         if (!stored) throw this.notFound(id);
         return { done: stored };
       } catch (e) {
-        if (e instanceof IssuerConflict) throw conflict(e);
+        if (e instanceof IssuerConflict) throw conflict(e, cur.type);
         if (!(e instanceof IssuerChanged)) throw e;
         if (expectedRev !== undefined) throw changed(id, expectedRev, e.rev);
         return 'retry';
@@ -294,6 +351,11 @@ export class IssuerService {
     set('cookieName', input.cookieName);
     if (input.claims !== undefined) patch.claims = claimMap(cur.claims, input.claims);
     if (input.revoked !== undefined) patch.revoked = revokedIds(cur.revoked, input.revoked);
+    if (cur.settings !== null && isSignedFormat(cur.type)) {
+      if (input.settings !== undefined) patch.settings = settingsOf(cur.type, cur.settings, input.settings);
+      patch.keyIds = signedKeyIds(patch.settings ?? cur.settings);
+      set('signingKey', input.signingKey);
+    }
     return patch;
   }
 

@@ -29,6 +29,8 @@ export const issuerFields = (iss: string | null, keyIds: string[] = [], extra: P
   claims: { stream: 'sub' },
   cookieName: null,
   revoked: { jti: [], sub: [], kid: [] },
+  settings: null,
+  signingKey: null,
   ...extra,
 });
 
@@ -103,6 +105,48 @@ export function issuerTests(fresh: Fresh<IssuersUnderTest>): void {
       assert.deepEqual(await s.issuersOf(null), [moved, none], 'id order');
       await s.deleteIssuer('A', a1.id);
       assert.deepEqual(await s.issuersOf(ISS), [a2]);
+    });
+
+    it('signed-URL issuers: settings and the signing key kept as written; one per format and account, or per key id; never among the candidates of an iss', async () => {
+      const s = await fresh();
+      const akamai = (over: Partial<NewIssuer> = {}) =>
+        issuerFields(null, [], {
+          type: 'akamai-edgeauth',
+          algorithms: [],
+          jwks: null,
+          audience: [],
+          secret: '0123456789abcdef0123456789abcdef',
+          settings: { format: 'akamai-edgeauth', algorithm: 'sha256', fieldDelimiter: '~', aclDelimiter: '!', escapeEarly: false, names: ['hdnts'], salt: null },
+          ...over,
+        });
+      const cloudfront = (ids: string[]) =>
+        issuerFields(null, ids, {
+          type: 'cloudfront',
+          algorithms: [],
+          jwks: null,
+          audience: [],
+          settings: { format: 'cloudfront', publicKeys: ids.map((id) => ({ id, key: 'MFkw' })), urls: ['https://cdn.example'], signingKeyId: null, hashAlgorithm: 'SHA256' },
+          signingKey: ids.length > 0 ? '-----BEGIN PRIVATE KEY-----' : null,
+        });
+      const a = await s.createIssuer('A', akamai());
+      assert.deepEqual(await s.getIssuer('A', a.id), a);
+      assert.deepEqual([a.settings, a.signingKey], [akamai().settings, null]);
+      await assert.rejects(s.createIssuer('A', akamai({ label: 'second' })), named('IssuerConflict'), 'a format whose credentials name no key: one per account');
+      const b = await s.createIssuer('B', akamai());
+      // a JWT issuer without iss and no key ids is apart from them
+      const jwt = await s.createIssuer('A', issuerFields(null));
+      const c1 = await s.createIssuer('A', cloudfront(['K1', 'K2']));
+      assert.equal(c1.signingKey, '-----BEGIN PRIVATE KEY-----');
+      await s.createIssuer('A', cloudfront(['K3']));
+      await assert.rejects(s.createIssuer('A', cloudfront(['K2'])), named('IssuerConflict'));
+      await assert.rejects(s.updateIssuer('A', c1.id, { keyIds: ['K3'] }), named('IssuerConflict'));
+      await s.createIssuer('B', cloudfront(['K2']));
+      assert.deepEqual(await s.issuersOf(null), [jwt], 'only JWT issuers are candidates of an iss');
+      // deleting frees its place in the account
+      assert.equal(await s.deleteIssuer('A', a.id), true);
+      const again = await s.createIssuer('A', akamai({ label: 'again' }));
+      assert.equal(again.label, 'again');
+      assert.deepEqual((await s.listIssuers('B')).map((i) => i.id), [b.id, (await s.listIssuers('B'))[1]!.id]);
     });
 
     describe('no two issuers of the deployment overlap', () => {

@@ -151,6 +151,8 @@ describe('issuer JWTs through nginx auth_request, keys from a JWKS URL', () => {
       claims: { stream: 'sub' },
       cookieName: null,
       revoked: { jti: [], sub: [], kid: [] },
+      settings: null,
+      signingKey: null,
     }));
     sg = await startServer(env);
 

@@ -30,6 +30,8 @@ export function issuerRecord(over: Partial<IssuerRecord> = {}): IssuerRecord {
     claims: { stream: 'sub' },
     cookieName: null,
     revoked: { jti: [], sub: [], kid: [] },
+    settings: null,
+    signingKey: null,
     addedOn: '2026-01-01T00:00:00.000Z',
     updatedOn: '2026-01-01T00:00:00.000Z',
     rev: 1,

@@ -9,6 +9,7 @@ import type { JWK } from 'jose';
 import type { StoreFactory } from '../helpers/stores.js';
 import type { Store } from '../../src/store/store.js';
 import { PassThrough } from 'node:stream';
+import { generateKeyPairSync } from 'node:crypto';
 import { testApp, ADMIN_KEY, type TestApp } from '../helpers/app.js';
 import { keyPair } from '../helpers/issuers.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -117,6 +118,8 @@ export function issuersSuite(factory: StoreFactory): void {
           claims: { stream: 'video.room', canSubscribe: 'video.canSubscribe', viewerId: 'sub' },
           cookieName: null,
           revoked: { jti: [], sub: [], kid: [] },
+          settings: null,
+          hasSigningKey: false,
           addedOn: AT0,
           updatedOn: AT0,
           rev: 1,
@@ -146,6 +149,8 @@ export function issuersSuite(factory: StoreFactory): void {
           claims: { stream: 'sub', permissions: 'mediamtx_permissions' },
           cookieName: 'idp_jwt',
           revoked: { jti: [], sub: [], kid: [] },
+          settings: null,
+          hasSigningKey: false,
           addedOn: new Date(T0 + 1000).toISOString(),
           updatedOn: new Date(T0 + 1000).toISOString(),
           rev: 1,
@@ -243,7 +248,7 @@ export function issuersSuite(factory: StoreFactory): void {
           [hmacBody({ policyTokenId: 0 }), { policyTokenId: ['Too small: expected number to be >=1'] }],
           [hmacBody({ policyTokenId: tok.other }), { policyTokenId: ['no such token in this account'] }],
           [hmacBody({ policyTokenId: 999_999 }), { policyTokenId: ['no such token in this account'] }],
-          [hmacBody({ issuer: undefined }), { issuer: ['Invalid input: expected string, received undefined'] }],
+          [hmacBody({ issuer: undefined }), { issuer: ['required for a jwt issuer: the iss its JWTs carry, or null for none'] }],
           [hmacBody({ issuer: '' }), { issuer: ['Too small: expected string to have >=1 characters'] }],
           [hmacBody({ keyIds: Array.from({ length: 21 }, (_, i) => `k${i}`) }), { keyIds: ['Too big: expected array to have <=20 items'] }],
           [hmacBody({ keyIds: ['k1', ''] }), { 'keyIds[1]': ['Too small: expected string to have >=1 characters'] }],
@@ -284,7 +289,7 @@ export function issuersSuite(factory: StoreFactory): void {
           [hmacBody({ revoked: { jti: Array.from({ length: 1001 }, (_, i) => `j${i}`) } }), { 'revoked.jti': ['Too big: expected array to have <=1000 items'] }],
           [hmacBody({ revoked: { sub: [long(1025)] } }), { 'revoked.sub[0]': ['Too big: expected string to have <=1024 characters'] }],
           [hmacBody({ revoked: { kid: [''] } }), { 'revoked.kid[0]': ['Too small: expected string to have >=1 characters'] }],
-          [hmacBody({ type: 'oidc' }), { type: ['Invalid input: expected "jwt"'] }],
+          [hmacBody({ type: 'oidc' }), { type: ['Invalid option: expected one of "jwt"|"akamai-edgeauth"|"cloudfront"|"cat"|"wowza-securetoken"|"nimble-wmsauth"'] }],
           [hmacBody({ isActive: 'yes' }), { isActive: ['Invalid input: expected boolean, received string'] }],
         ];
         for (const [body, errors] of cases) await failsCreate(body, errors);
@@ -433,6 +438,107 @@ export function issuersSuite(factory: StoreFactory): void {
       });
     });
 
+    describe('signed-URL issuers', () => {
+      before(() => fresh());
+      const HEX_KEY = '0123456789abcdef0123456789abcdef';
+      const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const other = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const PUBLIC_PEM = rsa.publicKey.export({ type: 'spki', format: 'pem' }) as string;
+      const PRIVATE_PEM = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+      const OTHER_PRIVATE = other.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+      const common = { isActive: true, policyTokenId: 0, policyTokenKind: 'subscribe', issuer: null, keyIds: [], audience: [], algorithms: [], jwks: null, jwksUrl: null, clockSkewSeconds: 30, maxLifetimeSeconds: null, claims: { stream: 'sub' }, cookieName: null, revoked: { jti: [], sub: [], kid: [] }, hasSigningKey: false, rev: 1 };
+      const failsCreate = async (body: Record<string, unknown>, errors: Record<string, string[]>) => {
+        const before = await storedA();
+        const r = await as(a).post('/api/issuers', body);
+        assert.deepEqual([r.status, r.body], [400, { status: 'fail', data: { message: 'Validation errors', errors } }], JSON.stringify(body).slice(0, 300));
+        assert.ok(!r.text.includes(HEX_KEY) && !r.text.includes('PRIVATE KEY'), 'no key in a refusal');
+        assert.equal(await storedA(), before, 'nothing stored');
+      };
+
+      it('creates one issuer of each format with its defaults: settings answered whole, keyIds from the keys, never a secret or the private key', async () => {
+        const ea = await create({ label: 'akamai', type: 'akamai-edgeauth', policyTokenId: tok.sub, secret: HEX_KEY });
+        assert.deepEqual(ea, { ...common, id: ea.id, label: 'akamai', type: 'akamai-edgeauth', policyTokenId: tok.sub, hasSecret: true, settings: { format: 'akamai-edgeauth', algorithm: 'sha256', fieldDelimiter: '~', aclDelimiter: '!', escapeEarly: false, names: ['hdnts', '__token__'], salt: null }, addedOn: AT0, updatedOn: AT0 });
+        const cfBody = { label: 'cloudfront', type: 'cloudfront', policyTokenId: tok.sub, settings: { publicKeys: [{ id: 'K2JCJMDEHXQW5F', key: PUBLIC_PEM }], urls: ['https://d111111abcdef8.cloudfront.net'], signingKeyId: 'K2JCJMDEHXQW5F' }, signingKey: PRIVATE_PEM };
+        const cf = await create(cfBody);
+        assert.deepEqual(cf, { ...common, id: cf.id, label: 'cloudfront', type: 'cloudfront', policyTokenId: tok.sub, keyIds: ['K2JCJMDEHXQW5F'], hasSecret: false, hasSigningKey: true, settings: { format: 'cloudfront', publicKeys: [{ id: 'K2JCJMDEHXQW5F', key: PUBLIC_PEM }], urls: ['https://d111111abcdef8.cloudfront.net'], signingKeyId: 'K2JCJMDEHXQW5F', hashAlgorithm: 'SHA256' }, addedOn: AT0, updatedOn: AT0 });
+        assert.equal((await store.getIssuer(a.id, cf.id))?.signingKey, PRIVATE_PEM, 'the private key is stored, only never answered');
+        const cat = await create({ label: 'cat', type: 'cat', policyTokenId: tok.sub, issuer: 'eyevinn', audience: ['cdn'], secret: `${HEX_KEY}${HEX_KEY}`, settings: { secretKeyId: 'Symmetric256', signingKeyId: 'Symmetric256' } });
+        assert.deepEqual([cat.keyIds, cat.issuer, cat.audience, cat.settings], [['Symmetric256'], 'eyevinn', ['cdn'], { format: 'cat', publicKeys: [], secretKeyId: 'Symmetric256', urls: [], queryParam: 'cat', signingKeyId: 'Symmetric256' }]);
+        const wz = await create({ label: 'wowza', type: 'wowza-securetoken', policyTokenId: tok.sub, secret: 'mySharedSecret-0001', settings: { includeClientIp: true } });
+        assert.deepEqual(wz.settings, { format: 'wowza-securetoken', prefix: 'wowzatoken', algorithm: 'sha256', includeClientIp: true, requireEndTime: true });
+        const nm = await create({ label: 'nimble', type: 'nimble-wmsauth', policyTokenId: tok.pub, secret: 'defaultpassword-01', clockSkewSeconds: 90 });
+        assert.deepEqual([nm.policyTokenKind, nm.clockSkewSeconds, nm.settings], ['publish', 90, { format: 'nimble-wmsauth', maxValidMinutes: 1440 }]);
+        const listed = await as(a).get('/api/issuers');
+        assert.deepEqual(listed.body.data.map((i: { type: string }) => i.type), ['akamai-edgeauth', 'cloudfront', 'cat', 'wowza-securetoken', 'nimble-wmsauth']);
+        assert.ok(!listed.text.includes('PRIVATE KEY') && !listed.text.includes(HEX_KEY));
+
+        // an update merges the settings given; the keys follow the settings; the type never changes
+        const up = await as(a).put(`/api/issuers/${ea.id}`, { settings: { algorithm: 'md5', names: ['hdnts'] } });
+        assert.deepEqual([up.status, up.body.data.settings.algorithm, up.body.data.settings.names, up.body.data.settings.fieldDelimiter], [200, 'md5', ['hdnts'], '~']);
+        const moved = await as(a).put(`/api/issuers/${cf.id}`, { settings: { publicKeys: [{ id: 'K2JCJMDEHXQW5F', key: PUBLIC_PEM }, { id: 'KNEXT', key: PUBLIC_PEM }] } });
+        assert.deepEqual([moved.status, moved.body.data.keyIds, moved.body.data.hasSigningKey], [200, ['K2JCJMDEHXQW5F', 'KNEXT'], true]);
+        const retyped = await as(a).put(`/api/issuers/${ea.id}`, { type: 'cloudfront' });
+        assert.deepEqual([retyped.status, retyped.body.data.errors], [400, { type: ['is akamai-edgeauth and cannot change: create a cloudfront issuer instead'] }]);
+        const wrongSettings = await as(a).put(`/api/issuers/${ea.id}`, { settings: { prefix: 'x' } });
+        assert.deepEqual([wrongSettings.status, wrongSettings.body.data.errors], [400, { settings: ['Unrecognized key: "prefix"'] }]);
+      });
+
+      it('one issuer per account for a format whose credentials name no key; by key id for CloudFront and CAT; accounts and JWT issuers apart', async () => {
+        await fresh();
+        await create({ label: 'wowza 1', type: 'wowza-securetoken', policyTokenId: tok.sub, secret: 'mySharedSecret-0001' });
+        const second = await as(a).post('/api/issuers', { label: 'wowza 2', type: 'wowza-securetoken', policyTokenId: tok.sub, secret: 'mySharedSecret-0002' });
+        assert.equal(second.status, 409);
+        assert.equal(second.body.data.message, 'Another wowza-securetoken issuer of this account answers for every credential of the format (one names no key id): a credential must select one issuer, so an account\'s wowza-securetoken issuers share no key id');
+        // another account, and a JWT issuer without iss, are apart
+        await create({ label: 'wowza b', type: 'wowza-securetoken', policyTokenId: tok.other, secret: 'mySharedSecret-0003' }, b);
+        await create(hmacBody({ issuer: null }));
+        const cf = (id: string) => ({ label: `cf ${id}`, type: 'cloudfront', policyTokenId: tok.sub, settings: { publicKeys: [{ id, key: PUBLIC_PEM }], urls: ['https://video.example.com'] } });
+        await create(cf('KA'));
+        await create(cf('KB'));
+        const shared = await as(a).post('/api/issuers', cf('KA'));
+        assert.deepEqual([shared.status, shared.body.data.keyIds], [409, ['KA']]);
+      });
+
+      it('each format refuses what it cannot use, naming the field; nothing is stored', async () => {
+        await fresh();
+        const ea = (over: Record<string, unknown> = {}) => ({ label: 'akamai', type: 'akamai-edgeauth', policyTokenId: tok.sub, secret: HEX_KEY, ...over });
+        await failsCreate(ea({ secret: 'not-hex-but-long-enough' }), { secret: ["required: the EdgeAuth key as Akamai's property holds it, hex (an even number of digits, 16 bytes or more)"] });
+        await failsCreate(ea({ secret: undefined }), { secret: ["required: the EdgeAuth key as Akamai's property holds it, hex (an even number of digits, 16 bytes or more)"] });
+        await failsCreate(ea({ settings: { algorithm: 'sha512' } }), { 'settings.algorithm': ['Invalid option: expected one of "sha256"|"sha1"|"md5"'] });
+        await failsCreate(ea({ settings: { fieldDelimiter: '!' } }), { 'settings.fieldDelimiter': ['the field and ACL delimiters are one character each, and differ'] });
+        await failsCreate(ea({ settings: { names: ['a b'] } }), { 'settings.names.0': ["a parameter or cookie name: letters, digits and !#$%&'*+-.^_`|~"] });
+        await failsCreate(ea({ algorithms: ['HS256'], cookieName: 'x', issuer: 'iss' }), {
+          algorithms: ['only a jwt issuer has algorithms; a akamai-edgeauth issuer\'s format is set in settings'],
+          cookieName: ['only a jwt issuer has cookieName; a akamai-edgeauth issuer\'s format is set in settings'],
+          issuer: ['only jwt and cat issuers check an iss; a akamai-edgeauth credential carries none'],
+        });
+        await failsCreate(ea({ signingKey: PRIVATE_PEM }), { signingKey: ['a akamai-edgeauth issuer signs with its secret; it has no private key'] });
+        const cf = (over: Record<string, unknown> = {}, settings: Record<string, unknown> = {}) => ({ label: 'cf', type: 'cloudfront', policyTokenId: tok.sub, settings: { publicKeys: [{ id: 'K1', key: PUBLIC_PEM }], urls: ['https://video.example.com'], ...settings }, ...over });
+        await failsCreate(cf({}, { publicKeys: [], urls: [] }), {
+          'settings.publicKeys': ["required: the public keys of the distribution's trusted key group, by their ids"],
+          'settings.urls': ['required: the addresses viewers request through (the distribution domain, alternate domains), which policies name'],
+        });
+        await failsCreate(cf({}, { urls: ['https://video.example.com/hls/'] }), { 'settings.urls.0': ['https://video.example.com/hls/: give the scheme and host only (no path, query or trailing /), e.g. https://d111111abcdef8.cloudfront.net'] });
+        await failsCreate(cf({}, { publicKeys: [{ id: 'K1', key: 'not a key' }] }), { 'settings.publicKeys.0': ['key K1 is not a public key (PEM, or base64 DER SubjectPublicKeyInfo)'] });
+        const small = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ type: 'spki', format: 'pem' }) as string;
+        await failsCreate(cf({}, { publicKeys: [{ id: 'K1', key: small }] }), { 'settings.publicKeys.0': ['key K1 is rsa 1024: expected RSA of 2048 bits or more, or EC P-256'] });
+        await failsCreate(cf({ secret: 'a-secret-of-enough-length' }), { secret: ['a cloudfront issuer verifies with public keys (settings.publicKeys); it has no secret'] });
+        await failsCreate(cf({ signingKey: OTHER_PRIVATE }, { signingKeyId: 'K1' }), { signingKey: ['not the private half of public key K1'] });
+        await failsCreate(cf({ signingKey: 'junk' }, { signingKeyId: 'K1' }), { signingKey: ['not a private key in PEM (PKCS#8, PKCS#1 or SEC1)'] });
+        await failsCreate(cf({}, { signingKeyId: 'K9' }), { 'settings.signingKeyId': ['K9 is not the id of one of settings.publicKeys'] });
+        await failsCreate(cf({}, { signingKeyId: 'K1' }), { signingKey: ['required with signingKeyId: the private key (PEM) of K1'] });
+        await failsCreate(cf({}, { region: 'eu' }), { settings: ['Unrecognized key: "region"'] });
+        await failsCreate({ label: 'cat', type: 'cat', policyTokenId: tok.sub }, { 'settings.publicKeys': ['a cat issuer needs a key: ES256 public keys by kid, or an HS256 secret (secretKeyId and secret)'] });
+        await failsCreate({ label: 'cat', type: 'cat', policyTokenId: tok.sub, secret: HEX_KEY, settings: { secretKeyId: 'k' } }, { secret: ['the HS256 key as hex, 32 bytes or more'] });
+        await failsCreate({ label: 'cat', type: 'cat', policyTokenId: tok.sub, settings: { publicKeys: [{ id: 'k', key: PUBLIC_PEM }] } }, { 'settings.publicKeys.0': ['key k is rsa 2048: expected EC P-256'] });
+        await failsCreate({ label: 'w', type: 'wowza-securetoken', policyTokenId: tok.sub, settings: { prefix: 'a-b' } }, { 'settings.prefix': ['letters, digits and _'] });
+        await failsCreate({ label: 'w', type: 'wowza-securetoken', policyTokenId: tok.sub }, { secret: ['required: the SecureToken shared secret'] });
+        await failsCreate({ label: 'n', type: 'nimble-wmsauth', policyTokenId: tok.sub, settings: { maxValidMinutes: 0 } }, { 'settings.maxValidMinutes': ['Too small: expected number to be >=1'] });
+        await failsCreate(hmacBody({ settings: { algorithm: 'md5' } }), { settings: ['only a signed-URL issuer (akamai-edgeauth, cloudfront, cat, wowza-securetoken, nimble-wmsauth) has settings'] });
+        await failsCreate(hmacBody({ algorithms: undefined }), { algorithms: ['required for a jwt issuer: the signature algorithms its JWTs may use'] });
+      });
+    });
+
     describe('the OpenAPI document', () => {
       before(() => fresh());
 
@@ -449,12 +555,14 @@ export function issuersSuite(factory: StoreFactory): void {
         const create = doc.paths['/api/issuers'].post;
         assert.ok(create.responses['201'], 'a create answers 201');
         const body = create.requestBody.content['application/json'].schema;
-        assert.deepEqual(body.required.sort(), ['algorithms', 'issuer', 'label', 'policyTokenId']);
+        assert.deepEqual(body.required.sort(), ['label', 'policyTokenId']);
         assert.equal(body.additionalProperties, false);
         assert.deepEqual(body.properties.claims.properties.stream.anyOf.map((s: { type: string }) => s.type), ['string', 'null']);
         const out = create.responses['201'].content['application/json'].schema.properties.data;
         assert.equal(out.properties.hasSecret.type, 'boolean');
         assert.equal('secret' in out.properties, false);
+        assert.equal(out.properties.hasSigningKey.type, 'boolean');
+        assert.equal('signingKey' in out.properties, false);
         assert.deepEqual(doc.paths['/api/issuers/{id}'].put.requestBody.content['application/json'].schema.required ?? [], []);
       });
     });

@@ -1,4 +1,4 @@
-// The signed-URL and signed-cookie formats (src/policy/signed/*), each verified against an
+// The signed-URL and signed-cookie formats (src/policy/signed-*.ts), each verified against an
 // implementation that is not Streamgate's: Akamai's EdgeAuth SDK (akamai-edgeauth), AWS's
 // @aws-sdk/cloudfront-signer, Eyevinn's @eyevinn/cat, and the worked examples of Wowza's SecureToken
 // rule and Softvelum's WMSAuth samples (inputs and outputs written out below). And the other way:
@@ -10,12 +10,12 @@ import EdgeAuth from 'akamai-edgeauth';
 import { getSignedCookies, getSignedUrl } from '@aws-sdk/cloudfront-signer';
 import { CAT } from '@eyevinn/cat';
 import { Tag } from 'cbor-x';
-import type { SignedRequest, SignedResult } from '../../src/policy/signed/common.js';
-import { type EdgeAuthSettings, findEdgeAuth, signEdgeAuth, verifyEdgeAuth } from '../../src/policy/signed/akamai.js';
-import { type CloudFrontSettings, cloudFrontBase64Decode, findCloudFront, signCloudFront, verifyCloudFront } from '../../src/policy/signed/cloudfront.js';
-import { type CatSettings, findCat, signCat, verifyCat } from '../../src/policy/signed/cat.js';
-import { type WowzaSettings, signWowza, verifyWowza } from '../../src/policy/signed/wowza.js';
-import { type NimbleSettings, findNimble, parseServerTime, serverTime, signNimble, verifyNimble } from '../../src/policy/signed/nimble.js';
+import type { SignedRequest, SignedResult } from '../../src/policy/signed-common.js';
+import { type EdgeAuthSettings, findEdgeAuth, signEdgeAuth, verifyEdgeAuth } from '../../src/policy/signed-akamai.js';
+import { type CloudFrontSettings, cloudFrontBase64Decode, findCloudFront, signCloudFront, verifyCloudFront } from '../../src/policy/signed-cloudfront.js';
+import { type CatSettings, findCat, signCat, verifyCat } from '../../src/policy/signed-cat.js';
+import { type WowzaSettings, signWowza, verifyWowza } from '../../src/policy/signed-wowza.js';
+import { type NimbleSettings, findNimble, parseServerTime, serverTime, signNimble, verifyNimble } from '../../src/policy/signed-nimble.js';
 
 /** A request as a verifier sees it, from a URL (path and query as written) and what else the test gives. */
 function request(url: string, o: { ip?: string; cookies?: Record<string, string>; headers?: Record<string, string>; method?: string; country?: string } = {}): SignedRequest {

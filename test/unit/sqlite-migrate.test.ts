@@ -39,7 +39,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     assert.deepEqual((await s.updateAccount('ACC001', { deniedCountries: ['DE'] }))?.deniedCountries, ['DE']);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 5);
+    assert.equal(again.pragma('user_version', { simple: true }), 6);
     again.close();
   });
 
@@ -67,7 +67,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     });
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 5);
+    assert.equal(again.pragma('user_version', { simple: true }), 6);
     assert.deepEqual(
       (again.prepare('PRAGMA table_info(accounts)').all() as Array<{ name: string }>).map((c) => c.name).filter((n) => ['default_cluster', 'geo_cascade', 'ip_rules_on_rtmp'].includes(n)),
       ['default_cluster', 'geo_cascade', 'ip_rules_on_rtmp'],
@@ -109,11 +109,57 @@ describe('SQLite: opening a file of the previous layout', () => {
       claims: { stream: 'sub' },
       cookieName: null,
       revoked: { jti: [], sub: [], kid: [] },
+      settings: null,
+      signingKey: null,
     });
     assert.deepEqual(await s.issuersOf('https://idp.example.com/'), [made]);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 5);
+    assert.equal(again.pragma('user_version', { simple: true }), 6);
+    again.close();
+  });
+
+  it('a file of user_version 5 gets the signed-URL issuer columns: its JWT issuers kept whole, with no settings and no signing key', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'sg-migrate-')), 'db');
+    const first = new SqliteStore({ file, synchronous: 'NORMAL' });
+    await first.createAccount({ id: 'ACC005', name: 'e', createdOn: new Date().toISOString(), secureViewer: false });
+    const fields = {
+      label: 'idp',
+      type: 'jwt' as const,
+      isActive: true,
+      policyTokenId: 1,
+      issuer: 'https://idp.example.com/',
+      keyIds: ['k1'],
+      audience: [],
+      algorithms: ['ES256' as const],
+      jwks: null,
+      jwksUrl: 'https://idp.example.com/jwks.json',
+      secret: null,
+      clockSkewSeconds: 0,
+      maxLifetimeSeconds: null,
+      claims: { stream: 'sub' },
+      cookieName: null,
+      revoked: { jti: [], sub: [], kid: [] },
+      settings: null,
+      signingKey: null,
+    };
+    const made = await first.createIssuer('ACC005', fields);
+    await first.close();
+
+    // back to version 5: the issuers table without its last two columns
+    const raw = new Database(file);
+    raw.exec('ALTER TABLE issuers DROP COLUMN settings');
+    raw.exec('ALTER TABLE issuers DROP COLUMN signing_key');
+    raw.pragma('user_version = 5');
+    raw.close();
+
+    const s = new SqliteStore({ file, synchronous: 'NORMAL' });
+    assert.deepEqual(await s.getIssuer('ACC005', made.id), made);
+    await s.close();
+    const again = new Database(file);
+    assert.equal(again.pragma('user_version', { simple: true }), 6);
+    // the two columns added at the end of the table
+    assert.deepEqual((again.prepare('PRAGMA table_info(issuers)').all() as Array<{ name: string }>).map((c) => c.name).slice(-3), ['rev', 'settings', 'signing_key']);
     again.close();
   });
 });

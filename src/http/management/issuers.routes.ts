@@ -3,8 +3,8 @@
 // service checks what needs the account or the whole record.
 import { z } from 'zod';
 import type { Request } from 'express';
-import { ApiError } from '../../errors.js';
-import { ISSUER_ALGORITHMS, selectIssuer } from '../../domain/issuers.js';
+import { ApiError, FieldErrorList } from '../../errors.js';
+import { ISSUER_ALGORITHMS, ISSUER_TYPES, isSignedFormat, selectIssuer, type IssuerType, type SignedFormat } from '../../domain/issuers.js';
 import { normaliseIp, originHost } from '../../domain/addresses.js';
 import type { Enforcer } from '../../admission/pipeline.js';
 import { wellFormed } from '../../domain/matchers.js';
@@ -106,20 +106,88 @@ const revoked = z
   .strictObject({ jti: revokedList.optional(), sub: revokedList.optional(), kid: revokedList.optional() })
   .meta({ description: `JWTs carrying one of these are refused; at most ${ISSUER_BOUNDS.revoked} of each` });
 
+// ---- signed-URL issuers' settings, by format (docs/api.md#signed-url-issuers) -------------------
+
+const keyId = text(1, 128).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
+const publicKeys = z
+  .array(z.strictObject({ id: keyId, key: text(1, 4096).meta({ description: 'PEM, or base64 DER SubjectPublicKeyInfo' }) }))
+  .max(10)
+  .meta({ description: 'public keys by the id credentials name them with, at most 10' });
+const viewerUrls = z.array(text(1, 255)).max(10).meta({ description: 'the addresses viewers request through (scheme and host: https://d111111abcdef8.cloudfront.net), at most 10' });
+const paramName = text(1, 64).regex(COOKIE_TOKEN, "a parameter or cookie name: letters, digits and !#$%&'*+-.^_`|~");
+
+/** Each format's settings: every field optional (absent: kept, or the default on a create). */
+export const SETTINGS_SCHEMAS: Record<SignedFormat, z.ZodType<Record<string, unknown>>> = {
+  'akamai-edgeauth': z.strictObject({
+    algorithm: z.enum(['sha256', 'sha1', 'md5']).optional().meta({ description: 'default sha256' }),
+    fieldDelimiter: text(1, 1).optional().meta({ description: 'default ~' }),
+    aclDelimiter: text(1, 1).optional().meta({ description: 'default !' }),
+    escapeEarly: z.boolean().optional().meta({ description: "Akamai's escape token input; default false" }),
+    names: z.array(paramName).min(1).max(4).optional().meta({ description: 'query parameters and cookies the token arrives in; default hdnts, __token__' }),
+    salt: text(1, 256).nullable().optional(),
+  }),
+  cloudfront: z.strictObject({
+    publicKeys: publicKeys.optional(),
+    urls: viewerUrls.optional(),
+    signingKeyId: keyId.nullable().optional().meta({ description: 'the key pair /sign signs for; its private key is signingKey' }),
+    hashAlgorithm: z.enum(['SHA1', 'SHA256']).optional().meta({ description: 'what /sign signs with; default SHA256 (Hash-Algorithm=SHA256)' }),
+  }),
+  cat: z.strictObject({
+    publicKeys: publicKeys.optional().meta({ description: 'ES256 (P-256) public keys by kid' }),
+    secretKeyId: keyId.nullable().optional().meta({ description: 'the kid of the HS256 key, which is the secret (hex)' }),
+    urls: viewerUrls.optional(),
+    queryParam: paramName.optional().meta({ description: 'the query parameter a token may arrive in; default cat' }),
+    signingKeyId: keyId.nullable().optional().meta({ description: 'the kid /sign signs with: secretKeyId, or a public key whose private key is signingKey' }),
+  }),
+  'wowza-securetoken': z.strictObject({
+    prefix: text(1, 32).regex(/^[A-Za-z0-9_]+$/, 'letters, digits and _').optional().meta({ description: 'default wowzatoken' }),
+    algorithm: z.enum(['sha256', 'sha384', 'sha512']).optional().meta({ description: 'default sha256' }),
+    includeClientIp: z.boolean().optional().meta({ description: 'the client address is hashed; default false' }),
+    requireEndTime: z.boolean().optional().meta({ description: 'refuse a hash without an endtime; default true' }),
+  }),
+  'nimble-wmsauth': z.strictObject({
+    maxValidMinutes: z.number().int().min(1).max(525_600).optional().meta({ description: 'the longest validminutes accepted; default 1440' }),
+  }),
+};
+
+const settings = z
+  .record(z.string(), z.unknown())
+  .meta({ description: "a signed-URL issuer's format settings (docs/api.md#signed-url-issuers); the fields depend on type" });
+const signingKey = text(1, 8192)
+  .nullable()
+  .meta({ description: 'cloudfront and cat (ES256): the private key (PEM) /sign signs with; write-only: answers say hasSigningKey; null removes it' });
+
+/**
+ * The settings of a body checked against its type's schema: the parsed settings, or a 400 naming
+ * each field (settings.<field>). A jwt issuer has none.
+ */
+export function parseSettings(type: IssuerType, raw: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  if (!isSignedFormat(type)) throw ApiError.field('settings', 'only a signed-URL issuer (akamai-edgeauth, cloudfront, cat, wowza-securetoken, nimble-wmsauth) has settings');
+  const r = SETTINGS_SCHEMAS[type].safeParse(raw);
+  if (r.success) return r.data;
+  const errors = new FieldErrorList();
+  for (const i of r.error.issues) errors.add(['settings', ...i.path.map(String)].join('.'), i.message);
+  errors.throwIfAny();
+  return undefined;
+}
+
 /** The create and update bodies. */
 export const issuerSchemas = {
   create: z.strictObject({
     label,
-    type: z.literal('jwt').optional().meta({ description: 'jwt, the only type' }),
+    type: z.enum(ISSUER_TYPES).optional().meta({ description: 'jwt (default), or a signed-URL format: akamai-edgeauth, cloudfront, cat, wowza-securetoken, nimble-wmsauth' }),
     isActive: z.boolean().optional().meta({ description: 'default true; false refuses every JWT of the issuer' }),
     policyTokenId,
-    issuer: iss,
+    issuer: iss.optional().meta({ description: 'jwt: required, the iss its JWTs carry (null: none); cat: the iss its tokens must carry' }),
     keyIds: keyIds.optional(),
     audience: audience.optional(),
-    algorithms,
+    algorithms: algorithms.optional().meta({ description: 'jwt: required' }),
     jwks: jwks.optional(),
     jwksUrl: jwksUrl.optional(),
     secret: secret.optional(),
+    settings: settings.optional(),
+    signingKey: signingKey.optional(),
     clockSkewSeconds: clockSkewSeconds.optional().meta({ description: `tolerance on exp, nbf and iat (0 to ${ISSUER_BOUNDS.clockSkewSeconds}; default ${DEFAULT_CLOCK_SKEW_SECONDS})` }),
     maxLifetimeSeconds: maxLifetimeSeconds.optional(),
     cookieName: cookieName.optional(),
@@ -129,7 +197,7 @@ export const issuerSchemas = {
   update: z.strictObject({
     rev: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional().meta({ description: 'the rev the update was made from: another is a 409 (also If-Match)' }),
     label: label.optional(),
-    type: z.literal('jwt').optional(),
+    type: z.enum(ISSUER_TYPES).optional().meta({ description: 'cannot change; given, it must be the issuer\'s' }),
     isActive: z.boolean().optional(),
     policyTokenId: policyTokenId.optional(),
     issuer: iss.optional(),
@@ -139,6 +207,8 @@ export const issuerSchemas = {
     jwks: jwks.optional(),
     jwksUrl: jwksUrl.optional(),
     secret: secret.optional().meta({ description: 'absent: kept; null: removed' }),
+    settings: settings.optional().meta({ description: 'fields given replace those of the settings; absent ones are kept' }),
+    signingKey: signingKey.optional(),
     clockSkewSeconds: clockSkewSeconds.optional(),
     maxLifetimeSeconds: maxLifetimeSeconds.optional(),
     cookieName: cookieName.optional(),
@@ -159,7 +229,7 @@ const claimsOut = z.object({
 const issuerOut = z.object({
   id: z.number().int(),
   label: z.string(),
-  type: z.literal('jwt'),
+  type: z.enum(ISSUER_TYPES),
   isActive: z.boolean(),
   policyTokenId: z.number().int(),
   policyTokenKind: z
@@ -178,6 +248,8 @@ const issuerOut = z.object({
   claims: claimsOut,
   cookieName: z.string().nullable(),
   revoked: z.object({ jti: z.array(z.string()), sub: z.array(z.string()), kid: z.array(z.string()) }),
+  settings: z.record(z.string(), z.unknown()).nullable().meta({ description: "a signed-URL issuer's settings, every field; null for jwt" }),
+  hasSigningKey: z.boolean().meta({ description: 'whether it has a private key to sign with; the key itself is never answered' }),
   addedOn: z.string(),
   updatedOn: z.string(),
   rev: z.number().int().meta({ description: 'moves on every write; send it back (rev or If-Match) to update only what you read' }),
@@ -219,7 +291,7 @@ export function issuerRoutes(issuers: IssuerService, enforcer: Enforcer): RouteS
       body: issuerSchemas.create,
       response: issuerOut,
       status: 201,
-      handler: ({ account, body }) => issuers.create(account.id, body),
+      handler: ({ account, body }) => issuers.create(account.id, Object.assign({}, body, { settings: parseSettings(body.type ?? 'jwt', body.settings) })),
     }),
     route({
       method: 'get',
@@ -240,10 +312,11 @@ export function issuerRoutes(issuers: IssuerService, enforcer: Enforcer): RouteS
       params: idParamsSchema,
       body: issuerSchemas.update,
       response: issuerOut,
-      handler: ({ account, params, body, req }) => {
+      handler: async ({ account, params, body, req }) => {
         const { rev, ...input } = body;
         const header = ifMatchRev(req);
         if (rev !== undefined && header !== undefined && rev !== header) throw ApiError.field('rev', `${rev} differs from If-Match (${header}): give one rev`);
+        if (input.settings !== undefined) input.settings = parseSettings((await issuers.read(account.id, params.id)).type, input.settings);
         return issuers.update(account.id, params.id, input, rev ?? header);
       },
     }),

@@ -6,7 +6,7 @@
 // write finds stale against its record and repairs.
 import { randomUUID } from 'node:crypto';
 import type { IssuerRecord } from '../../domain/issuers.js';
-import { issuerIndexKey, issuerOverlap, patchedIssuer } from '../../domain/store-rules.js';
+import { issuerIndexKey, issuerOverlap, issuerRecordKey, patchedIssuer } from '../../domain/store-rules.js';
 import { copyWith } from '../../domain/objects.js';
 import { IssuerChanged, IssuerConflict, StoreConflict } from '../../errors.js';
 import type { IssuerPatch, IssuerStore, NewIssuer } from '../issuers.js';
@@ -58,7 +58,7 @@ function decodeIssuer(accountId: string, id: number, raw: string | null | undefi
   return copyWith(r, { rev: Number(raw.slice(0, cut)) });
 }
 
-type Mine = Pick<IssuerRecord, 'id' | 'accountId' | 'issuer' | 'keyIds'>;
+type Mine = Pick<IssuerRecord, 'id' | 'accountId' | 'issuer' | 'keyIds' | 'type'>;
 
 export class RedisIssuers implements IssuerStore {
   constructor(private readonly c: RedisConnection) {}
@@ -74,7 +74,7 @@ export class RedisIssuers implements IssuerStore {
    * that never wrote it) is dropped by the next claim, if the claims are still the ones read.
    */
   async #claim(mine: Mine, writer: string): Promise<void> {
-    const key = keys.issuerClaims(issuerIndexKey(mine.issuer));
+    const key = keys.issuerClaims(issuerRecordKey(mine));
     let seen = '';
     let stale: number[] = [];
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
@@ -98,12 +98,12 @@ export class RedisIssuers implements IssuerStore {
       stale = [];
       const entries = entriesOf(raw);
       for (const [n, e] of entries.entries()) {
-        const claimed = { id: Number(e.i), accountId: e.a, issuer: mine.issuer, keyIds: kidsOf(e) };
+        const claimed = { id: Number(e.i), accountId: e.a, issuer: mine.issuer, keyIds: kidsOf(e), type: mine.type };
         const hit = issuerOverlap(mine, [claimed]);
         if (!hit) continue;
         if (e.w !== undefined && (e.u ?? 0) > now) throw new IssuerConflict(mine.issuer, hit.keyIds, e.a === mine.accountId);
         const record = await this.#read(e.a, Number(e.i));
-        const held = record && record.issuer === mine.issuer ? issuerOverlap(mine, [record]) : undefined;
+        const held = record && issuerRecordKey(record) === issuerRecordKey(mine) ? issuerOverlap(mine, [record]) : undefined;
         if (held) throw new IssuerConflict(mine.issuer, held.keyIds, e.a === mine.accountId);
         stale.push(n + 1);
       }
@@ -114,15 +114,15 @@ export class RedisIssuers implements IssuerStore {
 
   /** The record of `writer` is written at `rev`: false when its taking was taken over meanwhile. */
   async #confirm(mine: Mine, writer: string, rev: number): Promise<boolean> {
-    const reply = await this.c.run('issuerConfirm', keys.issuerClaims(issuerIndexKey(mine.issuer)), mine.accountId, String(mine.id), writer, rev, randomUUID(), this.c.now());
+    const reply = await this.c.run('issuerConfirm', keys.issuerClaims(issuerRecordKey(mine)), mine.accountId, String(mine.id), writer, rev, randomUUID(), this.c.now());
     if (codeOf(reply) === Reply.DONE) return true;
     if (codeOf(reply) === Reply.MOVED) return false;
     throw unexpectedReply('issuer-confirm', reply);
   }
 
-  /** Lets go of `iss` for the issuer: `writer`'s taking ('*': every one), and its holdings below `below`. */
-  async #release(accountId: string, id: number, iss: string | null, writer: string, below: number): Promise<void> {
-    await this.c.run('issuerRelease', keys.issuerClaims(issuerIndexKey(iss)), accountId, String(id), writer, below, randomUUID());
+  /** Lets go of an index key (issuerRecordKey) for the issuer: `writer`'s taking ('*': every one), and its holdings below `below`. */
+  async #release(accountId: string, id: number, indexKey: string, writer: string, below: number): Promise<void> {
+    await this.c.run('issuerRelease', keys.issuerClaims(indexKey), accountId, String(id), writer, below, randomUUID());
   }
 
   async createIssuer(accountId: string, fields: NewIssuer): Promise<IssuerRecord> {
@@ -135,7 +135,7 @@ export class RedisIssuers implements IssuerStore {
       const reply = await this.c.run('issuerCreate', keys.issuer(accountId, id), keys.issuers(accountId), keys.version(accountId), encodeIssuer(record), id);
       if (codeOf(reply) !== Reply.DONE) throw new Error(`issuer id ${id} already taken (sequence reset?)`);
     } catch (e) {
-      await this.#release(accountId, id, record.issuer, writer, 0).catch(() => undefined);
+      await this.#release(accountId, id, issuerRecordKey(record), writer, 0).catch(() => undefined);
       throw e;
     }
     if (!(await this.#confirm(record, writer, 1))) {
@@ -166,7 +166,7 @@ export class RedisIssuers implements IssuerStore {
    */
   async updateIssuer(accountId: string, id: number, patch: IssuerPatch, expectedRev?: number): Promise<IssuerRecord | null> {
     const writer = randomUUID();
-    const taken = new Map<string, string | null>();
+    const taken = new Set<string>();
     let written: { current: IssuerRecord; next: IssuerRecord } | undefined;
     try {
       const out = await compareAndSet(`issuer ${id}`, MAX_CAS_ATTEMPTS, async () => {
@@ -174,7 +174,7 @@ export class RedisIssuers implements IssuerStore {
         if (!current) return { done: null };
         if (expectedRev !== undefined && current.rev !== expectedRev) throw new IssuerChanged(id, current.rev);
         const next = patchedIssuer(current, patch, new Date(this.c.now()).toISOString());
-        taken.set(issuerIndexKey(next.issuer), next.issuer);
+        taken.add(issuerRecordKey(next));
         await this.#claim(next, writer);
         const reply = await this.c.run('issuerUpdate', keys.issuer(accountId, id), keys.version(accountId), current.rev, encodeIssuer(next));
         const step = casReply<IssuerRecord | null>(reply, () => next, () => null);
@@ -188,12 +188,12 @@ export class RedisIssuers implements IssuerStore {
         await this.c.run('issuerUpdate', keys.issuer(accountId, id), keys.version(accountId), next.rev, encodeIssuer(copyWith(current, { rev: next.rev + 1 })));
         throw new IssuerConflict(next.issuer, next.keyIds, false);
       }
-      taken.delete(issuerIndexKey(next.issuer));
-      if (current.issuer !== next.issuer) await this.#release(accountId, id, current.issuer, '', next.rev);
+      taken.delete(issuerRecordKey(next));
+      if (issuerRecordKey(current) !== issuerRecordKey(next)) await this.#release(accountId, id, issuerRecordKey(current), '', next.rev);
       await this.c.replicated();
       return out;
     } finally {
-      for (const iss of taken.values()) await this.#release(accountId, id, iss, writer, 0).catch(() => undefined);
+      for (const key of taken) await this.#release(accountId, id, key, writer, 0).catch(() => undefined);
     }
   }
 
@@ -206,7 +206,7 @@ export class RedisIssuers implements IssuerStore {
     });
     if (!gone) return false;
     // the record first, then its claims: a crash between leaves an entry whose record is gone
-    await this.#release(accountId, id, gone.issuer, '*', gone.rev + 1);
+    await this.#release(accountId, id, issuerRecordKey(gone), '*', gone.rev + 1);
     await this.c.replicated();
     return true;
   }
@@ -217,6 +217,6 @@ export class RedisIssuers implements IssuerStore {
     for (const e of entries) refs.set(`${e.a}\n${e.i}`, { a: e.a, id: Number(e.i) });
     // the records decide: an entry may name a record that has another iss now, or none
     const records = await Promise.all([...refs.values()].map((r) => this.#read(r.a, r.id)));
-    return records.filter((r): r is IssuerRecord => r !== null && r.issuer === iss).sort((x, y) => x.id - y.id);
+    return records.filter((r): r is IssuerRecord => r !== null && r.type === 'jwt' && r.issuer === iss).sort((x, y) => x.id - y.id);
   }
 }

@@ -2,8 +2,8 @@
 // objects in JSON columns, indexed by account and by the key of the `iss`. A write checks the
 // issuers of its `iss` inside its immediate transaction, so of overlapping writes racing on any
 // connection to the file exactly one finds the `(iss, kid)` free.
-import type { IssuerAlgorithm, IssuerClaimMap, IssuerRecord, RevokedIds } from '../../domain/issuers.js';
-import { issuerIndexKey, issuerOverlap, patchedIssuer } from '../../domain/store-rules.js';
+import type { IssuerAlgorithm, IssuerClaimMap, IssuerRecord, IssuerType, RevokedIds, SignedSettings } from '../../domain/issuers.js';
+import { issuerIndexKey, issuerOverlap, issuerRecordKey, patchedIssuer } from '../../domain/store-rules.js';
 import { copyWith } from '../../domain/objects.js';
 import { IssuerChanged, IssuerConflict } from '../../errors.js';
 import type { IssuerPatch, IssuerStore, NewIssuer } from '../issuers.js';
@@ -14,7 +14,7 @@ interface IssuerRow {
   account_id: string;
   issuer: string | null;
   label: string;
-  type: 'jwt';
+  type: IssuerType;
   is_active: number;
   policy_token_id: number;
   key_ids: string;
@@ -28,13 +28,15 @@ interface IssuerRow {
   claims: string;
   cookie_name: string | null;
   revoked: string;
+  settings: string | null;
+  signing_key: string | null;
   added_on: string;
   updated_on: string;
   rev: number;
 }
 
 const COLUMNS =
-  'id, account_id, issuer, label, type, is_active, policy_token_id, key_ids, audience, algorithms, jwks, jwks_url, secret, clock_skew_seconds, max_lifetime_seconds, claims, cookie_name, revoked, added_on, updated_on, rev';
+  'id, account_id, issuer, label, type, is_active, policy_token_id, key_ids, audience, algorithms, jwks, jwks_url, secret, clock_skew_seconds, max_lifetime_seconds, claims, cookie_name, revoked, settings, signing_key, added_on, updated_on, rev';
 
 const fromRow = (r: IssuerRow): IssuerRecord => ({
   id: r.id,
@@ -55,6 +57,8 @@ const fromRow = (r: IssuerRow): IssuerRecord => ({
   claims: JSON.parse(r.claims) as IssuerClaimMap,
   cookieName: r.cookie_name,
   revoked: JSON.parse(r.revoked) as RevokedIds,
+  settings: r.settings === null ? null : (JSON.parse(r.settings) as SignedSettings),
+  signingKey: r.signing_key,
   addedOn: r.added_on,
   updatedOn: r.updated_on,
   rev: r.rev,
@@ -63,7 +67,7 @@ const fromRow = (r: IssuerRow): IssuerRecord => ({
 /** The values of every column but id, in the order of WRITE_COLUMNS. */
 const values = (i: Omit<IssuerRecord, 'id'>): unknown[] => [
   i.accountId,
-  issuerIndexKey(i.issuer),
+  issuerRecordKey(i),
   i.issuer,
   i.label,
   i.type,
@@ -80,12 +84,14 @@ const values = (i: Omit<IssuerRecord, 'id'>): unknown[] => [
   JSON.stringify(i.claims),
   i.cookieName,
   JSON.stringify(i.revoked),
+  i.settings === null ? null : JSON.stringify(i.settings),
+  i.signingKey,
   i.addedOn,
   i.updatedOn,
   i.rev,
 ];
 const WRITE_COLUMNS =
-  'account_id, iss_key, issuer, label, type, is_active, policy_token_id, key_ids, audience, algorithms, jwks, jwks_url, secret, clock_skew_seconds, max_lifetime_seconds, claims, cookie_name, revoked, added_on, updated_on, rev';
+  'account_id, iss_key, issuer, label, type, is_active, policy_token_id, key_ids, audience, algorithms, jwks, jwks_url, secret, clock_skew_seconds, max_lifetime_seconds, claims, cookie_name, revoked, settings, signing_key, added_on, updated_on, rev';
 
 export class SqliteIssuers implements IssuerStore {
   constructor(private readonly c: SqliteConnection) {}
@@ -95,8 +101,8 @@ export class SqliteIssuers implements IssuerStore {
   }
 
   /** Inside the write's immediate transaction: no other writer of the file between this read and the write. */
-  #refuseOverlap(mine: Pick<IssuerRecord, 'id' | 'accountId' | 'issuer' | 'keyIds'>): void {
-    const hit = issuerOverlap(mine, this.#of(issuerIndexKey(mine.issuer)));
+  #refuseOverlap(mine: Pick<IssuerRecord, 'id' | 'accountId' | 'issuer' | 'keyIds' | 'type'>): void {
+    const hit = issuerOverlap(mine, this.#of(issuerRecordKey(mine)));
     if (hit) throw new IssuerConflict(mine.issuer, hit.keyIds, hit.other.accountId === mine.accountId);
   }
 
@@ -109,7 +115,7 @@ export class SqliteIssuers implements IssuerStore {
     return this.c.tx(() => {
       const at = new Date(this.c.now()).toISOString();
       // id 0 is no issuer's: nothing stored is skipped as the issuer itself
-      this.#refuseOverlap({ id: 0, accountId, issuer: fields.issuer, keyIds: fields.keyIds });
+      this.#refuseOverlap({ id: 0, accountId, issuer: fields.issuer, keyIds: fields.keyIds, type: fields.type });
       const record = copyWith(fields, { accountId, addedOn: at, updatedOn: at, rev: 1 });
       const info = this.c.stmt(`INSERT INTO issuers (${WRITE_COLUMNS}) VALUES (${WRITE_COLUMNS.split(',').map(() => '?').join(', ')})`).run(...values(record));
       this.c.bumpVersion(accountId);

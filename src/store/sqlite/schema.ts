@@ -179,6 +179,8 @@ CREATE TABLE IF NOT EXISTS issuers (
   claims TEXT NOT NULL,
   cookie_name TEXT,
   revoked TEXT NOT NULL,
+  settings TEXT,
+  signing_key TEXT,
   added_on TEXT NOT NULL,
   updated_on TEXT NOT NULL,
   rev INTEGER NOT NULL
@@ -194,7 +196,12 @@ CREATE INDEX IF NOT EXISTS issuers_by_iss ON issuers (iss_key, id);
  */
 export function migrate(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number;
-  if (version >= 5) {
+  if (version >= 6) {
+    fillNameKeys(db);
+    return;
+  }
+  if (version === 5) {
+    addSignedIssuerColumns(db);
     fillNameKeys(db);
     return;
   }
@@ -230,7 +237,20 @@ export function migrate(db: Database.Database): void {
     // `user_version` 5: credential issuers (src/store/sqlite/issuers.ts), indexed by account and by
     // the key of their `iss` (issuerIndexKey), which every JWT presented with that `iss` reads.
     db.exec(ISSUERS_TABLE);
-    db.pragma('user_version = 5');
+    db.pragma('user_version = 6');
+  })();
+}
+
+/**
+ * `user_version` 6: issuers carry a signed-URL issuer's settings and the private key /sign signs
+ * with (docs/api.md#signed-url-issuers); the issuers of a file at 5 are JWT issuers and get neither.
+ */
+function addSignedIssuerColumns(db: Database.Database): void {
+  db.transaction(() => {
+    const columns = new Set((db.prepare('PRAGMA table_info(issuers)').all() as Array<{ name: string }>).map((c) => c.name));
+    if (!columns.has('settings')) db.exec('ALTER TABLE issuers ADD COLUMN settings TEXT');
+    if (!columns.has('signing_key')) db.exec('ALTER TABLE issuers ADD COLUMN signing_key TEXT');
+    db.pragma('user_version = 6');
   })();
 }
 

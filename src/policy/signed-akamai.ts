@@ -4,7 +4,7 @@
 // then `~url=<path>` for a URL token (no `acl`) and `~salt=<salt>` when a salt is set; the key
 // hex-decoded; the digest lower-case hex.
 import { createHmac } from 'node:crypto';
-import { type ExplainedField, MAX_CREDENTIAL, type SignedRequest, type SignedResult, addressMatches, decodeLoose, rawParams, refuse, sameText, seconds, single, timeProblem, wildcardMatch } from './common.js';
+import { type ExplainedField, MAX_CREDENTIAL, type SignedRequest, type SignedResult, addressMatches, decodeLoose, rawParams, refuse, sameText, seconds, single, timeProblem, wildcardMatch } from './signed-common.js';
 
 export const EDGEAUTH_ALGORITHMS = ['sha256', 'sha1', 'md5'] as const;
 

@@ -5,7 +5,7 @@
 // address without an id, or with `checkip=true`; the id when given; the first L characters of the
 // stream path (`live/stream`) with strm_len. T is UTC wall-clock text, hashed as received.
 import { createHash } from 'node:crypto';
-import { type ExplainedField, MAX_CREDENTIAL, type SignedRequest, type SignedResult, decodeLoose, rawParams, refuse, sameText, single, timeProblem, when } from './common.js';
+import { type ExplainedField, MAX_CREDENTIAL, type SignedRequest, type SignedResult, decodeLoose, rawParams, refuse, sameText, single, timeProblem, when } from './signed-common.js';
 
 export interface NimbleSettings {
   /** The WMSAuth rule's password. */

@@ -4,7 +4,7 @@
 // left out), the bare shared secret and, when the issuer binds addresses, the bare client address,
 // sorted by code unit and joined by `&`; SHA-256/384/512; base64 with `-` `_` for `+` `/`, padding kept.
 import { createHash } from 'node:crypto';
-import { type ExplainedField, MAX_CREDENTIAL, type SignedRequest, type SignedResult, decodeLoose, rawParams, refuse, sameText, seconds, timeProblem } from './common.js';
+import { type ExplainedField, MAX_CREDENTIAL, type SignedRequest, type SignedResult, decodeLoose, rawParams, refuse, sameText, seconds, timeProblem } from './signed-common.js';
 
 export const WOWZA_ALGORITHMS = ['sha256', 'sha384', 'sha512'] as const;
 

@@ -4,10 +4,7 @@
 // Pure: no I/O, no clock (the caller passes now).
 import { timingSafeEqual } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
-
-/** The formats, as an issuer's `type` names them. */
-export const SIGNED_FORMATS = ['akamai-edgeauth', 'cloudfront', 'cat', 'wowza-securetoken', 'nimble-wmsauth'] as const;
-export type SignedFormat = (typeof SIGNED_FORMATS)[number];
+import type { SignedFormat } from '../domain/issuers.js';
 
 /** The request a signed credential is checked against: what the viewer asked for, as the origin received it. */
 export interface SignedRequest {

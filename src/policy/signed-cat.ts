@@ -7,7 +7,7 @@
 import { createHash, createHmac, type KeyObject, sign as signBytes, verify as verifyBytes } from 'node:crypto';
 import { Decoder, Tag } from 'cbor-x';
 import RE2 from 're2';
-import { type ExplainedField, MAX_CREDENTIAL, type SignedRequest, type SignedResult, addressMatches, rawParams, refuse, sameBytes, single, timeProblem, when } from './common.js';
+import { type ExplainedField, MAX_CREDENTIAL, type SignedRequest, type SignedResult, addressMatches, rawParams, refuse, sameBytes, single, timeProblem, when } from './signed-common.js';
 
 export interface CatKey {
   /** The key id the token names (COSE header 4), as text. */

@@ -5,7 +5,7 @@
 // (`+` → `-`, `=` → `_`, `/` → `~`). The URL a policy's Resource is compared with is the
 // distribution's address (the issuer's `urls`) with the request's path and its own query parameters.
 import { createPrivateKey, createPublicKey, type KeyObject, sign as signBytes, verify as verifyBytes } from 'node:crypto';
-import { type ExplainedField, MAX_CREDENTIAL, type SignedRequest, type SignedResult, addressMatches, decodeLoose, rawParams, refuse, seconds, single, timeProblem, wildcardMatch } from './common.js';
+import { type ExplainedField, MAX_CREDENTIAL, type SignedRequest, type SignedResult, addressMatches, decodeLoose, rawParams, refuse, seconds, single, timeProblem, wildcardMatch } from './signed-common.js';
 
 export interface CloudFrontSettings {
   /** Public keys by the id CloudFront's key group gives them (`K2JCJMDEHXQW5F`), PEM or base64 SPKI. */
