@@ -29,6 +29,7 @@ import { CredentialKeys } from './sessions/credential-keys.js';
 import { Cutter } from './sessions/drivers/cutter.js';
 import { IssuerKeys } from './enforce/issuer-keys.js';
 import { copyWith } from './domain/objects.js';
+import { SignedMemo } from './policy/signed.js';
 import { IssuerJwtMemo } from './policy/issuer-jwt.js';
 
 export interface Services {
@@ -192,7 +193,12 @@ export async function createServices(
   const { memoEntries, maxPerAccount: _max, ...keyOptions } = config.issuers;
   const issuerKeys = new IssuerKeys(copyWith(keyOptions, { now }));
   const issuers = { keys: issuerKeys, memo: new IssuerJwtMemo(memoEntries) };
-  const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, { now, defaultAccountId, sessions, issuers });
+  // Signed URLs, cookies and CATs (docs/api.md#signed-url-issuers): verified grants remembered; a CAT admitted once through the store's marks.
+  const signed = {
+    memo: new SignedMemo(memoEntries),
+    useOnce: async (accountId: string, name: string, ttlMs: number) => (await store.swapMark(accountId, name, '1', ttlMs, 'absent')) === null,
+  };
+  const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, { now, defaultAccountId, sessions, issuers, signed });
   const viewers = credentialKeys
     ? new ViewerSessions(
         config.sessions.http,

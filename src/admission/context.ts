@@ -2,6 +2,8 @@
 // application's services in one place: the only reads of the store a caller needs happen here,
 // behind the context's methods, never in a caller module. Every admission a caller reads goes to
 // the admission pipeline (src/admission/pipeline.ts, Enforcer.admit).
+import { carries, encodeSigned } from '../policy/signed.js';
+import type { AccountIssuers } from '../enforce/lookup.js';
 import type { Services } from '../services.js';
 import type { TrustedProxies } from '../domain/addresses.js';
 import { tokenHash } from '../domain/tokens.js';
@@ -123,6 +125,13 @@ export function callerContext(s: Services, trusted: TrustedProxies): CallerConte
       // a store that does not answer names no cookie: the request is decided on what else it carries
       const names = s.enforcer.lookup.issuerCookieNames(account);
       return names instanceof Promise ? names.then(pick, () => undefined) : pick(names);
+    },
+    signedCredential: (facts, accountId) => {
+      const account = accountId ?? s.enforcer.defaultAccount;
+      if (account === undefined) return undefined;
+      const pick = (a: AccountIssuers): string | undefined => (a.signed.some((i) => carries(i, facts)) ? encodeSigned(account, facts) : undefined);
+      const set = s.enforcer.lookup.accountIssuers(account);
+      return set instanceof Promise ? set.then(pick, () => undefined) : pick(set);
     },
     signal: (sig) => s.lifecycle.signal(sig),
     sessionOf: (caller, sessionId) => s.store.getSession(caller, sessionId).catch(() => null),

@@ -4,10 +4,13 @@
 // is adding a row.
 import { hasLimits, type TokenRecord } from '../domain/tokens.js';
 import type { JwtSelector } from '../domain/issuers.js';
-import type { Credential } from '../policy/evaluate.js';
+import type { Credential, SignedRefusal } from '../policy/evaluate.js';
 import { looksLikeJwt, peekSelfSigned, signatureValid } from '../policy/self-signed.js';
 import { peekJwt, type IssuerJwtMemo, type IssuerKeySource } from '../policy/issuer-jwt.js';
 import { hashOf, type TokenLookup } from '../enforce/lookup.js';
+import { carries, decodeSigned, revokedProblem, signedRequest, verifySigned, type SignedMemo } from '../policy/signed.js';
+import type { Outside, SignedGrant } from '../policy/signed-common.js';
+import type { IssuerRecord } from '../domain/issuers.js';
 
 export const MAX_TOKEN_LENGTH = 8192;
 
@@ -40,10 +43,25 @@ export interface IssuerVerification {
   now(): number;
 }
 
-/** What the resolvers read: the token and issuer lookups, and (absent: no issuer JWT is accepted) issuer verification. */
+/** How signed URLs, cookies and CATs are verified (docs/api.md#signed-url-issuers). */
+export interface SignedVerification {
+  memo: SignedMemo;
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** The country of an address (the geo lookup), for a CAT's catgeoiso3166 when no trusted header says. */
+  countryOf(ip: string): string | undefined;
+  /**
+   * Marks `name` of the account used until `ttlMs` from now, across instances: true for exactly
+   * one caller (a CAT whose catreplay prohibits reuse is admitted once).
+   */
+  useOnce(accountId: string, name: string, ttlMs: number): Promise<boolean>;
+}
+
+/** What the resolvers read: the token and issuer lookups, and (absent: none accepted) issuer JWT and signed-URL verification. */
 export interface CredentialSources {
   lookup: TokenLookup;
   issuers?: IssuerVerification;
+  signed?: SignedVerification;
 }
 
 /** Cache hits and misses of plain token lookups are counted here. */
@@ -66,7 +84,7 @@ interface Resolver {
   kind: string;
   presents(value: string): boolean;
   fromMemory?(value: string, src: CredentialSources): Resolved | undefined;
-  resolve(value: string, reading: Reading, src: CredentialSources, counter: LookupCounter | undefined, revChecked: boolean): Resolved | undefined | Promise<Resolved | undefined>;
+  resolve(value: string, reading: Reading, src: CredentialSources, counter: LookupCounter | undefined, revChecked: boolean, probe?: boolean): Resolved | undefined | Promise<Resolved | undefined>;
 }
 
 /** Shared by every token-less request (nothing downstream changes a Resolved): no allocation for them. */
@@ -184,6 +202,97 @@ function plainFromMemory(value: string, { lookup }: CredentialSources): Resolved
   return { cred: { type: 'token', token: entry.token }, verified: true, hash, ver: entry.ver };
 }
 
+/** A refused signed credential: 403 signature_invalid, as the CDNs that issue them answer. */
+const signedInvalid = (detail: string): Resolved => ({ cred: { type: 'invalid', detail, reason: 'signature_invalid' }, verified: true, ver: 0 });
+
+/** What a verified credential that does not cover the request is refused as. */
+const OUTSIDE: Record<Outside, SignedRefusal> = { path: 'stream_not_allowed', address: 'ip_not_allowed', country: 'country_not_allowed' };
+
+/**
+ * A request's signed URL, cookies or CAT (src/policy/signed.ts encodeSigned): the account's
+ * signed-URL issuers whose format the request carries, each verified (or found in the memo) until
+ * one grants it; then its policy token, as an issuer JWT's is read. A CAT that prohibits reuse is
+ * admitted once across instances (a probe, which binds nothing, does not use it up).
+ */
+async function signedCredential(value: string, reading: Reading, src: CredentialSources, revChecked: boolean, probe: boolean): Promise<Resolved | undefined> {
+  const cacheOnly = reading === 'cache';
+  const d = decodeSigned(value);
+  const v = src.signed;
+  if (d === undefined || v === undefined) return cacheOnly ? undefined : signedInvalid('signed-URL credentials are not accepted here');
+  const { lookup } = src;
+  const set = cacheOnly ? lookup.accountIssuersNow(d.accountId) : await lookup.accountIssuers(d.accountId);
+  if (set === undefined) return undefined;
+  const candidates = set.signed.filter((i) => carries(i, d.facts));
+  if (candidates.length === 0) return cacheOnly ? undefined : signedInvalid(`no active signed-URL issuer of the account takes this request's credential`);
+  const ip = d.facts.clientIp;
+  const country = d.facts.country ?? (ip !== undefined ? v.countryOf(ip) : undefined);
+  const now = Math.floor(v.now() / 1000);
+  const req = signedRequest(d.facts, ip, country);
+  let refusal: Resolved | undefined;
+  for (const issuer of candidates) {
+    let grant = v.memo.get(issuer, value, ip, country, now);
+    if (grant === undefined) {
+      const r = verifySigned(issuer, req, now);
+      if (!r.ok) {
+        const reason = r.expired ? 'signature_expired' : r.outside !== undefined ? OUTSIDE[r.outside] : 'signature_invalid';
+        refusal ??= { cred: { type: 'invalid', detail: `issuer ${issuer.id}: ${r.problem}`, reason }, verified: true, ver: 0 };
+        continue;
+      }
+      grant = r.grant;
+    }
+    const revoked = revokedProblem(issuer, grant);
+    if (revoked !== null) return signedInvalid(`issuer ${issuer.id}: ${revoked}`);
+    const cached = reading === 'fresh' ? undefined : lookup.peekEntryById(issuer.policyTokenId);
+    const unchecked = cacheOnly || (cached !== undefined && checkedLater(cached.token, revChecked));
+    const entry = unchecked ? cached : await lookup.entryById(issuer.policyTokenId);
+    if (!entry) return cacheOnly ? undefined : signedInvalid(`issuer ${issuer.id}'s policy token ${issuer.policyTokenId} does not exist`);
+    if (entry.token.accountId !== issuer.accountId) return signedInvalid(`issuer ${issuer.id}'s policy token ${entry.token.id} is not of its account`);
+    if (grant.replay === 'prohibited' && !probe) {
+      if (cacheOnly) return undefined;
+      const ttl = Math.max(1000, ((grant.exp ?? now + 86_400) + issuer.clockSkewSeconds - now) * 1000);
+      if (!(await v.useOnce(issuer.accountId, `cat-replay:${issuer.id}:${grant.id}`, ttl))) {
+        return { cred: { type: 'invalid', detail: `issuer ${issuer.id}: the token prohibits reuse (catreplay 1) and was presented before`, reason: 'uses_exhausted' }, verified: true, ver: 0 };
+      }
+    }
+    v.memo.set(issuer, value, ip, country, grant);
+    return { cred: { type: 'signed', issuer, policy: entry.token, grant }, verified: !unchecked, ver: entry.ver };
+  }
+  return refusal;
+}
+
+/** A signed credential from memory alone: a remembered grant, its issuer and policy token current by in-process account versions. */
+function signedFromMemory(value: string, src: CredentialSources): Resolved | undefined {
+  const v = src.signed;
+  const d = decodeSigned(value);
+  if (v === undefined || d === undefined) return undefined;
+  const set = src.lookup.accountIssuersNow(d.accountId);
+  if (set === undefined) return undefined;
+  const ip = d.facts.clientIp;
+  const country = d.facts.country ?? (ip !== undefined ? v.countryOf(ip) : undefined);
+  const now = Math.floor(v.now() / 1000);
+  let issuer: IssuerRecord | undefined;
+  let grant: SignedGrant | undefined;
+  for (const i of set.signed) {
+    grant = v.memo.get(i, value, ip, country, now);
+    if (grant !== undefined) {
+      issuer = i;
+      break;
+    }
+  }
+  if (issuer === undefined || grant === undefined || revokedProblem(issuer, grant) !== null) return undefined;
+  const entry = src.lookup.entryByIdNow(issuer.policyTokenId);
+  if (entry === undefined || entry.token.accountId !== issuer.accountId) return undefined;
+  return { cred: { type: 'signed', issuer, policy: entry.token, grant }, verified: true, ver: entry.ver };
+}
+
+/** The resolver of a request's signed credential (AccessRequest.signed), never of a presented token value. */
+const SIGNED: Resolver = {
+  kind: 'signed URL',
+  presents: () => false,
+  fromMemory: signedFromMemory,
+  resolve: (v, reading, src, _counter, revChecked, probe) => signedCredential(v, reading, src, revChecked, probe ?? false),
+};
+
 /** The kinds of credential, in the order a presented value is tried against them. */
 const RESOLVERS: readonly Resolver[] = [
   // a token-less request: decided on its account's streams (secured or open), which memory alone does not tell
@@ -194,8 +303,9 @@ const RESOLVERS: readonly Resolver[] = [
   { kind: 'plain token', presents: () => true, fromMemory: plainFromMemory, resolve: plainToken },
 ];
 
-/** The resolver of a presented value ('' for none). */
-function resolverOf(value: string): Resolver {
+/** The resolver of a presented value ('' for none), or of a request's signed credential. */
+function resolverOf(value: string, signed = false): Resolver {
+  if (signed) return SIGNED;
   for (let i = 0; i < RESOLVERS.length; i++) if (RESOLVERS[i].presents(value)) return RESOLVERS[i];
   throw new TypeError('no credential resolver takes this value'); // the last row takes every value
 }
@@ -205,27 +315,35 @@ function resolverOf(value: string): Resolver {
  * undefined otherwise (nothing presented included: a token-less request needs its account's
  * secured streams), and the admission is made with the store.
  */
-export function resolveNow(value: string | undefined, src: CredentialSources): Resolved | undefined {
+export function resolveNow(value: string | undefined, src: CredentialSources, signed?: string): Resolved | undefined {
+  if (signed !== undefined) return SIGNED.fromMemory?.(signed, src);
   const v = value ?? '';
   return resolverOf(v).fromMemory?.(v, src);
 }
 
+/** A request's signed credential (AccessRequest.signed), and whether the resolution is a probe (binding nothing). */
+export interface Signed {
+  value: string;
+  probe?: boolean;
+}
+
 /**
- * Resolves a presented token value. With the store ('optimistic', 'fresh') an unknown, malformed
+ * Resolves a presented token value, or with `signed` the request's signed credential. With the store ('optimistic', 'fresh') an unknown, malformed
  * or badly signed value is an 'invalid' credential. With 'cache', undefined when the caches cannot
  * vouch for the value either way (nothing cached for it, or a value only the store could judge):
  * the caller answers that the store is unavailable.
  */
-export function resolveCredential(value: string | undefined, reading: 'optimistic' | 'fresh', src: CredentialSources, counter?: LookupCounter, revChecked?: boolean): Promise<Resolved>;
-export function resolveCredential(value: string | undefined, reading: Reading, src: CredentialSources, counter?: LookupCounter, revChecked?: boolean): Promise<Resolved | undefined>;
+export function resolveCredential(value: string | undefined, reading: 'optimistic' | 'fresh', src: CredentialSources, counter?: LookupCounter, revChecked?: boolean, signed?: Signed): Promise<Resolved>;
+export function resolveCredential(value: string | undefined, reading: Reading, src: CredentialSources, counter?: LookupCounter, revChecked?: boolean, signed?: Signed): Promise<Resolved | undefined>;
 export function resolveCredential(
   value: string | undefined,
   reading: Reading,
   src: CredentialSources,
   counter?: LookupCounter,
   revChecked = false,
+  signed?: Signed,
 ): Promise<Resolved | undefined> {
-  const v = value ?? '';
-  const r = resolverOf(v).resolve(v, reading, src, counter, revChecked);
+  const v = signed?.value ?? value ?? '';
+  const r = resolverOf(v, signed !== undefined).resolve(v, reading, src, counter, revChecked, signed?.probe);
   return r instanceof Promise ? r : Promise.resolve(r);
 }

@@ -28,7 +28,7 @@ import { TokenLookup, StoreUnavailable, securedBy, type AccountEntry } from '../
 import type { GeoLookup } from '../enforce/geo.js';
 import type { AdmissionRun, SessionControl } from '../sessions/control.js';
 import type { Admission, AdmissionStep, Admitter, Answer, DecisionResult } from '../contracts/admission.js';
-import { resolveCredential, resolveNow, type CredentialSources, type IssuerVerification, type Reading, type Resolved } from './credential.js';
+import { resolveCredential, resolveNow, type CredentialSources, type IssuerVerification, type Reading, type Resolved, type SignedVerification } from './credential.js';
 
 export type { Admission, AdmissionStep, Admitter, Answer, DecisionResult } from '../contracts/admission.js';
 
@@ -52,6 +52,8 @@ export interface EnforcerOptions {
   sessions?: SessionControl;
   /** How credential issuers' JWTs are verified (docs/api.md#credential-issuers). Without it, no issuer JWT is accepted. */
   issuers?: Omit<IssuerVerification, 'now'>;
+  /** How signed URLs, cookies and CATs are verified (docs/api.md#signed-url-issuers). Without it, none is accepted. */
+  signed?: Omit<SignedVerification, 'now' | 'countryOf'>;
 }
 
 const MAX_STALE_RETRIES = 3;
@@ -189,7 +191,7 @@ function withAccount(p: Parts, x: Run): void {
 // ---- resolve credential (src/admission/credential.ts: one resolver per kind of credential)
 
 function credentialFromMemory(p: Parts, x: Run): Next {
-  x.r = resolveNow(x.req.token, p.sources);
+  x.r = resolveNow(x.req.token, p.sources, x.req.signed);
   return x.r === undefined ? 'decline' : 'next';
 }
 
@@ -197,13 +199,13 @@ async function credentialWithStore(p: Parts, x: Run): Promise<Next> {
   withAccount(p, x);
   // an admission whose store step checks the token's revision can confirm an unchecked limited token
   const revChecked = x.step?.admit !== undefined && x.req.admission === 'session' && x.step.passes !== undefined;
-  x.r = await resolveCredential(x.req.token, x.reading, p.sources, p.metrics, revChecked);
+  x.r = await resolveCredential(x.req.token, x.reading, p.sources, p.metrics, revChecked, x.req.signed !== undefined ? { value: x.req.signed } : undefined);
   return 'next';
 }
 
 async function credentialFromCache(p: Parts, x: Run): Promise<Next> {
   withAccount(p, x);
-  x.r = await resolveCredential(x.req.token, 'cache', p.sources);
+  x.r = await resolveCredential(x.req.token, 'cache', p.sources, undefined, false, x.req.signed !== undefined ? { value: x.req.signed } : undefined);
   if (x.r !== undefined) return 'next';
   x.ev = unavailable(x.req, CACHE_CANNOT_VOUCH);
   return 'decided';
@@ -212,7 +214,7 @@ async function credentialFromCache(p: Parts, x: Run): Promise<Next> {
 /** The probed token's record, or (a probe of a presented credential: an issuer's JWT) the credential read fresh. */
 function checkedRecord(p: Parts, x: Run): Next | Promise<Next> {
   if (x.record === undefined) {
-    return resolveCredential(x.req.token, 'fresh', p.sources).then((r) => {
+    return resolveCredential(x.req.token, 'fresh', p.sources, undefined, false, x.req.signed !== undefined ? { value: x.req.signed, probe: true } : undefined).then((r) => {
       x.r = r;
       return 'next';
     });
@@ -600,7 +602,11 @@ export class Enforcer {
       metrics,
       logger,
       lookup: this.lookup,
-      sources: { lookup: this.lookup, issuers: opts.issuers && { keys: opts.issuers.keys, memo: opts.issuers.memo, now } },
+      sources: {
+        lookup: this.lookup,
+        issuers: opts.issuers && { keys: opts.issuers.keys, memo: opts.issuers.memo, now },
+        signed: opts.signed && { memo: opts.signed.memo, useOnce: opts.signed.useOnce, now, countryOf: (ip) => geo.countryOf(ip) },
+      },
       timed: (q) => this.lookup.timed(q),
       now,
       defaultAccountId: opts.defaultAccountId || undefined,

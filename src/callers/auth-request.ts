@@ -1,6 +1,7 @@
 // nginx auth_request, Traefik forwardAuth, Envoy ext_authz (HTTP): the original request arrives
 // as headers (X-Original-URI / X-Forwarded-Uri) or as a path suffix (Envoy path_prefix). Allow is
 // exactly 200 with x-streamgate-* headers for auth_request_set; deny is 401/403 only.
+import type { SignedFacts } from '../contracts/signed.js';
 import type { Request } from 'express';
 import RE2 from 're2';
 import { z } from 'zod';
@@ -175,18 +176,43 @@ const read: CallerRoute['read'] = (req, ctx) => {
   // ?token=, then ?jwt= (players that name it so), then Authorization: Bearer (WHIP and WHEP clients),
   // then a cookie one of the account's credential issuers names
   const token = tokenFromQuery(query || undefined) ?? queryValue(query || undefined, 'jwt') ?? bearer(req);
-  const cookie = req.headers.cookie;
-  if (token === undefined && cookie !== undefined && cookie !== '') {
+  if (token !== undefined) return decideWith(req, ctx, query, named, token);
+  // then a signed URL, signed cookies or a CAT one of the account's signed-URL issuers takes
+  const clientIp = clientAddress(req, ctx.trusted);
+  const cookie = req.headers.cookie ?? '';
+  const catHeader = req.headers['cta-common-access-token'];
+  // the original method when hooks.authRequest.methodFrom tells it, else '' (a CAT's catm then refuses)
+  const facts: SignedFacts = { method: originalMethod(req, ctx.config.hooks.authRequest.methodFrom) ?? '', path: q >= 0 ? uri.slice(0, q) : uri, query: query.slice(1), cookie };
+  if (typeof catHeader === 'string') facts.cat = catHeader;
+  if (clientIp !== undefined) facts.clientIp = clientIp;
+  const country = trustedCountry(req, ctx.trusted, ctx.config.geo.trustedHeader);
+  if (country !== undefined) facts.country = country;
+  const fromCookie = (): Outcome | Promise<Outcome> => {
+    if (cookie === '') return decideWith(req, ctx, query, named, undefined);
     const found = ctx.issuerCookie(cookie, named.accountId);
-    return found instanceof Promise ? found.then((fromCookie) => decideWith(req, ctx, query, named, fromCookie)) : decideWith(req, ctx, query, named, found);
-  }
-  return decideWith(req, ctx, query, named, token);
+    return found instanceof Promise ? found.then((c) => decideWith(req, ctx, query, named, c)) : decideWith(req, ctx, query, named, found);
+  };
+  if (query === '' && cookie === '' && facts.cat === undefined) return decideWith(req, ctx, query, named, undefined);
+  const signed = ctx.signedCredential(facts, named.accountId);
+  const then = (packed: string | undefined) => (packed !== undefined ? decideWith(req, ctx, query, named, undefined, packed) : fromCookie());
+  return signed instanceof Promise ? signed.then(then) : then(signed);
 };
 
-/** The decision of a request whose stream the path named, with the credential it presents. */
-function decideWith(req: Request, ctx: CallerContext, query: string, named: Extract<PathReading, { streamName: string }>, token: string | undefined): Outcome | Promise<Outcome> {
+/**
+ * The decision of a request whose stream the path named, with the credential it presents: a token
+ * value, or (`signed`) its signed URL, cookies or CAT as the context packed them.
+ */
+function decideWith(
+  req: Request,
+  ctx: CallerContext,
+  query: string,
+  named: Extract<PathReading, { streamName: string }>,
+  token: string | undefined,
+  signed?: string,
+): Outcome | Promise<Outcome> {
   const { streamName, accountId, protocol, action } = named;
   const clientIp = clientAddress(req, ctx.trusted);
+  const presented = token ?? signed;
   // Viewer sessions are for viewers: a publish stays a full decision at every request, and a session
   // resource (a WHIP/WHEP PATCH or DELETE) is checked with its credential without starting one.
   const viewers = action === 'subscribe' && !named.resource ? ctx.viewers : undefined;
@@ -195,6 +221,7 @@ function decideWith(req: Request, ctx: CallerContext, query: string, named: Extr
       access: {
         action,
         token,
+        ...(signed !== undefined ? { signed } : {}),
         streamName,
         accountId,
         clientIp,
@@ -204,8 +231,8 @@ function decideWith(req: Request, ctx: CallerContext, query: string, named: Extr
       },
       starts: false,
       resource: named.resource ? true : undefined,
-      credentialsGiven: token !== undefined,
-      viewer: viewers !== undefined && token !== undefined ? { presented: token, previous } : undefined,
+      credentialsGiven: presented !== undefined,
+      viewer: viewers !== undefined && presented !== undefined ? { presented, previous } : undefined,
       credentialProblem,
     },
   });
@@ -220,12 +247,12 @@ function decideWith(req: Request, ctx: CallerContext, query: string, named: Extr
       return { reply: { status: 200, headers, json: { allowed: true } } };
     }
     // Not this request's credential, or one that no longer holds beside a token: decided in full.
-    if (c.reason === undefined || token !== undefined) return decide(undefined, c.previous);
+    if (c.reason === undefined || presented !== undefined) return decide(undefined, c.previous);
     return decide(c.reason);
   };
   // the country a trusted proxy reports, read only when the token's country rules are checked again
   const country = () => trustedCountry(req, ctx.trusted, ctx.config.geo.trustedHeader);
-  const checked = viewers.check(credential, { action, streamName, accountId, clientIp, country, origin: () => requestOrigin(req), presented: token });
+  const checked = viewers.check(credential, { action, streamName, accountId, clientIp, country, origin: () => requestOrigin(req), presented });
   return andThen(checked, answer);
 };
 

@@ -19,6 +19,12 @@ export interface AccessRequest {
   action: Action;
   /** A token value or a self-signed JWT, as presented. */
   token?: string;
+  /**
+   * The request's signed URL, cookies or CAT, as its caller packed them for the account's signed-URL
+   * issuers (docs/api.md#signed-url-issuers; src/policy/signed.ts encodeSigned); only when no token
+   * was presented. Never taken from a presented value.
+   */
+  signed?: string;
   streamName: string;
   /** The stream's account when no token decides it (path prefix, streamAccountId, default). */
   accountId?: string;
@@ -59,6 +65,8 @@ export const REASONS = {
   credential_invalid: { status: 401, message: 'Unauthorized: Invalid session credential' },
   credential_expired: { status: 401, message: 'Unauthorized: Session credential expired' },
   credential_address: { status: 403, message: 'Unauthorized: Session credential presented from another address' },
+  signature_invalid: { status: 403, message: 'Unauthorized: Invalid signature' },
+  signature_expired: { status: 403, message: 'Unauthorized: Signature expired' },
   store_unavailable: { status: 503, message: 'Service Unavailable: token store unreachable' },
 } as const;
 

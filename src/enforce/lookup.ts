@@ -42,6 +42,14 @@ export class StoreUnavailable extends Error {
 }
 
 /** An issuer as read for a decision, with the account version it is current at (docs/api.md#credential-issuers). */
+/** An account's active issuers as an HTTP request reads them (TokenLookup.accountIssuers). */
+export interface AccountIssuers {
+  /** Cookies its JWT issuers take credentials from. */
+  cookieNames: readonly string[];
+  /** Its signed-URL issuers (docs/api.md#signed-url-issuers). */
+  signed: readonly IssuerRecord[];
+}
+
 export interface IssuerEntry {
   issuer: IssuerRecord;
   ver: number;
@@ -136,7 +144,7 @@ export class TokenLookup {
   /** Issuers by the selector of the JWTs they claim (no two issuers claim one selector). */
   private readonly issuers: LRUCache<string, IssuerEntry>;
   /** The cookie names an account's issuers read credentials from, by account, at a version. */
-  private readonly cookieNames: LRUCache<string, { ver: number; names: readonly string[] }>;
+  private readonly accountIssuerSets: LRUCache<string, AccountIssuers & { ver: number }>;
   readonly stats: LookupStats = { hits: 0, misses: 0 };
   private readonly inFlight = new Map<string, Promise<TokenEntry | null>>();
 
@@ -161,7 +169,7 @@ export class TokenLookup {
     });
     this.compiled = new LRUCache({ max: opts.cacheMaxEntries });
     this.issuers = new LRUCache({ max: Math.max(1000, Math.ceil(opts.cacheMaxEntries / 10)) });
-    this.cookieNames = new LRUCache({ max: Math.max(1000, Math.ceil(opts.cacheMaxEntries / 10)) });
+    this.accountIssuerSets = new LRUCache({ max: Math.max(1000, Math.ceil(opts.cacheMaxEntries / 10)) });
   }
 
   /** Runs a store call with the decision-path deadline; any failure becomes StoreUnavailable. */
@@ -324,21 +332,38 @@ export class TokenLookup {
   }
 
   /**
-   * The cookie names the account's active issuers take credentials from (docs/api.md#credential-issuers),
-   * current by the account version: read once per version, without a wait while the store's memory
-   * vouches for the version.
+   * What the account's active issuers take from an HTTP request (docs/api.md#credential-issuers):
+   * the cookie names of its JWT issuers and its signed-URL issuers, current by the account version:
+   * read once per version, without a wait while the store's memory vouches for the version.
    */
-  issuerCookieNames(accountId: string): readonly string[] | Promise<readonly string[]> {
-    const hit = this.cookieNames.get(accountId);
+  accountIssuers(accountId: string): AccountIssuers | Promise<AccountIssuers> {
+    const hit = this.accountIssuerSets.get(accountId);
     const known = this.store.accountVersionKnown?.(accountId);
-    if (hit !== undefined && known === hit.ver) return hit.names;
+    if (hit !== undefined && known === hit.ver) return hit;
     return (async () => {
       const ver = known ?? (await this.version(accountId));
-      if (hit !== undefined && hit.ver === ver) return hit.names;
-      const names = [...new Set((await this.timed(this.store.listIssuers(accountId))).filter((i) => i.isActive && i.cookieName !== null).map((i) => i.cookieName!))];
-      this.cookieNames.set(accountId, { ver, names });
-      return names;
+      if (hit !== undefined && hit.ver === ver) return hit;
+      const active = (await this.timed(this.store.listIssuers(accountId))).filter((i) => i.isActive);
+      const entry = {
+        ver,
+        cookieNames: [...new Set(active.filter((i) => i.type === 'jwt' && i.cookieName !== null).map((i) => i.cookieName!))],
+        signed: active.filter((i) => i.type !== 'jwt' && i.settings !== null),
+      };
+      this.accountIssuerSets.set(accountId, entry);
+      return entry;
     })();
+  }
+
+  /** accountIssuers from memory alone: the set when the store's in-process account version confirms it, else undefined. */
+  accountIssuersNow(accountId: string): AccountIssuers | undefined {
+    const hit = this.accountIssuerSets.get(accountId);
+    return hit !== undefined && this.store.accountVersionKnown?.(accountId) === hit.ver ? hit : undefined;
+  }
+
+  /** The cookie names the account's active JWT issuers take credentials from (accountIssuers). */
+  issuerCookieNames(accountId: string): readonly string[] | Promise<readonly string[]> {
+    const a = this.accountIssuers(accountId);
+    return a instanceof Promise ? a.then((x) => x.cookieNames) : a.cookieNames;
   }
 
   /** Version first, then the record: an entry is never newer-versioned than its content. */

@@ -9,6 +9,13 @@ import type { SelfSignedClaims } from './self-signed.js';
 import type { IssuerRecord } from '../domain/issuers.js';
 import { actionClaimProblem, addressClaimProblem, streamClaimOf, streamClaimProblem, type IssuerCredential } from './issuer-jwt.js';
 import { copyWith } from '../domain/objects.js';
+import type { SignedGrant } from './signed-common.js';
+
+/**
+ * How a signed URL, cookie or CAT is refused (docs/api.md#signed-url-issuers): 403, as the CDNs and
+ * servers that issue them refuse them; by what it does not cover, else as a bad or expired signature.
+ */
+export type SignedRefusal = 'signature_invalid' | 'signature_expired' | 'stream_not_allowed' | 'ip_not_allowed' | 'country_not_allowed' | 'uses_exhausted';
 
 /** What the presented token turned out to be. */
 export type Credential =
@@ -17,15 +24,20 @@ export type Credential =
    * Presented but unknown, malformed, or a JWT whose parent, issuer or signature failed. `reason`:
    * an issuer's JWT that verified but has expired, or whose issuer is disabled (default token_invalid).
    */
-  | { type: 'invalid'; detail: string; reason?: 'token_expired' | 'token_disabled' }
+  | { type: 'invalid'; detail: string; reason?: 'token_expired' | 'token_disabled' | SignedRefusal }
   | { type: 'token'; token: TokenRecord }
   | { type: 'jwt'; parent: TokenRecord; claims: SelfSignedClaims }
   /** A credential issuer's verified JWT: its policy token's rules apply, narrowed by its claims (docs/api.md#credential-issuers). */
-  | { type: 'issuer'; issuer: IssuerRecord; policy: TokenRecord; claims: IssuerCredential };
+  | { type: 'issuer'; issuer: IssuerRecord; policy: TokenRecord; claims: IssuerCredential }
+  /**
+   * A signed URL, cookie or CAT a signed-URL issuer verified for this request's path, address and
+   * time (docs/api.md#signed-url-issuers): its policy token's rules apply, within the grant.
+   */
+  | { type: 'signed'; issuer: IssuerRecord; policy: TokenRecord; grant: SignedGrant };
 
-/** The token whose rules apply to a credential: the token itself, a self-signed JWT's parent, an issuer JWT's policy token. */
+/** The token whose rules apply to a credential: the token itself, a self-signed JWT's parent, an issuer's policy token. */
 export function ruleToken(cred: Credential): TokenRecord | undefined {
-  return cred.type === 'token' ? cred.token : cred.type === 'jwt' ? cred.parent : cred.type === 'issuer' ? cred.policy : undefined;
+  return cred.type === 'token' ? cred.token : cred.type === 'jwt' ? cred.parent : cred.type === 'issuer' || cred.type === 'signed' ? cred.policy : undefined;
 }
 
 export interface EvalContext {
@@ -89,6 +101,8 @@ interface Input {
   jwt?: SelfSignedClaims;
   /** An issuer JWT's credential. */
   issued?: { issuer: IssuerRecord; claims: IssuerCredential };
+  /** A signed-URL issuer's grant. */
+  signed?: { issuer: IssuerRecord; grant: SignedGrant };
 }
 
 /** A check's outcome; `reason` when a failure is answered with another reason than the check's own. */
@@ -148,6 +162,11 @@ function tokenValid(x: Input): Outcome {
     return cred.token.kind === req.action ? pass() : fail(`a ${cred.token.kind} token cannot be used to ${req.action}`);
   }
   if (cred.type === 'issuer') return issuerValid(x, cred.issuer, cred.policy, cred.claims);
+  if (cred.type === 'signed') {
+    const { issuer, policy, grant } = cred;
+    if (policy.kind !== req.action) return fail(`issuer ${issuer.id}'s policy token ${policy.id} is a ${policy.kind} token: its credentials cannot ${req.action}`);
+    return x.ctx.explain === false ? pass() : pass(`a ${grant.format} credential verified by issuer ${issuer.id} (${issuer.label})${grant.keyId !== undefined ? ` with key ${grant.keyId}` : ''}; policy token ${policy.id}`);
+  }
   if (cred.type !== 'jwt') return pass();
   const { parent, claims } = cred;
   if (req.action !== 'subscribe') return fail('a self-signed token can only subscribe');
@@ -187,7 +206,7 @@ function expiryOf(claims: IssuerCredential): string {
 }
 
 /** How the token whose rules apply is named in a refusal. */
-const tokenWord = (x: Input): string => (x.jwt ? 'the parent token' : x.issued ? 'the policy token' : 'the token');
+const tokenWord = (x: Input): string => (x.jwt ? 'the parent token' : x.issued || x.signed ? 'the policy token' : 'the token');
 
 function tokenActive(x: Input): Outcome {
   return x.token!.isActive ? pass() : fail(`${tokenWord(x)} is disabled`);
@@ -200,6 +219,11 @@ function notExpired(x: Input): Outcome {
   }
   // the credential's own exp was checked when it was verified (and on every memo hit)
   if (x.issued) return x.ctx.explain === false ? pass() : pass(`the credential expires at ${expiryOf(x.issued.claims)}`);
+  if (x.signed) {
+    if (x.ctx.explain === false) return pass();
+    const exp = x.signed.grant.exp;
+    return pass(exp === null ? 'the credential carries no expiry: the policy token bounds it' : `the credential expires at ${new Date(exp * 1000).toISOString()}`);
+  }
   if (x.jwt && x.jwt.exp! + CLOCK_TOLERANCE_S <= x.ctx.now / 1000) {
     return fail(`the self-signed token expired at ${new Date(x.jwt.exp! * 1000).toISOString()}`);
   }
@@ -217,6 +241,10 @@ function streamAllowed(x: Input): Outcome {
     if (problem !== null) return fail(problem);
     if (!x.rules!.streams(name)) return fail(`'${name}' matches none of the policy token's streams`);
     return x.ctx.explain === false ? pass() : pass(`claim ${streamClaimOf(x.issued.issuer)} allows it, and so do the policy token's streams`);
+  }
+  if (x.signed) {
+    if (!x.rules!.streams(name)) return fail(`'${name}' matches none of the policy token's streams`);
+    return x.ctx.explain === false ? pass() : pass(`the signed ${x.signed.grant.scope} covers the request's path, and the policy token's streams allow '${name}'`);
   }
   return x.rules!.streams(name) ? pass() : fail(`'${name}' matches none of the token's streams`);
 }
@@ -339,6 +367,7 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
     rules: token ? (ctx.rulesOf ?? compileRules)(token) : undefined,
     jwt: cred.type === 'jwt' ? cred.claims : undefined,
     issued: cred.type === 'issuer' ? { issuer: cred.issuer, claims: cred.claims } : undefined,
+    signed: cred.type === 'signed' ? { issuer: cred.issuer, grant: cred.grant } : undefined,
   };
   const rules: RuleOutcome[] = [];
   const explain = ctx.explain !== false;
@@ -370,6 +399,11 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
       fields.issuerId = x.issued.issuer.id;
       // the credential can only end earlier than its policy token
       if (token.expiresOn === undefined || x.issued.claims.exp * 1000 < Date.parse(token.expiresOn)) fields.expiresOn = expiryOf(x.issued.claims);
+    }
+    if (x.signed) {
+      fields.issuerId = x.signed.issuer.id;
+      const exp = x.signed.grant.exp;
+      if (exp !== null && (token.expiresOn === undefined || exp * 1000 < Date.parse(token.expiresOn))) fields.expiresOn = new Date(exp * 1000).toISOString();
     }
     if (token.originCluster) fields.originCluster = token.originCluster;
     if (hasLimits(token)) fields.limits = { maxConcurrent: token.maxConcurrentSessions, maxUses: token.maxUses };

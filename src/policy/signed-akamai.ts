@@ -4,7 +4,7 @@
 // then `~url=<path>` for a URL token (no `acl`) and `~salt=<salt>` when a salt is set; the key
 // hex-decoded; the digest lower-case hex.
 import { createHmac } from 'node:crypto';
-import { type ExplainedField, MAX_CREDENTIAL, type SignedRequest, type SignedResult, addressMatches, decodeLoose, rawParams, refuse, sameText, seconds, single, timeProblem, wildcardMatch } from './signed-common.js';
+import { type ExplainedField, MAX_CREDENTIAL, type SignedRequest, type SignedResult, addressMatches, decodeLoose, outside, rawParams, refuse, sameText, seconds, single, timeProblem, wildcardMatch } from './signed-common.js';
 
 export const EDGEAUTH_ALGORITHMS = ['sha256', 'sha1', 'md5'] as const;
 
@@ -95,7 +95,7 @@ export function verifyEdgeAuth(token: string, req: SignedRequest, s: EdgeAuthSet
     const list = acl.split(s.aclDelimiter);
     const hit = list.find((p) => wildcardMatch(p, req.path));
     fields.push({ name: 'path', value: req.path, check: hit !== undefined ? `matches acl ${hit}` : `matches no acl entry (${list.join(' ')})`, ok: hit !== undefined });
-    if (hit === undefined) return refuse(`path ${req.path} is outside the signed acl`, fields, signed);
+    if (hit === undefined) return outside('path', `path ${req.path} is outside the signed acl`, fields, signed);
   } else fields.push({ name: 'path', value: req.path, check: 'signed as the url (a URL token)', ok: true });
 
   const ip = values.get('ip');
@@ -103,7 +103,7 @@ export function verifyEdgeAuth(token: string, req: SignedRequest, s: EdgeAuthSet
     const want = s.escapeEarly ? decodeLoose(ip) : ip;
     const ok = req.clientIp !== undefined && addressMatches(req.clientIp, want);
     fields.push({ name: 'address', value: req.clientIp ?? 'unknown', check: ok ? `is ip ${want}` : `is not ip ${want}`, ok });
-    if (!ok) return refuse(req.clientIp === undefined ? `the token is bound to ip ${want} and the client address is unknown` : `address ${req.clientIp} is not the token's ip ${want}`, fields, signed);
+    if (!ok) return outside('address', req.clientIp === undefined ? `the token is bound to ip ${want} and the client address is unknown` : `address ${req.clientIp} is not the token's ip ${want}`, fields, signed);
   }
   const id = values.get('id');
   return { ok: true, grant: { format: 'akamai-edgeauth', exp, ...(st !== undefined ? { nbf: st } : {}), ...(id !== undefined ? { id } : {}), scope: acl !== undefined ? `acl ${acl}` : `url ${req.path}` }, fields, signed };

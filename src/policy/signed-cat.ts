@@ -7,7 +7,7 @@
 import { createHash, createHmac, type KeyObject, sign as signBytes, verify as verifyBytes } from 'node:crypto';
 import { Decoder, Tag } from 'cbor-x';
 import RE2 from 're2';
-import { type ExplainedField, MAX_CREDENTIAL, type SignedRequest, type SignedResult, addressMatches, rawParams, refuse, sameBytes, single, timeProblem, when } from './signed-common.js';
+import { type ExplainedField, MAX_CREDENTIAL, type SignedRequest, type SignedResult, addressMatches, outside, rawParams, refuse, sameBytes, single, timeProblem, when } from './signed-common.js';
 
 export interface CatKey {
   /** The key id the token names (COSE header 4), as text. */
@@ -324,11 +324,12 @@ export function verifyCat(token: string, req: SignedRequest, s: CatSettings, now
   if (catu !== undefined) {
     const p = catuProblem(catu, req, s);
     fields.push({ name: 'catu', value: req.path, check: p ?? 'the URI matches', ok: p === null });
-    if (p) return refuse(p, fields, signed);
+    if (p) return outside('path', p, fields, signed);
   }
   const catm = get(L.catm);
   if (catm !== undefined) {
     const list = (Array.isArray(catm) ? catm : [catm]).filter((m): m is string => typeof m === 'string').map((m) => m.toUpperCase());
+    if (req.method === '') return refuse("catm restricts methods, and the request's method is unknown (an auth_request caller tells it with hooks.authRequest.methodFrom)", fields, signed);
     const ok = list.includes(req.method.toUpperCase());
     fields.push({ name: 'catm', value: list.join(', '), check: `${req.method} ${ok ? 'is' : 'is not'} among them`, ok });
     if (!ok) return refuse(`method ${req.method} is not in catm`, fields, signed);
@@ -337,7 +338,7 @@ export function verifyCat(token: string, req: SignedRequest, s: CatSettings, now
   if (catnip !== undefined) {
     const p = catnipProblem(catnip, req.clientIp);
     fields.push({ name: 'catnip', value: req.clientIp ?? 'unknown', check: p ?? 'the address is in it', ok: p === null });
-    if (p) return refuse(p, fields, signed);
+    if (p) return outside('address', p, fields, signed);
   }
   const geo = get(L.catgeoiso3166);
   if (geo !== undefined) {
@@ -345,7 +346,7 @@ export function verifyCat(token: string, req: SignedRequest, s: CatSettings, now
     const country = req.country?.toUpperCase();
     const ok = country !== undefined && list.some((g) => g === country || g.split('-')[0] === country);
     fields.push({ name: 'catgeoiso3166', value: list.join(', '), check: country === undefined ? 'the viewer country is unknown' : `${country} ${ok ? 'is' : 'is not'} among them`, ok });
-    if (!ok) return refuse(country === undefined ? 'catgeoiso3166 restricts countries, and the viewer country is unknown' : `country ${country} is not in catgeoiso3166`, fields, signed);
+    if (!ok) return outside('country', country === undefined ? 'catgeoiso3166 restricts countries, and the viewer country is unknown' : `country ${country} is not in catgeoiso3166`, fields, signed);
   }
   const replay = get(L.catreplay);
   if (replay !== undefined && replay !== 0 && replay !== 1 && replay !== 2) return refuse('catreplay is not 0, 1 or 2', fields, signed);

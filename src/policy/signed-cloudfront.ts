@@ -5,7 +5,7 @@
 // (`+` → `-`, `=` → `_`, `/` → `~`). The URL a policy's Resource is compared with is the
 // distribution's address (the issuer's `urls`) with the request's path and its own query parameters.
 import { createPrivateKey, createPublicKey, type KeyObject, sign as signBytes, verify as verifyBytes } from 'node:crypto';
-import { type ExplainedField, MAX_CREDENTIAL, type SignedRequest, type SignedResult, addressMatches, decodeLoose, rawParams, refuse, seconds, single, timeProblem, wildcardMatch } from './signed-common.js';
+import { type ExplainedField, MAX_CREDENTIAL, type SignedRequest, type SignedResult, addressMatches, decodeLoose, outside, rawParams, refuse, seconds, single, timeProblem, wildcardMatch } from './signed-common.js';
 
 export interface CloudFrontSettings {
   /** Public keys by the id CloudFront's key group gives them (`K2JCJMDEHXQW5F`), PEM or base64 SPKI. */
@@ -176,12 +176,12 @@ export function verifyCloudFront(p: Presented, req: SignedRequest, s: CloudFront
   if (custom.resource !== undefined && p.expires === undefined) {
     const hit = resources.find((r) => wildcardMatch(custom.resource!, r));
     fields.push({ name: 'Resource', value: custom.resource, check: hit ? `matches ${hit}` : `matches none of ${resources.join(', ')}`, ok: hit !== undefined });
-    if (!hit) return refuse(`the URL is outside the policy's Resource ${custom.resource}`, fields, policyText);
+    if (!hit) return outside('path', `the URL is outside the policy's Resource ${custom.resource}`, fields, policyText);
   }
   if (custom.sourceIp !== undefined) {
     const ok = req.clientIp !== undefined && addressMatches(req.clientIp, custom.sourceIp);
     fields.push({ name: 'AWS:SourceIp', value: custom.sourceIp, check: `address ${req.clientIp ?? 'unknown'} ${ok ? 'is' : 'is not'} in it`, ok });
-    if (!ok) return refuse(req.clientIp === undefined ? `the policy is bound to ${custom.sourceIp} and the client address is unknown` : `address ${req.clientIp} is not in the policy's AWS:SourceIp ${custom.sourceIp}`, fields, policyText);
+    if (!ok) return outside('address', req.clientIp === undefined ? `the policy is bound to ${custom.sourceIp} and the client address is unknown` : `address ${req.clientIp} is not in the policy's AWS:SourceIp ${custom.sourceIp}`, fields, policyText);
   }
   return {
     ok: true,

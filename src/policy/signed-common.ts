@@ -51,7 +51,10 @@ export interface SignedGrant {
 /** The answer of a verifier: a grant, or a problem; both with the fields and the string that was signed. */
 export type SignedResult =
   | { ok: true; grant: SignedGrant; fields: ExplainedField[]; signed: string }
-  | { ok: false; problem: string; fields: ExplainedField[]; signed?: string; expired?: boolean };
+  | { ok: false; problem: string; fields: ExplainedField[]; signed?: string; expired?: boolean; outside?: Outside };
+
+/** A verified credential that does not cover the request: its path, its address, its country. */
+export type Outside = 'path' | 'address' | 'country';
 
 /** The most a presented credential may hold (bytes): larger is refused before it is parsed. */
 export const MAX_CREDENTIAL = 8192;
@@ -79,6 +82,9 @@ export function rawParams(query: string): Array<[string, string]> {
   }
   return out;
 }
+
+/** A refusal of a verified credential for what it does not cover. */
+export const outside = (what: Outside, problem: string, fields: ExplainedField[], signed: string): SignedResult => ({ ok: false, problem, fields, signed, outside: what });
 
 /** Percent-decoding that keeps the input when it is not valid percent-encoding (`+` stays `+`). */
 export function decodeLoose(s: string): string {

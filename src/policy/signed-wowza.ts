@@ -20,11 +20,6 @@ export interface WowzaSettings {
   clockSkewSeconds: number;
 }
 
-/** Whether the request carries `<prefix>hash`. */
-export function hasWowzaToken(req: SignedRequest, prefix: string): boolean {
-  return rawParams(req.query).some(([n]) => n === `${prefix}hash`);
-}
-
 const digest = (algorithm: string, text: string) =>
   createHash(algorithm).update(text).digest('base64').replace(/\+/g, '-').replace(/\//g, '_');
 

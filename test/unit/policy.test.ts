@@ -98,6 +98,8 @@ describe('policy: the ordered checks', () => {
         stream_not_allowed: '403 Unauthorized: Stream name not allowed',
         origin_not_allowed: '403 Unauthorized: Origin not allowed',
         ip_not_allowed: '403 Unauthorized: IP Address not allowed',
+        signature_invalid: '403 Unauthorized: Invalid signature',
+        signature_expired: '403 Unauthorized: Signature expired',
         country_not_allowed: '403 Unauthorized: Country not allowed',
         session_limit: '403 Unauthorized: Too many sessions for this token',
         uses_exhausted: '403 Unauthorized: Token already used',

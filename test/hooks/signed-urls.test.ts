@@ -1,0 +1,154 @@
+// Signed URLs, signed cookies and Common Access Tokens on the auth_request path
+// (docs/api.md#signed-url-issuers): each format decided by its issuer's policy token within what it
+// signs, refused with 403 as the CDNs answer (signature, expiry, path, address, replay), and never
+// wider than the policy token. Credentials are made by implementations that are not Streamgate's:
+// Akamai's SDK, AWS's CloudFront signer, Eyevinn's CAT library, and Wowza's and Softvelum's rules
+// computed here with node:crypto.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import request from 'supertest';
+import EdgeAuth from 'akamai-edgeauth';
+import { getSignedCookies, getSignedUrl } from '@aws-sdk/cloudfront-signer';
+import { CAT } from '@eyevinn/cat';
+import { hookFixture, type HookFixture } from './fixture.js';
+import { encodeSigned } from '../../src/policy/signed.js';
+
+const HEX_KEY = '0123456789abcdef0123456789abcdef';
+const CAT_KEY = '403697de87af64611c1d32a05dab0fe1fcb715a86ab435f1ec99192d79569388';
+const VIEWER = '203.0.113.7';
+const nowS = () => Math.floor(Date.now() / 1000);
+
+describe('signed URLs, cookies and CATs behind auth_request', () => {
+  let f: HookFixture;
+  let acct: string;
+  /** The policy tokens: subscribe to cam1 and cam2 (not cam3); cam1 secured by a publish token. */
+  let policy: number;
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const PRIVATE_PEM = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  const ids: Record<string, number> = {};
+
+  before(async () => {
+    f = await hookFixture({
+      hooks: { secret: '', trustedProxies: ['127.0.0.1'], accountInPath: true, authRequest: { methodFrom: 'x-original-method' } },
+      sessions: { http: { enabled: false } },
+    });
+    acct = f.acct.id;
+    await f.token('publish', { streams: [{ streamName: 'cam1' }], subscribeRequiresAuth: true });
+    policy = (await f.token('subscribe', { streams: [{ streamName: 'cam1' }, { streamName: 'cam2' }] })).id;
+    const issuer = async (body: Record<string, unknown>) => {
+      const r = await f.api('post', '/api/issuers', { policyTokenId: policy, ...body });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      ids[body.type as string] = r.body.data.id;
+    };
+    await issuer({ label: 'akamai', type: 'akamai-edgeauth', secret: HEX_KEY, clockSkewSeconds: 0 });
+    await issuer({
+      label: 'cloudfront',
+      type: 'cloudfront',
+      clockSkewSeconds: 0,
+      settings: { publicKeys: [{ id: 'K2JCJMDEHXQW5F', key: rsa.publicKey.export({ type: 'spki', format: 'pem' }) }], urls: ['https://cdn.example.com'] },
+    });
+    await issuer({ label: 'cat', type: 'cat', issuer: 'eyevinn', secret: CAT_KEY, clockSkewSeconds: 0, settings: { secretKeyId: 'Symmetric256' } });
+    await issuer({ label: 'wowza', type: 'wowza-securetoken', secret: 'mySharedSecret-0001', clockSkewSeconds: 0 });
+    await issuer({ label: 'nimble', type: 'nimble-wmsauth', secret: 'defaultpassword-01', clockSkewSeconds: 0 });
+  });
+  after(() => f.close());
+
+  const nginx = async (uri: string, headers: Record<string, string> = {}, ip = VIEWER) => {
+    const r = await request(f.t.app)
+      .get('/hooks/auth-request')
+      .set({ 'x-original-uri': uri, 'x-original-method': 'GET', 'x-forwarded-for': ip, ...headers });
+    return [r.status, r.status === 200 ? r.headers['x-streamgate-token-id'] : r.body.reason];
+  };
+  const allowed = () => [200, String(policy)];
+
+  it('akamai-edgeauth: an hdnts query or cookie from the SDK, within its ACL and address', async () => {
+    const sdk = new EdgeAuth({ key: HEX_KEY, windowSeconds: 300, ip: VIEWER });
+    const token = sdk.generateACLToken(`/hls/${acct}/cam1/*`);
+    assert.deepEqual(await nginx(`/hls/${acct}/cam1/index.m3u8?hdnts=${token}`), allowed());
+    assert.deepEqual(await nginx(`/hls/${acct}/cam1/seg_1.ts`, { cookie: `hdnts=${token}` }), allowed());
+    assert.deepEqual(await nginx(`/hls/${acct}/cam2/index.m3u8?hdnts=${token}`), [403, 'stream_not_allowed']);
+    assert.deepEqual(await nginx(`/hls/${acct}/cam1/index.m3u8?hdnts=${token}`, {}, '198.51.100.9'), [403, 'ip_not_allowed']);
+    assert.deepEqual(await nginx(`/hls/${acct}/cam1/index.m3u8?hdnts=${token.replace(/hmac=./, 'hmac=0').replace('hmac=00', 'hmac=01')}`), [403, 'signature_invalid']);
+    const expired = new EdgeAuth({ key: HEX_KEY, startTime: nowS() - 600, endTime: nowS() - 1 }).generateACLToken(`/hls/${acct}/cam1/*`);
+    assert.deepEqual(await nginx(`/hls/${acct}/cam1/index.m3u8?hdnts=${expired}`), [403, 'signature_expired']);
+    // a wide ACL never widens the policy token: cam3 is not among its streams
+    const wide = new EdgeAuth({ key: HEX_KEY, windowSeconds: 300 }).generateACLToken(`/hls/${acct}/*`);
+    assert.deepEqual(await nginx(`/hls/${acct}/cam3/index.m3u8?hdnts=${wide}`), [403, 'stream_not_allowed']);
+    assert.deepEqual(await nginx(`/hls/${acct}/cam2/index.m3u8?hdnts=${wide}`), allowed());
+  });
+
+  it('cloudfront: signed cookies for a wildcard resource and a canned signed URL, from the AWS signer', async () => {
+    const exp = nowS() + 300;
+    const policyJson = JSON.stringify({ Statement: [{ Resource: `https://cdn.example.com/hls/${acct}/cam1/*`, Condition: { DateLessThan: { 'AWS:EpochTime': exp } } }] });
+    const c = getSignedCookies({ keyPairId: 'K2JCJMDEHXQW5F', privateKey: PRIVATE_PEM, policy: policyJson, algorithm: 'SHA256' }) as unknown as Record<string, string>;
+    const cookie = Object.entries(c)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('; ');
+    assert.deepEqual(await nginx(`/hls/${acct}/cam1/seg_9.ts`, { cookie }), allowed());
+    assert.deepEqual(await nginx(`/hls/${acct}/cam2/seg_9.ts`, { cookie }), [403, 'stream_not_allowed']);
+    const url = getSignedUrl({ url: `https://cdn.example.com/hls/${acct}/cam2/index.m3u8`, keyPairId: 'K2JCJMDEHXQW5F', privateKey: PRIVATE_PEM, dateLessThan: exp * 1000 });
+    assert.deepEqual(await nginx(url.replace('https://cdn.example.com', '')), allowed());
+    assert.deepEqual(await nginx(url.replace('https://cdn.example.com', '').replace('index.m3u8', 'other.m3u8')), [403, 'signature_invalid']);
+  });
+
+  it('cat: a CTA-Common-Access-Token header from @eyevinn/cat; catreplay 1 is admitted once', async () => {
+    const lib = new CAT({ keys: { Symmetric256: Buffer.from(CAT_KEY, 'hex') }, expectCwtTag: true });
+    const gen = (claims: Record<string, unknown>) => lib.generateFromJson({ iss: 'eyevinn', exp: nowS() + 300, ...claims } as never, { type: 'mac', alg: 'HS256', kid: 'Symmetric256', generateCwtId: true });
+    const t = (await gen({ catu: { path: { 'prefix-match': `/hls/${acct}/cam2/` } } }))!;
+    assert.deepEqual(await nginx(`/hls/${acct}/cam2/index.m3u8`, { 'cta-common-access-token': t }), allowed());
+    assert.deepEqual(await nginx(`/hls/${acct}/cam2/index.m3u8`, { 'cta-common-access-token': t }), allowed(), 'reuse is permitted by default');
+    assert.deepEqual(await nginx(`/hls/${acct}/cam1/index.m3u8`, { 'cta-common-access-token': t }), [403, 'stream_not_allowed']);
+    const once = (await gen({ catreplay: 1 }))!;
+    assert.deepEqual(await nginx(`/hls/${acct}/cam2/index.m3u8?cat=${once}`), allowed());
+    assert.deepEqual(await nginx(`/hls/${acct}/cam2/index.m3u8?cat=${once}`), [403, 'uses_exhausted']);
+  });
+
+  it("wowza-securetoken and nimble-wmsauth: hashes made by the vendors' documented rules", async () => {
+    const end = nowS() + 300;
+    const sorted = [`wowzatokenendtime=${end}`, 'mySharedSecret-0001'].sort().join('&');
+    const hash = createHash('sha256').update(`hls/${acct}/cam1?${sorted}`).digest('base64').replace(/\+/g, '-').replace(/\//g, '_');
+    assert.deepEqual(await nginx(`/hls/${acct}/cam1/playlist.m3u8?wowzatokenendtime=${end}&wowzatokenhash=${hash}`), allowed());
+    assert.deepEqual(await nginx(`/hls/${acct}/cam2/playlist.m3u8?wowzatokenendtime=${end}&wowzatokenhash=${hash}`), [403, 'signature_invalid']);
+
+    const t = new Date((nowS() - 10) * 1000);
+    const h = t.getUTCHours();
+    const serverTime = `${t.getUTCMonth() + 1}/${t.getUTCDate()}/${t.getUTCFullYear()} ${h % 12 || 12}:${String(t.getUTCMinutes()).padStart(2, '0')}:${String(t.getUTCSeconds()).padStart(2, '0')} ${h < 12 ? 'AM' : 'PM'}`;
+    const stream = `hls/${acct}/cam2`;
+    const md5 = createHash('md5').update(`${VIEWER}defaultpassword-01${serverTime}5${stream}`).digest('base64');
+    const sign = Buffer.from(`server_time=${serverTime}&hash_value=${md5}&validminutes=5&strm_len=${stream.length}`).toString('base64');
+    assert.deepEqual(await nginx(`/hls/${acct}/cam2/chunk_1.ts?wmsAuthSign=${encodeURIComponent(sign)}`), allowed());
+    assert.deepEqual(await nginx(`/hls/${acct}/cam2/chunk_1.ts?wmsAuthSign=${encodeURIComponent(sign)}`, {}, '198.51.100.9'), [403, 'signature_invalid']);
+  });
+
+  it('disabling the issuer refuses its credentials (a remembered one too): the secured stream then needs a token', async () => {
+    const token = new EdgeAuth({ key: HEX_KEY, windowSeconds: 300 }).generateACLToken(`/hls/${acct}/*`);
+    assert.deepEqual(await nginx(`/hls/${acct}/cam1/index.m3u8?hdnts=${token}`), allowed());
+    assert.equal((await f.api('put', `/api/issuers/${ids['akamai-edgeauth']}`, { isActive: false })).status, 200);
+    assert.deepEqual(await nginx(`/hls/${acct}/cam1/index.m3u8?hdnts=${token}`), [401, 'token_required']);
+    assert.equal((await f.api('put', `/api/issuers/${ids['akamai-edgeauth']}`, { isActive: true })).status, 200);
+    assert.deepEqual(await nginx(`/hls/${acct}/cam1/index.m3u8?hdnts=${token}`), allowed());
+    // revoking a credential's id (EdgeAuth id) refuses it, remembered or not
+    const viewer = new EdgeAuth({ key: HEX_KEY, windowSeconds: 300, sessionId: 'viewer-7' }).generateACLToken(`/hls/${acct}/*`);
+    assert.deepEqual(await nginx(`/hls/${acct}/cam2/index.m3u8?hdnts=${viewer}`), allowed());
+    assert.equal((await f.api('put', `/api/issuers/${ids['akamai-edgeauth']}`, { revoked: { jti: ['viewer-7'] } })).status, 200);
+    assert.deepEqual(await nginx(`/hls/${acct}/cam2/index.m3u8?hdnts=${viewer}`), [403, 'signature_invalid']);
+    assert.deepEqual(await nginx(`/hls/${acct}/cam2/index.m3u8?hdnts=${token}`), allowed());
+    // deleting the policy token refuses every credential of its issuers
+    const spare = (await f.token('subscribe', { streams: [{ streamName: 'cam2' }] })).id;
+    assert.equal((await f.api('put', `/api/issuers/${ids['akamai-edgeauth']}`, { policyTokenId: spare })).status, 200);
+    assert.equal((await f.api('delete', `/api/subscribe_token/${spare}`)).status, 200);
+    assert.deepEqual(await nginx(`/hls/${acct}/cam2/index.m3u8?hdnts=${token}`), [403, 'signature_invalid']);
+    assert.equal((await f.api('put', `/api/issuers/${ids['akamai-edgeauth']}`, { policyTokenId: policy })).status, 200);
+  });
+
+  it("another account's path never reads this account's issuers, and a presented token is never taken for a signed request", async () => {
+    const other = await f.t.account();
+    const token = new EdgeAuth({ key: HEX_KEY, windowSeconds: 300 }).generateACLToken('/hls/*');
+    // the other account has no issuer: the credential is no credential there (its stream is open)
+    assert.deepEqual(await nginx(`/hls/${other.id}/cam1/index.m3u8?hdnts=${token}`), [200, undefined]);
+    // a ?token= value shaped as the packed form is an unknown token, never a signed request
+    const forged = encodeSigned(acct, { method: 'GET', path: `/hls/${acct}/cam1/index.m3u8`, query: `hdnts=${token}`, cookie: '' });
+    assert.deepEqual(await nginx(`/hls/${acct}/cam1/index.m3u8?token=${encodeURIComponent(forged)}`), [401, 'token_invalid']);
+  });
+});
