@@ -259,7 +259,7 @@ export async function createServices(
     sessions,
     viewers,
     webhooks,
-    issuers: new IssuerService(store, issuerLimits(config)),
+    issuers: new IssuerService(store, issuerLimits(config), now),
     dispatcher,
     usage,
     patterns,

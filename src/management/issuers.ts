@@ -11,6 +11,8 @@ import { compareAndSet } from '../store/failures.js';
 import { publicJwks } from '../policy/issuer-jwt.js';
 import { jwksUrlProblem } from '../enforce/issuer-keys.js';
 import { signedKeysProblem } from '../policy/signed-keys.js';
+import { signFor, signedRequest, SignProblem, verifySigned, type SignedFacts, type SignInput, type SignOutput } from '../policy/signed.js';
+import type { SignedResult } from '../policy/signed-common.js';
 
 /** The entries of a claim map, in the order the docs list them. */
 export const CLAIM_ENTRIES = ['stream', 'permissions', 'action', 'canPublish', 'canSubscribe', 'address', 'viewerId'] as const satisfies ReadonlyArray<keyof IssuerClaimMap>;
@@ -175,7 +177,34 @@ export class IssuerService {
   constructor(
     private readonly store: Store,
     private readonly limits: IssuerLimits,
+    private readonly now: () => number = Date.now,
   ) {}
+
+  /**
+   * A credential of a signed-URL issuer for the edge (docs/api.md#issuing-for-the-edge), signed
+   * with its own keys for `path`, valid from now for `lifetimeSeconds`. A 400 when the issuer
+   * cannot sign it (a JWT issuer, no signing key, a grant its format cannot express, disabled).
+   */
+  async sign(accountId: string, id: number, input: Omit<SignInput, 'now'>): Promise<SignOutput & { format: string }> {
+    const i = await this.record(accountId, id);
+    if (!i.isActive) throw new ApiError(400, `Issuer ${id} is disabled: its credentials would be refused; enable it first`);
+    try {
+      return Object.assign({ format: i.type }, signFor(i, Object.assign({ now: Math.floor(this.now() / 1000) }, input)));
+    } catch (e) {
+      if (e instanceof SignProblem) throw new ApiError(400, `Cannot sign: ${e.message}`);
+      throw e;
+    }
+  }
+
+  /**
+   * A signed-URL issuer's verification of a request, field by field, with the string that was
+   * signed (keys and salts masked): the check endpoint's explanation. 400 for a JWT issuer.
+   */
+  async explainSigned(accountId: string, id: number, facts: SignedFacts): Promise<SignedResult> {
+    const i = await this.record(accountId, id);
+    if (i.type === 'jwt') throw ApiError.field('url', 'a jwt issuer verifies JWTs: give jwt');
+    return verifySigned(i, signedRequest(facts, facts.clientIp, facts.country), Math.floor(this.now() / 1000));
+  }
 
   private notFound(id: number): ApiError {
     return ApiError.notFound('issuer', id, 'issuerId');

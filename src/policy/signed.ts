@@ -2,16 +2,18 @@
 // (docs/api.md#signed-url-issuers): which issuer's format the request carries, and its verification
 // with that issuer's settings and keys. The request travels to the credential resolver as one value
 // (encodeSigned): what a verifier reads of it, and nothing else.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { Tag } from 'cbor-x';
+import ipaddr from 'ipaddr.js';
 import { parse as parseCookie } from 'cookie';
 import { LRUCache } from 'lru-cache';
 import type { IssuerRecord } from '../domain/issuers.js';
 import { rawParams, type SignedGrant, type SignedRequest, type SignedResult } from './signed-common.js';
-import { findEdgeAuth, verifyEdgeAuth } from './signed-akamai.js';
-import { findCloudFront, verifyCloudFront } from './signed-cloudfront.js';
-import { CAT_HEADER, type CatKey, findCat, verifyCat } from './signed-cat.js';
-import { verifyWowza } from './signed-wowza.js';
-import { findNimble, NIMBLE_PARAM, verifyNimble } from './signed-nimble.js';
+import { findEdgeAuth, signEdgeAuth, verifyEdgeAuth } from './signed-akamai.js';
+import { findCloudFront, signCloudFront, verifyCloudFront } from './signed-cloudfront.js';
+import { CAT_HEADER, type CatKey, findCat, signCat, verifyCat } from './signed-cat.js';
+import { signWowza, verifyWowza } from './signed-wowza.js';
+import { findNimble, NIMBLE_PARAM, signNimble, verifyNimble } from './signed-nimble.js';
 import { issuerKeys } from './signed-keys.js';
 
 import type { SignedFacts } from '../contracts/signed.js';
@@ -171,3 +173,111 @@ export class SignedMemo {
     this.entries.set(SignedMemo.key(issuer, value, clientIp, country), g);
   }
 }
+
+/** What /api/issuers/{id}/sign is asked for (docs/api.md#issuing-for-the-edge). */
+export interface SignInput {
+  /** The path the grant covers, as viewers request it: `/hls/ACCT/cam1/*` (a trailing `*`: everything under it). */
+  path: string;
+  /** Unix seconds. */
+  now: number;
+  lifetimeSeconds: number;
+  clientIp?: string;
+  /** A viewer or session id the credential carries (EdgeAuth id, a CAT's sub, a WMSAuth id). */
+  id?: string;
+}
+
+/** What a signer answers: the credential in the forms the format travels in. */
+export interface SignOutput {
+  expiresAt: number;
+  /** Query parameters to append to the viewer's URLs, in order. */
+  query?: Array<[string, string]>;
+  /** Cookies to set for the viewer. */
+  cookies?: Record<string, string>;
+  /** Request headers the viewer (or the CDN) sends. */
+  headers?: Record<string, string>;
+  /** The signed URL, when the grant is for one URL. */
+  url?: string;
+}
+
+/** The IPv4 or IPv6 address as a CAT catnip entry (RFC 9164 tag 52 or 54, the address's bytes). */
+function catnipOf(ip: string): Tag {
+  const v4 = /^\d{1,3}(?:\.\d{1,3}){3}$/.test(ip);
+  return new Tag(Buffer.from(ipaddr.parse(ip).toByteArray()), v4 ? 52 : 54);
+}
+
+/**
+ * Signs a grant for `path` in `issuer`'s format with its own keys: the same grant the origin then
+ * verifies, so the CDN's edge and the origin enforce one thing. Throws (a message for a 400) when the
+ * issuer cannot sign it: no signing key, or a grant the format cannot express.
+ */
+export function signFor(issuer: IssuerRecord, g: SignInput): SignOutput {
+  const s = issuer.settings;
+  if (s === null) throw new SignProblem(`issuer ${issuer.id} is a jwt issuer: JWTs are signed by their identity provider`);
+  const exp = g.now + g.lifetimeSeconds;
+  const wildcard = g.path.endsWith('*');
+  const prefix = wildcard ? g.path.slice(0, -1) : g.path;
+  switch (s.format) {
+    case 'akamai-edgeauth': {
+      const token = signEdgeAuth(
+        { acl: [g.path], start: g.now, exp, ...(g.clientIp !== undefined ? { ip: g.clientIp } : {}), ...(g.id !== undefined ? { id: g.id } : {}) },
+        { key: issuer.secret ?? '', algorithm: s.algorithm, fieldDelimiter: s.fieldDelimiter, aclDelimiter: s.aclDelimiter, salt: s.salt, escapeEarly: s.escapeEarly },
+      );
+      const name = s.names[0] ?? 'hdnts';
+      return { expiresAt: exp, query: [[name, token]], cookies: { [name]: token } };
+    }
+    case 'cloudfront': {
+      const key = issuerKeys(issuer).signing;
+      if (key === null || s.signingKeyId === null) throw new SignProblem('this cloudfront issuer has no signing key (settings.signingKeyId and signingKey)');
+      const base = s.urls[0]!;
+      const params = signCloudFront({ resource: `${base}${g.path}`, exp, ...(g.clientIp !== undefined ? { ip: g.clientIp } : {}) }, s.signingKeyId, key.export({ type: 'pkcs8', format: 'pem' }) as string, s.hashAlgorithm);
+      const query = Object.entries(params);
+      const cookies = Object.fromEntries(query.map(([k, v]) => [`CloudFront-${k}`, v]));
+      const url = wildcard ? undefined : `${base}${g.path}?${query.map(([k, v]) => `${k}=${v}`).join('&')}`;
+      return { expiresAt: exp, query, cookies, ...(url !== undefined ? { url } : {}) };
+    }
+    case 'cat': {
+      // without a signingKeyId, the HS256 key signs when there is one
+      const kid = s.signingKeyId ?? s.secretKeyId;
+      if (kid === null) throw new SignProblem('this cat issuer has no signing key (settings.signingKeyId and signingKey, or an HS256 secret)');
+      const claims = new Map<number, unknown>();
+      if (issuer.issuer !== null) claims.set(1, issuer.issuer);
+      if (g.id !== undefined) claims.set(2, g.id);
+      if (issuer.audience.length > 0) claims.set(3, issuer.audience[0]);
+      claims.set(4, exp);
+      claims.set(5, g.now);
+      claims.set(6, g.now);
+      claims.set(7, randomBytes(16));
+      claims.set(310, 1);
+      if (g.clientIp !== undefined) claims.set(311, [catnipOf(g.clientIp)]);
+      claims.set(312, new Map([[3, new Map([[wildcard ? 1 : 0, prefix]])]]));
+      let token: string;
+      if (kid === s.secretKeyId) token = signCat(claims, kid, { alg: 'HS256', secret: Buffer.from(issuer.secret ?? '', 'hex') });
+      else {
+        const key = issuerKeys(issuer).signing;
+        if (key === null) throw new SignProblem(`this cat issuer has no private key for ${kid} (signingKey)`);
+        token = signCat(claims, kid, { alg: 'ES256', privateKey: key });
+      }
+      return { expiresAt: exp, query: [[s.queryParam, token]], cookies: { [CAT_COOKIE]: token }, headers: { [CAT_COOKIE]: token } };
+    }
+    case 'wowza-securetoken': {
+      if (wildcard) throw new SignProblem('a wowza-securetoken hash signs one content path: give the path without *');
+      if (s.includeClientIp && g.clientIp === undefined) throw new SignProblem('this issuer hashes the client address: give clientIp');
+      const contentPath = g.path.replace(/^\/+/, '');
+      const query = signWowza(contentPath, { start: g.now, exp, ...(s.includeClientIp ? { ip: g.clientIp } : {}) }, { secret: issuer.secret ?? '', prefix: s.prefix, algorithm: s.algorithm });
+      return { expiresAt: exp, query };
+    }
+    case 'nimble-wmsauth': {
+      if (g.clientIp === undefined && g.id === undefined) throw new SignProblem('a WMSAuth signature binds the client address or an id: give clientIp or id');
+      const minutes = Math.ceil(g.lifetimeSeconds / 60);
+      if (minutes > s.maxValidMinutes) throw new SignProblem(`lifetimeSeconds is more than this issuer's maxValidMinutes (${s.maxValidMinutes})`);
+      const stream = prefix.replace(/^\/+/, '');
+      const sign = signNimble({ issued: g.now, validMinutes: minutes, ...(g.clientIp !== undefined ? { ip: g.clientIp } : {}), ...(g.id !== undefined ? { id: g.id } : {}), ...(stream !== '' ? { stream } : {}) }, issuer.secret ?? '');
+      return { expiresAt: g.now + minutes * 60, query: [[NIMBLE_PARAM, sign]] };
+    }
+  }
+}
+
+/** A grant an issuer cannot sign, with the reason. */
+export class SignProblem extends Error {}
+
+const CAT_COOKIE = 'CTA-Common-Access-Token';

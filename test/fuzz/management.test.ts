@@ -85,6 +85,8 @@ const FIXTURES: Record<string, Omit<EntryPoint, 'method' | 'path' | 'auth'>> = {
   'POST /api/issuers/:id/check': {
     body: () => ({ ...check(), jwt: `${b64url({ alg: 'HS256', kid: 'k-unknown' })}.${b64url({ iss: 'https://idp.example.com/', sub: 'cam1', exp: 4102444800 })}.c2ln` }),
   },
+  // the fixture issuer is a JWT issuer: a 400 saying it cannot sign
+  'POST /api/issuers/:id/sign': { body: () => ({ path: '/hls/cam1/*', lifetimeSeconds: 60 }) },
   'DELETE /api/issuers/:id': {},
   'GET /api/recordings': { query: () => 'streamName=cam1' },
   'DELETE /api/recordings/:id': {},

@@ -6,7 +6,7 @@
 // computed here with node:crypto.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync, verify } from 'node:crypto';
 import request from 'supertest';
 import EdgeAuth from 'akamai-edgeauth';
 import { getSignedCookies, getSignedUrl } from '@aws-sdk/cloudfront-signer';
@@ -150,5 +150,89 @@ describe('signed URLs, cookies and CATs behind auth_request', () => {
     // a ?token= value shaped as the packed form is an unknown token, never a signed request
     const forged = encodeSigned(acct, { method: 'GET', path: `/hls/${acct}/cam1/index.m3u8`, query: `hdnts=${token}`, cookie: '' });
     assert.deepEqual(await nginx(`/hls/${acct}/cam1/index.m3u8?token=${encodeURIComponent(forged)}`), [401, 'token_invalid']);
+  });
+
+  describe('issuing for the edge and explaining a credential', () => {
+    const sign = async (type: string, body: Record<string, unknown>) => {
+      const r = await f.api('post', `/api/issuers/${ids[type]}/sign`, body);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return r.body.data as { format: string; expiresAt: string; query?: Array<[string, string]>; queryString?: string; cookies?: Record<string, string>; headers?: Record<string, string>; url?: string };
+    };
+
+    it('what /sign returns is decided as it would be at the edge, and an independent verifier accepts it', async () => {
+      const ea = await sign('akamai-edgeauth', { path: `/hls/${acct}/cam2/*`, lifetimeSeconds: 120, id: 'viewer-1' });
+      assert.equal(ea.format, 'akamai-edgeauth');
+      assert.deepEqual(await nginx(`/hls/${acct}/cam2/index.m3u8?${ea.queryString}`), allowed());
+      assert.deepEqual(await nginx(`/hls/${acct}/cam1/index.m3u8?${ea.queryString}`), [403, 'stream_not_allowed']);
+      // Akamai's SDK makes the same token for the same grant
+      const [, token] = ea.query![0]!;
+      const st = Number(/st=(\d+)/.exec(token)![1]);
+      assert.equal(token, new EdgeAuth({ key: HEX_KEY, startTime: st, endTime: st + 120, sessionId: 'viewer-1' }).generateACLToken(`/hls/${acct}/cam2/*`));
+      assert.deepEqual(Object.keys(ea.cookies!), ['hdnts']);
+
+      const cat = await sign('cat', { path: `/hls/${acct}/cam2/*`, clientIp: VIEWER });
+      assert.deepEqual(await nginx(`/hls/${acct}/cam2/index.m3u8`, cat.headers), allowed());
+      assert.deepEqual(await nginx(`/hls/${acct}/cam2/index.m3u8`, cat.headers, '198.51.100.9'), [403, 'ip_not_allowed']);
+      const lib = new CAT({ keys: { Symmetric256: Buffer.from(CAT_KEY, 'hex') }, expectCwtTag: true });
+      const checked = await lib.validate(cat.headers!['CTA-Common-Access-Token']!, 'mac', { issuer: 'eyevinn', url: new URL(`https://cdn.example.com/hls/${acct}/cam2/index.m3u8`), ip: VIEWER });
+      assert.equal(checked.error, undefined);
+
+      const wz = await sign('wowza-securetoken', { path: `/hls/${acct}/cam1`, lifetimeSeconds: 60 });
+      assert.deepEqual(await nginx(`/hls/${acct}/cam1/playlist.m3u8?${wz.queryString}`), allowed());
+      const [[, start], [, end], [, hash]] = wz.query! as Array<[string, string]>;
+      const expected = createHash('sha256').update(`hls/${acct}/cam1?mySharedSecret-0001&wowzatokenendtime=${end}&wowzatokenstarttime=${start}`).digest('base64').replace(/\+/g, '-').replace(/\//g, '_');
+      assert.equal(hash, expected);
+
+      const nm = await sign('nimble-wmsauth', { path: `/hls/${acct}/cam2/*`, clientIp: VIEWER, lifetimeSeconds: 300 });
+      assert.deepEqual(await nginx(`/hls/${acct}/cam2/chunk_1.ts?${nm.queryString}`), allowed());
+      const r = await f.api('post', `/api/issuers/${ids['nimble-wmsauth']}/sign`, { path: `/hls/${acct}/cam2/*` });
+      assert.deepEqual([r.status, r.body.data.message], [400, 'Cannot sign: a WMSAuth signature binds the client address or an id: give clientIp or id']);
+      const cf = await f.api('post', `/api/issuers/${ids.cloudfront}/sign`, { path: `/hls/${acct}/cam2/*` });
+      assert.deepEqual([cf.status, cf.body.data.message], [400, 'Cannot sign: this cloudfront issuer has no signing key (settings.signingKeyId and signingKey)']);
+      const bad = await f.api('post', `/api/issuers/${ids.cat}/sign`, { path: 'hls/no-slash' });
+      assert.equal(bad.status, 400);
+    });
+
+    it('a CloudFront issuer with a signing key signs cookies for a wildcard and a URL for one object; node:crypto verifies them with the public key', async () => {
+      const put = await f.api('put', `/api/issuers/${ids.cloudfront}`, { settings: { signingKeyId: 'K2JCJMDEHXQW5F' }, signingKey: PRIVATE_PEM });
+      assert.deepEqual([put.status, put.body.data.hasSigningKey], [200, true]);
+      const wild = await sign('cloudfront', { path: `/hls/${acct}/cam1/*` });
+      const cookie = Object.entries(wild.cookies!).map(([k, v]) => `${k}=${v}`).join('; ');
+      assert.deepEqual(Object.keys(wild.cookies!).sort(), ['CloudFront-Hash-Algorithm', 'CloudFront-Key-Pair-Id', 'CloudFront-Policy', 'CloudFront-Signature']);
+      assert.deepEqual(await nginx(`/hls/${acct}/cam1/seg_3.ts`, { cookie }), allowed());
+      assert.equal(wild.url, undefined);
+      const fromCf = (b64: string) => Buffer.from(b64.replace(/-/g, '+').replace(/_/g, '=').replace(/~/g, '/'), 'base64');
+      assert.equal(verify('sha256', fromCf(wild.cookies!['CloudFront-Policy']!), rsa.publicKey, fromCf(wild.cookies!['CloudFront-Signature']!)), true);
+      const one = await sign('cloudfront', { path: `/hls/${acct}/cam2/index.m3u8` });
+      assert.ok(one.url?.startsWith(`https://cdn.example.com/hls/${acct}/cam2/index.m3u8?Expires=`), one.url);
+      assert.deepEqual(await nginx(one.url!.replace('https://cdn.example.com', '')), allowed());
+    });
+
+    it('/check shows each field verified and the string that was signed; a tampered credential names what failed', async () => {
+      const token = new EdgeAuth({ key: HEX_KEY, startTime: nowS() - 5, endTime: nowS() + 300 }).generateACLToken(`/hls/${acct}/cam2/*`);
+      const check = (url: string) => f.api('post', `/api/issuers/${ids['akamai-edgeauth']}/check`, { streamName: 'cam2', url: `https://cdn.example.com${url}`, clientIp: VIEWER });
+      const ok = await check(`/hls/${acct}/cam2/index.m3u8?hdnts=${token}`);
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      const d = ok.body.data;
+      assert.deepEqual([d.allowed, d.reason, d.credential.verified, d.credential.format, d.credential.signed], [true, 'allowed', true, 'akamai-edgeauth', token.slice(0, token.indexOf('~hmac='))]);
+      assert.deepEqual(
+        d.credential.fields.map((x: { name: string; ok?: boolean }) => [x.name, x.ok]),
+        [['st', undefined], ['exp', undefined], ['acl', undefined], ['hmac', undefined], ['signature', true], ['expiry', true], ['start', true], ['path', true]],
+      );
+      assert.ok(d.rules.some((r: { rule: string; detail?: string }) => r.rule === 'token valid' && r.detail?.startsWith(`a akamai-edgeauth credential verified by issuer ${ids['akamai-edgeauth']}`)));
+      const tampered = await check(`/hls/${acct}/cam2/index.m3u8?hdnts=${token.replace(`/hls/${acct}/cam2/*`, `/hls/${acct}/*`)}`);
+      const t = tampered.body.data;
+      assert.deepEqual([t.allowed, t.status, t.reason, t.credential.verified, t.credential.problem], [false, 403, 'signature_invalid', false, 'hmac does not match: the key, algorithm, salt or a signed field differs']);
+      assert.ok(!tampered.text.includes(HEX_KEY), 'no key in the explanation');
+      const jwtAsked = await f.api('post', `/api/issuers/${ids['akamai-edgeauth']}/check`, { streamName: 'cam2', jwt: 'a.b.c' });
+      assert.deepEqual([jwtAsked.status, jwtAsked.body.data.errors], [400, { jwt: ['a akamai-edgeauth issuer verifies signed URLs, cookies or tokens: give url, cookie or cat'] }]);
+      // a probe binds nothing: a CAT that prohibits reuse is still unused after its check
+      const lib = new CAT({ keys: { Symmetric256: Buffer.from(CAT_KEY, 'hex') }, expectCwtTag: true });
+      const once = (await lib.generateFromJson({ iss: 'eyevinn', exp: nowS() + 300, catreplay: 1 } as never, { type: 'mac', alg: 'HS256', kid: 'Symmetric256', generateCwtId: true }))!;
+      const probed = await f.api('post', `/api/issuers/${ids.cat}/check`, { streamName: 'cam2', url: `/hls/${acct}/cam2/index.m3u8`, cat: once });
+      assert.equal(probed.body.data.allowed, true, JSON.stringify(probed.body));
+      assert.deepEqual(await nginx(`/hls/${acct}/cam2/index.m3u8`, { 'cta-common-access-token': once }), allowed());
+      assert.deepEqual(await nginx(`/hls/${acct}/cam2/index.m3u8`, { 'cta-common-access-token': once }), [403, 'uses_exhausted']);
+    });
   });
 });

@@ -21,6 +21,7 @@ const BODIES: Record<string, unknown> = {
   'post /api/publish_token/:id/check': { streamName: 'cam1', clientIp: '192.0.2.1' },
   'post /api/subscribe_token/:id/check': { streamName: 'cam1', clientIp: '192.0.2.1' },
   'put /api/webhooks/:id': { url: 'https://attacker.example.net/h', refreshSecret: true },
+  'post /api/issuers/:id/sign': { path: '/hls/cam1/*' },
   'post /api/issuers/:id/check': { jwt: 'eyJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJodHRwczovL3ZpY3RpbS5leGFtcGxlLmNvbS8iLCJzdWIiOiJjYW0xIn0.c2ln', streamName: 'cam1' },
   'put /api/issuers/:id': { isActive: false, secret: 'attacker-chosen-secret-0123456789' },
 };

@@ -11,6 +11,7 @@ import { wellFormed } from '../../domain/matchers.js';
 import { MAX_KID_LENGTH, peekIssuerJwt } from '../../policy/issuer-jwt.js';
 import { MAX_JWT_LENGTH } from '../../policy/self-signed.js';
 import { DEFAULT_CLOCK_SKEW_SECONDS, type IssuerService } from '../../management/issuers.js';
+import { encodeSigned, type SignedFacts } from '../../policy/signed.js';
 import { route, type RouteSpec } from '../route.js';
 import { text } from '../text.js';
 import { checkBodySchema, checkOut, idParamsSchema } from './schemas.js';
@@ -264,11 +265,62 @@ export function ifMatchRev(req: Pick<Request, 'get'>): number | undefined {
   return Number(m[1]);
 }
 
-/** A probe of one of the issuer's JWTs: the token check's fields, the JWT, and the action (default: the policy token's kind). */
+/**
+ * A probe of one of the issuer's credentials: the token check's fields, the action (default: the
+ * policy token's kind), and the credential: a JWT issuer's JWT, or a signed-URL issuer's request
+ * (its URL, Cookie header and CTA-Common-Access-Token header, as the viewer sent them).
+ */
 const issuerCheckBody = checkBodySchema.extend({
-  jwt: z.string().min(1).max(MAX_JWT_LENGTH).meta({ description: 'a JWT this issuer claims (by its iss and kid); it is verified, never stored or logged' }),
+  jwt: z.string().min(1).max(MAX_JWT_LENGTH).optional().meta({ description: 'jwt issuers: a JWT this issuer claims (by its iss and kid); it is verified, never stored or logged' }),
+  url: text(1, 16384).optional().meta({ description: 'signed-URL issuers: the URL as the viewer requested it (https://cdn.example.com/hls/cam1/index.m3u8?…, or its path and query)' }),
+  cookie: text(1, 16384).optional().meta({ description: 'signed-URL issuers: the Cookie header the viewer sent (CloudFront-*, hdnts, …)' }),
+  cat: text(1, 8192).optional().meta({ description: 'cat issuers: the CTA-Common-Access-Token header' }),
+  method: z.string().regex(/^[A-Z]{1,16}$/, 'an HTTP method in capitals').optional().meta({ description: 'the viewer request\'s method (default GET)' }),
   action: z.enum(['publish', 'subscribe']).optional().meta({ description: "default: the policy token's kind" }),
 });
+
+/** The check's answer for a signed-URL issuer: the rules, and the credential field by field with the string that was signed. */
+const issuerCheckOut = checkOut.extend({
+  credential: z
+    .object({
+      issuerId: z.number().int(),
+      format: z.string(),
+      verified: z.boolean(),
+      problem: z.string().optional(),
+      fields: z.array(z.object({ name: z.string(), value: z.string(), check: z.string().optional(), ok: z.boolean().optional() })),
+      signed: z.string().optional().meta({ description: 'what was signed (keys, secrets and salts masked): compare it with what your signer signs' }),
+    })
+    .optional(),
+});
+
+/** What /sign is asked for: the path the grant covers, its lifetime, and optionally the viewer's address and an id. */
+const issuerSignBody = z.strictObject({
+  path: text(1, 2048)
+    .regex(/^\/[^\s?#]*$/, 'a path starting with / (no query), e.g. /hls/ACCT/cam1/* or /hls/ACCT/cam1/index.m3u8')
+    .meta({ description: 'the path the grant covers as viewers request it; a trailing * covers everything under it' }),
+  lifetimeSeconds: z.number().int().min(1).max(31_536_000).optional().meta({ description: 'default 3600' }),
+  clientIp: z.string().max(64).refine((s) => normaliseIp(s) !== undefined, 'not an IP address').optional().meta({ description: 'binds the credential to this viewer address' }),
+  id: text(1, 64).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces').optional().meta({ description: "a viewer or session id it carries (EdgeAuth id, a CAT's sub, a WMSAuth id), which revoked.jti can refuse" }),
+});
+
+const issuerSignOut = z.object({
+  format: z.string(),
+  expiresAt: z.string().meta({ description: 'when the credential expires (ISO 8601)' }),
+  query: z.array(z.tuple([z.string(), z.string()])).optional().meta({ description: 'query parameters to append to the viewer URLs, in order' }),
+  queryString: z.string().optional().meta({ description: 'the same as one string (name=value&…), to append after ? or &' }),
+  cookies: z.record(z.string(), z.string()).optional().meta({ description: 'cookies to set for the viewer' }),
+  headers: z.record(z.string(), z.string()).optional().meta({ description: 'request headers the viewer or the CDN sends' }),
+  url: z.string().optional().meta({ description: 'the signed URL, for a grant of one URL' }),
+});
+
+/** The path and raw query of a URL as a viewer requested it: a full URL, or a path with its query. */
+function pathAndQuery(url: string): { path: string; query: string } {
+  const rest = url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
+  const noFragment = rest.split('#')[0]!;
+  const q = noFragment.indexOf('?');
+  const path = q < 0 ? noFragment : noFragment.slice(0, q);
+  return { path: path === '' ? '/' : path, query: q < 0 ? '' : noFragment.slice(q + 1) };
+}
 
 export function issuerRoutes(issuers: IssuerService, enforcer: Enforcer): RouteSpec[] {
   const tag = 'Issuers';
@@ -328,25 +380,71 @@ export function issuerRoutes(issuers: IssuerService, enforcer: Enforcer): RouteS
       auth: 'apiSecret',
       params: idParamsSchema,
       body: issuerCheckBody,
-      response: checkOut,
+      response: issuerCheckOut,
       handler: async ({ account, params, body }) => {
         const issuer = await issuers.read(account.id, params.id);
+        const action = body.action ?? issuer.policyTokenKind ?? 'subscribe';
+        const clientIp = normaliseIp(body.clientIp);
+        const country = body.country?.toUpperCase();
+        if (issuer.type !== 'jwt') {
+          if (body.jwt !== undefined) throw ApiError.field('jwt', `a ${issuer.type} issuer verifies signed URLs, cookies or tokens: give url, cookie or cat`);
+          if (body.url === undefined && body.cookie === undefined && body.cat === undefined) throw ApiError.field('url', 'give what the viewer presented: url (its signed URL, or the URL it requested), cookie, or cat');
+          const facts: SignedFacts = { method: body.method ?? 'GET', ...pathAndQuery(body.url ?? '/'), cookie: body.cookie ?? '' };
+          if (body.cat !== undefined) facts.cat = body.cat;
+          if (clientIp !== undefined) facts.clientIp = clientIp;
+          if (country !== undefined) facts.country = country;
+          const explained = await issuers.explainSigned(account.id, params.id, facts);
+          const probe = { action, streamName: body.streamName, accountId: account.id, signed: encodeSigned(account.id, facts), clientIp, origin: originHost(body.origin), country, protocol: (body.protocol ?? 'hls').toLowerCase() };
+          const { decision, rules } = await enforcer.admit(probe, 'explain', 'check');
+          const credential = {
+            issuerId: issuer.id,
+            format: issuer.type,
+            verified: explained.ok,
+            ...(explained.ok ? {} : { problem: explained.problem }),
+            fields: explained.fields,
+            ...(explained.signed !== undefined ? { signed: explained.signed } : {}),
+          };
+          return { allowed: decision.allowed, status: decision.status, reason: decision.reason, message: decision.message, rules, credential };
+        }
+        if (body.jwt === undefined) throw ApiError.field('jwt', 'required for a jwt issuer: the JWT to check');
         // Only this issuer's JWTs: a JWT another issuer (perhaps of another account) claims is never explained here.
         const sel = peekIssuerJwt(body.jwt);
         if ('problem' in sel) throw ApiError.field('jwt', sel.problem);
         if (selectIssuer([issuer], sel) === undefined) throw ApiError.field('jwt', "its iss and kid are not this issuer's");
         const probe = {
-          action: body.action ?? issuer.policyTokenKind ?? 'subscribe',
+          action,
           streamName: body.streamName,
           accountId: account.id,
           token: body.jwt,
-          clientIp: normaliseIp(body.clientIp),
+          clientIp,
           origin: originHost(body.origin),
-          country: body.country?.toUpperCase(),
+          country,
           protocol: (body.protocol ?? 'webrtc').toLowerCase(),
         };
         const { decision, rules } = await enforcer.admit(probe, 'explain', 'check');
         return { allowed: decision.allowed, status: decision.status, reason: decision.reason, message: decision.message, rules };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/api/issuers/:id/sign',
+      summary: "Issue for the edge: a signed URL, cookie set or token in the issuer's own format, for a path and a lifetime",
+      tag,
+      auth: 'apiSecret',
+      params: idParamsSchema,
+      body: issuerSignBody,
+      response: issuerSignOut,
+      handler: async ({ account, params, body }) => {
+        const clientIp = normaliseIp(body.clientIp);
+        const out = await issuers.sign(account.id, params.id, {
+          path: body.path,
+          lifetimeSeconds: body.lifetimeSeconds ?? 3600,
+          ...(clientIp !== undefined ? { clientIp } : {}),
+          ...(body.id !== undefined ? { id: body.id } : {}),
+        });
+        const { expiresAt, ...rest } = out;
+        const queryString = rest.query?.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+        return Object.assign(rest, { expiresAt: new Date(expiresAt * 1000).toISOString() }, queryString !== undefined ? { queryString } : {});
       },
     }),
     route({
