@@ -1,4 +1,5 @@
 // The request shapes measured, made with tokens of the Streamgate under test.
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { Case } from './lib/load.js';
 import type { Target } from './lib/targets.js';
 import type { IssuerCase } from './seed.js';
@@ -17,6 +18,11 @@ export const CASE_NAMES = [
   'auth-request',
   'auth-request, session credential',
   'authorize (JSON), issuer JWT',
+  'auth-request, akamai-edgeauth',
+  'auth-request, cloudfront cookies',
+  'auth-request, cat',
+  'auth-request, wowza-securetoken',
+  'auth-request, nimble-wmsauth',
   'director subscribe',
   'deny (stream)',
   'bind, already bound',
@@ -24,6 +30,63 @@ export const CASE_NAMES = [
 export const AUTHORIZE = 'authorize (JSON)';
 export const CREDENTIAL = 'auth-request, session credential';
 export const ISSUER_JWT = 'authorize (JSON), issuer JWT';
+/** The signed-URL cases (docs/api.md#signed-url-issuers), by issuer type. */
+export const SIGNED_CASES = {
+  'akamai-edgeauth': 'auth-request, akamai-edgeauth',
+  cloudfront: 'auth-request, cloudfront cookies',
+  cat: 'auth-request, cat',
+  'wowza-securetoken': 'auth-request, wowza-securetoken',
+  'nimble-wmsauth': 'auth-request, nimble-wmsauth',
+} as const;
+
+/**
+ * The signed-URL cases: an issuer of each format narrowing one subscribe token, a credential from
+ * its /sign for /hls/cam1/*, presented again and again as a viewer's player would (the query, the
+ * cookies, the header) without a session credential: after the first, each is a full decision from
+ * memory with the verified credential remembered by its hash. One request first must be allowed as
+ * the policy token, or the run stops.
+ */
+async function signedCases(sg: Target, secret: string, selected: ReadonlySet<string>): Promise<Case[]> {
+  const wanted = Object.entries(SIGNED_CASES).filter(([, name]) => selected.has(name));
+  if (wanted.length === 0) return [];
+  const policy = (await api(sg.base, secret, 'POST', '/api/subscribe_token', { label: 'signed policy', streams: [{ streamName: 'cam1' }] })).data;
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const bodies: Record<string, Record<string, unknown>> = {
+    'akamai-edgeauth': { secret: randomBytes(32).toString('hex') },
+    cloudfront: {
+      settings: { publicKeys: [{ id: 'KBENCH', key: rsa.publicKey.export({ type: 'spki', format: 'pem' }) }], urls: ['https://cdn.bench.example'], signingKeyId: 'KBENCH' },
+      signingKey: rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    },
+    cat: { issuer: 'bench', secret: randomBytes(32).toString('hex'), settings: { secretKeyId: 'bench-hs256' } },
+    'wowza-securetoken': { secret: randomBytes(24).toString('hex') },
+    'nimble-wmsauth': { secret: randomBytes(24).toString('hex') },
+  };
+  const ip = '203.0.113.7';
+  const out: Case[] = [];
+  for (const [type, name] of wanted) {
+    const issuer = (await api(sg.base, secret, 'POST', '/api/issuers', { label: `bench ${type}`, type, policyTokenId: policy.id, ...bodies[type] })).data;
+    if (typeof issuer.id !== 'number') throw new Error(`${sg.name}: creating the ${type} issuer answered ${JSON.stringify(issuer)}`);
+    const path = type === 'wowza-securetoken' ? '/hls/cam1' : '/hls/cam1/*';
+    // no address bound (the bench's x-real-ip is not a trusted proxy's); WMSAuth then binds an id
+    const signBody = { path, lifetimeSeconds: 86_400, ...(type === 'nimble-wmsauth' ? { id: 'bench-viewer' } : {}) };
+    const signed = (await api(sg.base, secret, 'POST', `/api/issuers/${issuer.id}/sign`, signBody)).data as unknown as {
+      queryString?: string;
+      cookies?: Record<string, string>;
+      headers?: Record<string, string>;
+    };
+    const uri = type === 'wowza-securetoken' ? '/hls/cam1/playlist.m3u8' : '/hls/cam1/index.m3u8';
+    const headers: Record<string, string> = { 'x-original-uri': type === 'cloudfront' || type === 'cat' ? uri : `${uri}?${signed.queryString}`, 'x-real-ip': ip };
+    if (type === 'cloudfront') headers.cookie = Object.entries(signed.cookies ?? {}).map(([k, v]) => `${k}=${v}`).join('; ');
+    if (type === 'cat') Object.assign(headers, signed.headers);
+    const check = await fetch(`${sg.base}/hooks/auth-request`, { headers });
+    const body = await check.text();
+    if (check.status !== 200 || check.headers.get('x-streamgate-token-id') !== String(policy.id)) {
+      throw new Error(`${sg.name}: the ${type} credential was answered ${check.status} (token id ${check.headers.get('x-streamgate-token-id')}) ${body}, not 200 as policy token ${policy.id}`);
+    }
+    out.push({ name, route: '/hooks/auth-request', method: 'GET', path: '/hooks/auth-request', headers, expect: 200 });
+  }
+  return out;
+}
 
 /**
  * The viewer's first request with its token, as nginx auth_request forwards it: its answer's
@@ -96,6 +159,7 @@ export async function cases(sg: Target, secret: string, selected: ReadonlySet<st
     { name: 'auth-request', route: '/hooks/auth-request', method: 'GET', path: '/hooks/auth-request', headers: { 'x-original-uri': `/hls/cam1/index.m3u8?token=${sub.token}`, 'x-real-ip': '203.0.113.7' }, expect: 200 },
     ...(credential ? [credential] : []),
     ...(selected.has(ISSUER_JWT) ? [await issuerJwtCase(sg, issuer)] : []),
+    ...(await signedCases(sg, secret, selected)),
     { name: 'director subscribe', route: '/api/director/subscribe', method: 'POST', path: '/api/director/subscribe', headers: { ...json, authorization: `Bearer ${sub.token}` }, body: JSON.stringify({ streamName: 'cam1' }), expect: 200 },
     { name: 'deny (stream)', route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(sub.token, 'nope'), expect: 403 },
     { name: 'bind, already bound', route: '/hooks/authorize', method: 'POST', path: '/hooks/authorize', headers: json, body: authorize(bind.token), expect: 200 },

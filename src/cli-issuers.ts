@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { ApiError } from './errors.js';
 import type { AccountService } from './management/accounts.js';
 import type { IssuerService, IssuerView } from './management/issuers.js';
-import { issuerSchemas } from './http/management/issuers.routes.js';
+import { issuerSchemas, parseSettings } from './http/management/issuers.routes.js';
 import { idParamsSchema } from './http/management/schemas.js';
 import { parseOr400Async } from './http/validation.js';
 import { Refused, UsageError, commandAccount, printable } from './cli-tokens.js';
@@ -96,7 +96,7 @@ async function run(cmd: IssuerCommand, ctx: IssuerContext): Promise<void> {
   }
   if (cmd.verb === 'create') {
     const body = await parseOr400Async(issuerSchemas.create, await bodyOf(cmd.body!), 'body');
-    const v = await issuers.create(account.id, body);
+    const v = await issuers.create(account.id, Object.assign({}, body, { settings: parseSettings(body.type ?? 'jwt', body.settings) }));
     out(cmd.json ? JSON.stringify(row(account.id, v)) : `created issuer ${v.id} ${where}\n${details(account.id, v)}`);
     return;
   }
@@ -107,6 +107,7 @@ async function run(cmd: IssuerCommand, ctx: IssuerContext): Promise<void> {
       out(cmd.json ? JSON.stringify(row(account.id, v)) : details(account.id, v));
     } else if (cmd.verb === 'update') {
       const { rev, ...input } = await parseOr400Async(issuerSchemas.update, await bodyOf(cmd.body!), 'body');
+      if (input.settings !== undefined) input.settings = parseSettings((await issuers.read(account.id, id)).type, input.settings);
       const v = await issuers.update(account.id, id, input, rev);
       out(cmd.json ? JSON.stringify(row(account.id, v)) : `updated issuer ${id} ${where}: rev ${v.rev}`);
     } else {
@@ -167,7 +168,8 @@ const stateText = (v: IssuerView) => (v.isActive ? 'active' : 'disabled');
 
 function table(rows: IssuerView[]): string {
   const head = ['ID', 'LABEL', 'ISS', 'KEY IDS', 'ALGORITHMS', 'POLICY TOKEN', 'STATE'];
-  const cells = rows.map((v) => [String(v.id), printable(v.label), issText(v), keyIdText(v), v.algorithms.join(', '), policyText(v), stateText(v)]);
+  // a signed-URL issuer's format stands where a JWT issuer's algorithms do
+  const cells = rows.map((v) => [String(v.id), printable(v.label), issText(v), keyIdText(v), v.type === 'jwt' ? v.algorithms.join(', ') : v.type, policyText(v), stateText(v)]);
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i]!))).join('  ');
   return [line(head), ...cells.map(line)].join('\n');
@@ -179,6 +181,8 @@ function keysText(v: IssuerView): string {
   if (v.jwks !== null) parts.push(`${v.jwks.keys.length} inline key${v.jwks.keys.length === 1 ? '' : 's'}`);
   if (v.jwksUrl !== null) parts.push(printable(v.jwksUrl));
   if (v.hasSecret) parts.push('a secret');
+  if (v.settings !== null && 'publicKeys' in v.settings && v.settings.publicKeys.length > 0) parts.push(`${v.settings.publicKeys.length} public key${v.settings.publicKeys.length === 1 ? '' : 's'}`);
+  if (v.hasSigningKey) parts.push('a signing key');
   return parts.join(', ') || 'none';
 }
 
@@ -201,6 +205,10 @@ function details(accountId: string, v: IssuerView): string {
     ['claims', claims],
     ['cookie', v.cookieName ?? 'none'],
     ['revoked', `${v.revoked.jti.length} jti, ${v.revoked.sub.length} sub, ${v.revoked.kid.length} kid`],
+    ...(v.settings !== null ? ([
+      ['type', v.type],
+      ['settings', printable(JSON.stringify(Object.fromEntries(Object.entries(v.settings).filter(([k]) => k !== 'format' && k !== 'publicKeys'))))],
+    ] as Array<[string, string]>) : []),
     ['rev', String(v.rev)],
     ['added', v.addedOn],
     ['updated', v.updatedOn],

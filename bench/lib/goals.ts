@@ -5,7 +5,7 @@
 // BENCH_SKIP_SCALE, BENCH_ONLY_SCALE, BENCH_BACKENDS, BENCH_SIZES), or NOT JUDGED (a p99 over its
 // target where the floor doing the least the request needs, paced at the same rate, is over it too:
 // this machine cannot tell; docs/performance.md#when-a-p99-target-is-not-judged).
-import { AUTHORIZE, CREDENTIAL, ISSUER_JWT } from '../cases.js';
+import { AUTHORIZE, CREDENTIAL, ISSUER_JWT, SIGNED_CASES } from '../cases.js';
 import type { Result } from './load.js';
 import { median } from './stats.js';
 
@@ -51,6 +51,11 @@ export const THROUGHPUT: Array<{ case: string; store: 'sqlite' | 'redis'; min: n
   { case: CREDENTIAL, store: 'redis', min: 0.6 },
   { case: ISSUER_JWT, store: 'sqlite', min: 0.5 },
   { case: ISSUER_JWT, store: 'redis', min: 0.5 },
+  // a signed URL, cookie set or CAT presented again (docs/api.md#signed-url-issuers)
+  ...Object.values(SIGNED_CASES).flatMap((c) => [
+    { case: c, store: 'sqlite' as const, min: 0.5 },
+    { case: c, store: 'redis' as const, min: 0.5 },
+  ]),
 ];
 /**
  * p99 at half the measured maximum, server side (ms), every case measured. The histogram knows

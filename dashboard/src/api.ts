@@ -144,7 +144,8 @@ void everyAlgorithm;
 export interface Issuer {
   id: number;
   label: string;
-  type: 'jwt';
+  /** jwt, or a signed-URL format (docs/api.md#signed-url-issuers). */
+  type: 'jwt' | 'akamai-edgeauth' | 'cloudfront' | 'cat' | 'wowza-securetoken' | 'nimble-wmsauth';
   isActive: boolean;
   policyTokenId: number;
   /** null: the account no longer has the policy token; every JWT of the issuer is refused. */
@@ -161,9 +162,24 @@ export interface Issuer {
   claims: IssuerClaimMap;
   cookieName: string | null;
   revoked: RevokedIds;
+  /** A signed-URL issuer's settings; null for jwt. */
+  settings: Record<string, unknown> | null;
+  hasSigningKey: boolean;
   addedOn: string;
   updatedOn: string;
   rev: number;
+}
+
+/** A signed-URL issuer's check (docs/api.md#checking-a-signed-credential): the rules, and the credential field by field. */
+export interface SignedCheckResult extends CheckResult {
+  credential: {
+    issuerId: number;
+    format: string;
+    verified: boolean;
+    problem?: string;
+    fields: Array<{ name: string; value: string; check?: string; ok?: boolean }>;
+    signed?: string;
+  };
 }
 
 /** A running session as GET /api/sessions answers it (docs/api.md#running-sessions). */

@@ -1,7 +1,8 @@
-// Credential issuers: the account's list, a create and edit form with every field of the API (the
-// secret write-only: an empty field keeps it), disable/enable, and delete after a confirmation.
+// Credential issuers: the account's list, a create and edit form with every field of the API for JWT
+// issuers (the secret write-only: an empty field keeps it), disable/enable, delete after a
+// confirmation, and for a signed-URL issuer a check of a pasted URL, cookie or CAT, field by field.
 import { useState } from 'preact/hooks';
-import { ApiError, ISSUER_ALGORITHMS, api, type FieldErrors, type Issuer } from './api';
+import { ApiError, ISSUER_ALGORITHMS, api, type FieldErrors, type Issuer, type SignedCheckResult } from './api';
 import { Checkbox, ConfirmDialog, ErrorNotice, Field, FieldError, Notice, errorsFor, toList, useAsync } from './components';
 
 const CLAIMS = [
@@ -265,6 +266,109 @@ function IssuerForm(p: { issuer?: Issuer; onSaved: (i: Issuer) => void; onCancel
 const keysText = (i: Issuer) =>
   [i.jwks ? `${i.jwks.keys.length} inline` : '', i.jwksUrl ? 'JWKS URL' : '', i.hasSecret ? 'secret' : ''].filter(Boolean).join(', ') || 'none';
 
+/**
+ * A signed-URL issuer's check: what a viewer presented (its URL, Cookie header or CAT header) and the
+ * request's stream and address, answered with each field verified and the exact string signed, so a
+ * signature mismatch shows which part differs (docs/api.md#checking-a-signed-credential).
+ */
+function SignedCheck(p: { issuer: Issuer; onClose: () => void }) {
+  const [url, setUrl] = useState('');
+  const [cookie, setCookie] = useState('');
+  const [cat, setCat] = useState('');
+  const [streamName, setStreamName] = useState('');
+  const [clientIp, setClientIp] = useState('');
+  const [result, setResult] = useState<SignedCheckResult | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const errors: FieldErrors = error instanceof ApiError ? error.errors : {};
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    setResult(null);
+    try {
+      const body: Record<string, unknown> = { streamName };
+      if (url.trim() !== '') body.url = url.trim();
+      if (cookie.trim() !== '') body.cookie = cookie.trim();
+      if (cat.trim() !== '') body.cat = cat.trim();
+      if (clientIp.trim() !== '') body.clientIp = clientIp.trim();
+      setResult(await api.post<SignedCheckResult>(`/api/issuers/${p.issuer.id}/check`, body));
+    } catch (x) {
+      setError(x);
+    }
+  };
+  const id = (n: string) => `signed-check-${n}`;
+  const c = result?.credential;
+  return (
+    <section class="panel" aria-labelledby="signed-check-title">
+      <h2 id="signed-check-title">
+        Check a credential of issuer {p.issuer.id} ({p.issuer.type})
+      </h2>
+      <form onSubmit={(e) => void submit(e)}>
+        <Field id={id('url')} label="URL" value={url} onInput={setUrl} hint="The signed URL, or the URL the viewer requested (full, or its path and query)." errors={errorsFor(errors, 'url')} />
+        <Field id={id('cookie')} label="Cookie header" value={cookie} onInput={setCookie} multiline hint="As the viewer sent it: CloudFront-Policy=…; CloudFront-Signature=…" errors={errorsFor(errors, 'cookie')} />
+        {p.issuer.type === 'cat' && <Field id={id('cat')} label="CTA-Common-Access-Token header" value={cat} onInput={setCat} errors={errorsFor(errors, 'cat')} />}
+        <Field id={id('stream')} label="Stream name" value={streamName} onInput={setStreamName} required errors={errorsFor(errors, 'streamName')} />
+        <Field id={id('ip')} label="Client address" value={clientIp} onInput={setClientIp} errors={errorsFor(errors, 'clientIp')} />
+        <div class="toolbar">
+          <button type="submit" class="primary">
+            Check
+          </button>
+          <button type="button" onClick={p.onClose}>
+            Close
+          </button>
+        </div>
+      </form>
+      <ErrorNotice error={error} fields={['url', 'cookie', 'cat', 'streamName', 'clientIp']} />
+      {result && c && (
+        <div id="signed-check-result">
+          <p class={`decision ${result.allowed ? 'allowed' : 'denied'}`} role="status">
+            {result.allowed ? 'Allowed' : 'Denied'}: {result.message}
+            <span class="muted">
+              {' '}
+              (HTTP {result.status}, {result.reason})
+            </span>
+          </p>
+          <p id="signed-check-verified">{c.verified ? `The ${c.format} credential verified.` : `The ${c.format} credential did not verify: ${c.problem ?? ''}`}</p>
+          <table aria-label="Fields of the credential">
+            <thead>
+              <tr>
+                <th scope="col">Field</th>
+                <th scope="col">Value</th>
+                <th scope="col">Checked</th>
+              </tr>
+            </thead>
+            <tbody>
+              {c.fields.map((f, n) => (
+                <tr key={`${f.name}-${n}`} class={f.ok === false ? 'rule-fail' : f.ok ? 'rule-pass' : undefined}>
+                  <td>{f.name}</td>
+                  <td class="mono">{f.value}</td>
+                  <td>{f.check ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {c.signed !== undefined && (
+            <>
+              <h3>What the signature covers</h3>
+              <pre class="mono" id="signed-check-string">
+                {c.signed}
+              </pre>
+            </>
+          )}
+          <h3>Rules</h3>
+          <ul>
+            {result.rules.map((r) => (
+              <li key={r.rule}>
+                {r.rule}: {r.result}
+                {r.detail ? ` — ${r.detail}` : ''}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </section>
+  );
+}
+
 export function IssuersPage() {
   const list = useAsync(() => api.get<Issuer[]>('/api/issuers'), []);
   const [mode, setMode] = useState<'list' | 'new' | 'edit'>('list');
@@ -272,6 +376,7 @@ export function IssuersPage() {
   const [message, setMessage] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [deleting, setDeleting] = useState<Issuer | null>(null);
+  const [checking, setChecking] = useState<Issuer | null>(null);
 
   const saved = (text: string) => {
     setMessage(text);
@@ -326,6 +431,7 @@ export function IssuersPage() {
       <ErrorNotice error={error} />
       {mode === 'new' && <IssuerForm onSaved={(i) => saved(`Issuer ${i.id} created.`)} onCancel={() => setMode('list')} />}
       {mode === 'edit' && selected && <IssuerForm issuer={selected} key={`${selected.id}-${selected.rev}`} onSaved={(i) => saved(`Issuer ${i.id} saved.`)} onCancel={() => setMode('list')} />}
+      {checking && <SignedCheck issuer={checking} key={checking.id} onClose={() => setChecking(null)} />}
       <ErrorNotice error={list.error} />
       <table aria-label="Issuers" aria-busy={list.loading ? 'true' : 'false'}>
         <thead>
@@ -350,12 +456,17 @@ export function IssuersPage() {
               <td>{i.label}</td>
               <td class="mono">{i.issuer ?? 'none'}</td>
               <td class="mono">{i.keyIds.length ? i.keyIds.join(', ') : 'any'}</td>
-              <td>{i.algorithms.join(', ')}</td>
+              <td>{i.type === 'jwt' ? i.algorithms.join(', ') : i.type}</td>
               <td>{keysText(i)}</td>
               <td>{i.policyTokenKind ? `${i.policyTokenId} (${i.policyTokenKind})` : `${i.policyTokenId} (missing: every JWT is refused)`}</td>
               <td>{i.isActive ? 'Active' : 'Disabled'}</td>
               <td>
-                <button type="button" aria-label={`Edit issuer ${i.id}`} onClick={() => {
+                {i.type !== 'jwt' && (
+                  <button type="button" aria-label={`Check a credential of issuer ${i.id}`} onClick={() => setChecking(i)}>
+                    Check
+                  </button>
+                )}
+                <button type="button" aria-label={`Edit issuer ${i.id}`} hidden={i.type !== 'jwt'} onClick={() => {
                   setSelected(i);
                   setMode('edit');
                   setMessage('');

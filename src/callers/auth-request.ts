@@ -1,7 +1,7 @@
 // nginx auth_request, Traefik forwardAuth, Envoy ext_authz (HTTP): the original request arrives
 // as headers (X-Original-URI / X-Forwarded-Uri) or as a path suffix (Envoy path_prefix). Allow is
 // exactly 200 with x-streamgate-* headers for auth_request_set; deny is 401/403 only.
-import type { SignedFacts } from '../contracts/signed.js';
+import type { SignedFacts, SignedPresentation } from '../contracts/signed.js';
 import type { Request } from 'express';
 import RE2 from 're2';
 import { z } from 'zod';
@@ -194,7 +194,7 @@ const read: CallerRoute['read'] = (req, ctx) => {
   };
   if (query === '' && cookie === '' && facts.cat === undefined) return decideWith(req, ctx, query, named, undefined);
   const signed = ctx.signedCredential(facts, named.accountId);
-  const then = (packed: string | undefined) => (packed !== undefined ? decideWith(req, ctx, query, named, undefined, packed) : fromCookie());
+  const then = (packed: SignedPresentation | undefined) => (packed !== undefined ? decideWith(req, ctx, query, named, undefined, packed) : fromCookie());
   return signed instanceof Promise ? signed.then(then) : then(signed);
 };
 
@@ -208,11 +208,11 @@ function decideWith(
   query: string,
   named: Extract<PathReading, { streamName: string }>,
   token: string | undefined,
-  signed?: string,
+  signed?: SignedPresentation,
 ): Outcome | Promise<Outcome> {
   const { streamName, accountId, protocol, action } = named;
   const clientIp = clientAddress(req, ctx.trusted);
-  const presented = token ?? signed;
+  const presented = token ?? signed?.presented;
   // Viewer sessions are for viewers: a publish stays a full decision at every request, and a session
   // resource (a WHIP/WHEP PATCH or DELETE) is checked with its credential without starting one.
   const viewers = action === 'subscribe' && !named.resource ? ctx.viewers : undefined;
@@ -221,7 +221,7 @@ function decideWith(
       access: {
         action,
         token,
-        ...(signed !== undefined ? { signed } : {}),
+        ...(signed !== undefined ? { signed: signed.value } : {}),
         streamName,
         accountId,
         clientIp,

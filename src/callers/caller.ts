@@ -1,6 +1,6 @@
 // The one interface every caller (media server, proxy, generic client of /hooks/*) implements:
 // its routes, the translation of a request into an access request, its answer to a decision.
-import type { SignedFacts } from '../contracts/signed.js';
+import type { SignedFacts, SignedPresentation } from '../contracts/signed.js';
 import type { Request } from 'express';
 import type { z } from 'zod';
 import type { Config } from '../config/schema.js';
@@ -118,11 +118,12 @@ export interface CallerContext {
    */
   issuerCookie(cookieHeader: string, accountId: string | undefined): string | undefined | Promise<string | undefined>;
   /**
-   * The request's signed URL, cookies or CAT packed for the decision (AccessRequest.signed), when
-   * one of the account's active signed-URL issuers (docs/api.md#signed-url-issuers) finds its
-   * format in it; undefined otherwise (or when the store cannot say). The account as issuerCookie's.
+   * The request's signed URL, cookies or CAT packed for the decision (`value`: AccessRequest.signed)
+   * and the credential alone (`presented`: what a viewer session is tied to), when one of the
+   * account's active signed-URL issuers (docs/api.md#signed-url-issuers) finds its format in it;
+   * undefined otherwise (or when the store cannot say). The account as issuerCookie's.
    */
-  signedCredential(facts: SignedFacts, accountId: string | undefined): string | undefined | Promise<string | undefined>;
+  signedCredential(facts: SignedFacts, accountId: string | undefined): SignedPresentation | undefined | Promise<SignedPresentation | undefined>;
   /** Queues a lifecycle signal; never waits. */
   signal(s: LifecycleSignal): void;
   /** A session the registry holds for this caller, or null (also when the store cannot say). */

@@ -86,6 +86,8 @@ export interface Decision {
   selfSigned?: boolean;
   /** The credential was a JWT of this credential issuer (tokenId is its policy token's: docs/api.md#credential-issuers). */
   issuerId?: number;
+  /** The credential was a signed URL, cookie set or CAT of that issuer (docs/api.md#signed-url-issuers), not a JWT. */
+  signedUrl?: boolean;
   /** The token's originCluster (a self-signed token's parent's), when set: the director's pick of cluster (docs/api.md#clusters). */
   originCluster?: string;
   /** Publish token flags the director passes on to media servers. */

@@ -15,3 +15,9 @@ export interface SignedFacts {
   clientIp?: string;
   country?: string;
 }
+
+/** A request's signed credential as the decision takes it: the request packed, and the credential alone. */
+export interface SignedPresentation {
+  value: string;
+  presented: string;
+}

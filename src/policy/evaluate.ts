@@ -402,6 +402,7 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
     }
     if (x.signed) {
       fields.issuerId = x.signed.issuer.id;
+      fields.signedUrl = true;
       const exp = x.signed.grant.exp;
       if (exp !== null && (token.expiresOn === undefined || exp * 1000 < Date.parse(token.expiresOn))) fields.expiresOn = new Date(exp * 1000).toISOString();
     }

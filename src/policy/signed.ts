@@ -30,6 +30,34 @@ export function encodeSigned(accountId: string, f: SignedFacts): string {
 }
 
 export function decodeSigned(v: string): { accountId: string; facts: SignedFacts } | undefined {
+  let d = decoded.get(v);
+  if (d === undefined) {
+    d = decodeOnce(v) ?? null;
+    if (decoded.size >= RECENT_MAX) decoded.clear();
+    decoded.set(v, d);
+  }
+  return d ?? undefined;
+}
+
+/**
+ * What decodeSigned and the memo's digest answered for the values presented lately (a player
+ * presents the same signed URL again and again); emptied when full.
+ */
+const decoded = new Map<string, { accountId: string; facts: SignedFacts } | null>();
+const digests = new Map<string, string>();
+const RECENT_MAX = 10_000;
+
+function digestOf(v: string): string {
+  let d = digests.get(v);
+  if (d === undefined) {
+    d = createHash('sha256').update(v).digest('base64url');
+    if (digests.size >= RECENT_MAX) digests.clear();
+    digests.set(v, d);
+  }
+  return d;
+}
+
+function decodeOnce(v: string): { accountId: string; facts: SignedFacts } | undefined {
   if (!isSignedValue(v)) return undefined;
   try {
     const a = JSON.parse(v.slice(SIGNED_PREFIX.length)) as unknown;
@@ -53,6 +81,53 @@ function cookiesOf(header: string): Map<string, string> {
 
 const hasParam = (query: string, name: string) => query !== '' && rawParams(query).some(([n]) => n === name);
 const hasCookie = (cookie: string, name: string) => cookie.includes(name) && cookiesOf(cookie).has(name);
+
+/** The query parameters and cookies (exact names; a name ending in `*` is a prefix) a format's credential travels in. */
+function namesOf(issuer: IssuerRecord): { params: string[]; cookies: string[] } {
+  const s = issuer.settings;
+  switch (s?.format) {
+    case 'akamai-edgeauth':
+      return { params: s.names, cookies: s.names };
+    case 'cloudfront':
+      return { params: ['Expires', 'Policy', 'Signature', 'Key-Pair-Id', 'Hash-Algorithm'], cookies: ['CloudFront-Expires', 'CloudFront-Policy', 'CloudFront-Signature', 'CloudFront-Key-Pair-Id', 'CloudFront-Hash-Algorithm'] };
+    case 'cat':
+      return { params: [s.queryParam], cookies: [CAT_HEADER] };
+    case 'wowza-securetoken':
+      return { params: [`${s.prefix}*`], cookies: [] };
+    case 'nimble-wmsauth':
+      return { params: [NIMBLE_PARAM], cookies: [] };
+    default:
+      return { params: [], cookies: [] };
+  }
+}
+
+const named = (names: readonly string[], n: string) => names.some((x) => (x.endsWith('*') ? n.startsWith(x.slice(0, -1)) : x.toLowerCase() === n.toLowerCase()));
+
+/**
+ * The request as the account's signed-URL `issuers` read it, packed for the decision (`value`), and
+ * the credential alone (`presented`): the parameters, cookies and header those formats read, without
+ * the path or anything else the request carries (a viewer's session cookie, other cookies). The
+ * viewer session a decision starts is tied to `presented`, so every request of the viewer carrying
+ * the same credential is the same viewer.
+ */
+export function packSigned(accountId: string, issuers: readonly IssuerRecord[], f: SignedFacts): { value: string; presented: string } {
+  const params = issuers.flatMap((i) => namesOf(i).params);
+  const cookieNames = issuers.flatMap((i) => namesOf(i).cookies);
+  const cookie =
+    f.cookie === ''
+      ? ''
+      : [...cookiesOf(f.cookie)]
+          .filter(([n]) => named(cookieNames, n))
+          .map(([n, v]) => `${n}=${v}`)
+          .join('; ');
+  const mine = rawParams(f.query).filter(([n]) => named(params, n));
+  const facts: SignedFacts = { method: f.method, path: f.path, query: f.query, cookie };
+  if (f.cat !== undefined) facts.cat = f.cat;
+  if (f.clientIp !== undefined) facts.clientIp = f.clientIp;
+  if (f.country !== undefined) facts.country = f.country;
+  const presented = `${SIGNED_PREFIX}${JSON.stringify([accountId, mine.map(([n, v]) => `${n}=${v}`).sort(), cookie.split('; ').sort(), f.cat ?? null])}`;
+  return { value: encodeSigned(accountId, facts), presented };
+}
 
 /**
  * Whether the request carries a credential of `issuer`'s format (a cheap look at parameter and
@@ -150,8 +225,9 @@ export class SignedMemo {
     this.entries = new LRUCache({ max: maxEntries });
   }
 
-  private static key(issuer: IssuerRecord, value: string, clientIp: string | undefined, country: string | undefined): string {
-    return `${issuer.id}:${issuer.rev}:${createHash('sha256').update(value).update('\u0000').update(clientIp ?? '').update('\u0000').update(country ?? '').digest('base64url')}`;
+  /** The packed value holds the client address (and a trusted header's country); a looked-up country is added. */
+  private static key(issuer: IssuerRecord, value: string, _clientIp: string | undefined, country: string | undefined): string {
+    return `${issuer.id}:${issuer.rev}:${digestOf(value)}:${country ?? ''}`;
   }
 
   /** The remembered grant, when still within its times at `now` (Unix seconds). */

@@ -305,8 +305,10 @@ export class ViewerSessions {
     this.repeats.set(repeat, sid);
     // An issuer's JWT gets no credential: each request carrying it is decided in full (its issuer's
     // revocations apply at once; the memo of verified JWTs makes that a hash, not a signature), and
-    // is this viewer again (the repeat above), so it starts no second session.
-    if (d.issuerId !== undefined) return undefined;
+    // is this viewer again (the repeat above), so it starts no second session. A signed URL, cookie
+    // set or CAT does get one, as a token does (docs/api.md#signed-url-issuers): its segments would
+    // otherwise each be a full decision, and the credential ends no later than the grant.
+    if (d.issuerId !== undefined && d.signedUrl !== true) return undefined;
     const jwt = d.selfSigned ? jwtRules(presented) : undefined;
     // The country lists the viewer inherits (a publish token's, the account's defaults), as the
     // decision read them: an account entry this instance does not hold counts as having some.
@@ -315,7 +317,9 @@ export class ViewerSessions {
     if (account !== undefined) this.geo.set(record.accountId, fingerprint!);
     // An address or country rule judged this grant: the credential holds only from that address,
     // whatever bindAddress says (a credential never outvotes the token's rules).
-    const ruled = state.ips.length > 0 || (jwt?.ips.length ?? 0) > 0 || state.countries !== undefined || (fingerprint !== undefined && fingerprint !== '');
+    // A signed URL, cookie set or CAT is a grant to one viewer (often bound to its address at the
+    // edge, which the origin may not see): its credential holds only from the address it was decided for.
+    const ruled = state.ips.length > 0 || (jwt?.ips.length ?? 0) > 0 || state.countries !== undefined || (fingerprint !== undefined && fingerprint !== '') || d.signedUrl === true;
     const bind =
       ruled ||
       this.cfg.bindAddress === 'always' ||
@@ -345,6 +349,8 @@ export class ViewerSessions {
       claims.m = jwt.exp;
       claims.e = Math.min(claims.e, jwt.exp);
     }
+    // and a signed credential by its grant's (the decision's expiresOn: the earlier of it and the policy token's)
+    if (d.signedUrl === true && d.expiresOn !== undefined) claims.e = Math.min(claims.e, Math.floor(Date.parse(d.expiresOn) / 1000));
     if (bind && access.clientIp !== undefined) claims.i = access.clientIp;
     // a rule-bound grant to a client without an address: nothing to bind to, no credential
     else if (ruled) return undefined;

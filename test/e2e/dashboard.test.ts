@@ -2,6 +2,7 @@
 // (in process, embedded store) serving the freshly built bundle at /dashboard/. Each test leaves a
 // screenshot in test/e2e/screenshots/ for a person to look at.
 import { describe, it, before, after } from 'node:test';
+import EdgeAuth from 'akamai-edgeauth';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -455,6 +456,33 @@ describe('dashboard in Chromium', () => {
     await eventually(() => text(page.locator('tbody td')), 'No issuers yet.', 'empty again');
     assert.deepEqual((await api('GET', '/api/issuers')).body.data, []);
     assert.ok(!sentRequests.some((r) => r.url.includes(secret)), 'the secret was never in a URL');
+  });
+
+  it("checks a pasted EdgeAuth URL of a signed-URL issuer: each field, the string that was signed, and what failed", async () => {
+    const policy = (await api('POST', '/api/subscribe_token', { label: 'cdn viewers', streams: [{ streamName: 'cam1' }] })).body.data.id as number;
+    const key = '00112233445566778899aabbccddeeff';
+    const created = await api('POST', '/api/issuers', { label: 'akamai', type: 'akamai-edgeauth', policyTokenId: policy, secret: key });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.data.id as number;
+    const now = Math.floor(Date.now() / 1000);
+    // Akamai's SDK signs /hls/cam1/*; the pasted URL has the ACL widened, so its hmac no longer matches
+    const token = new EdgeAuth({ key, startTime: now - 5, endTime: now + 300 }).generateACLToken('/hls/cam1/*');
+    await page.getByRole('link', { name: 'Issuers' }).click();
+    await page.getByRole('button', { name: 'Reload' }).click();
+    await page.getByRole('button', { name: `Check a credential of issuer ${id}` }).click();
+    await page.locator('#signed-check-url').fill(`https://cdn.example.com/hls/cam1/index.m3u8?hdnts=${token.replace('/hls/cam1/*', '/hls/*')}`);
+    await page.locator('#signed-check-stream').fill('cam1');
+    await page.getByRole('button', { name: 'Check', exact: true }).click();
+    await eventually(() => text(page.locator('#signed-check-verified')), 'The akamai-edgeauth credential did not verify: hmac does not match: the key, algorithm, salt or a signed field differs', 'the problem');
+    assert.equal(await text(page.locator('#signed-check-string')), token.slice(0, token.indexOf('~hmac=')).replace('/hls/cam1/*', '/hls/*'));
+    await shot('22-signed-check.png');
+    await page.locator('#signed-check-url').fill(`https://cdn.example.com/hls/cam1/index.m3u8?hdnts=${token}`);
+    await page.getByRole('button', { name: 'Check', exact: true }).click();
+    await eventually(() => text(page.locator('#signed-check-verified')), 'The akamai-edgeauth credential verified.', 'verified');
+    await eventually(() => text(page.locator('#signed-check-result [role=status]')), 'Allowed: Allowed (HTTP 200, allowed)', 'allowed');
+    assert.equal((await api('DELETE', `/api/issuers/${id}`)).status, 200);
+    // the later tests read the newest subscribe token as theirs
+    assert.equal((await api('DELETE', `/api/subscribe_token/${policy}`)).status, 200);
   });
 
   it('shows seeded usage per tracking id as a table and a bar chart', async () => {

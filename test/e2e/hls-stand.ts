@@ -217,8 +217,8 @@ export interface Answer {
   body: Buffer;
 }
 
-/** One GET through nginx, from `from` (a loopback address), with the given Cookie header. */
-export function get(port: number, target: string, opts: { cookie?: string; from?: string } = {}): Promise<Answer> {
+/** One GET through nginx, from `from` (a loopback address), with the given Cookie header and other headers. */
+export function get(port: number, target: string, opts: { cookie?: string; from?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -227,7 +227,7 @@ export function get(port: number, target: string, opts: { cookie?: string; from?
         path: target,
         localAddress: opts.from ?? '127.0.0.1',
         agent: false,
-        headers: opts.cookie !== undefined ? { cookie: opts.cookie } : {},
+        headers: Object.assign({}, opts.headers, opts.cookie !== undefined ? { cookie: opts.cookie } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];
