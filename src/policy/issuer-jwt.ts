@@ -3,7 +3,6 @@
 // through its claim map, and a memo so that a JWT presented again costs no signature check. No I/O:
 // the keys come from an IssuerKeySource (src/enforce/issuer-keys.ts fetches JWKS URLs), the clock is
 // an argument. A verified credential can only narrow its issuer's policy token (credentialProblem).
-import { createHash } from 'node:crypto';
 import RE2 from 're2';
 import { LRUCache } from 'lru-cache';
 import { compactVerify, decodeJwt, decodeProtectedHeader, importJWK, type JWK } from 'jose';
@@ -11,6 +10,7 @@ import { ISSUER_ALGORITHMS, isHmac, selectorKey, type IssuerRecord, type JwtSele
 import { MAX_NAME, ipRuleProblem, patternCostProblem, wellFormed } from '../domain/matchers.js';
 import { type Action, mediamtxAction } from '../contracts/decision.js';
 import { ipInRanges, parseCidrs } from './rules.js';
+import { digestOf } from './digests.js';
 import { MAX_JWT_LENGTH, looksLikeJwt } from './self-signed.js';
 
 /** A key id is compared, never used as a path or a URL; the bound keeps hostile ones out of logs and maps. */
@@ -539,22 +539,6 @@ export function credentialProblem(cred: IssuerCredential, issuer: Pick<IssuerRec
  * so does the check that the public key that verified it is still one of the issuer's keys (a key
  * dropped from its JWKS ends the JWTs it verified at the set's next refresh).
  */
-/**
- * A JWT value's SHA-256, for the values presented lately: a viewer or a media server presents the
- * same JWT on every request. Emptied when full (a Map: a hit costs no LRU bookkeeping).
- */
-const digests = new Map<string, string>();
-const DIGESTS_MAX = 10_000;
-function digestOf(value: string): string {
-  let d = digests.get(value);
-  if (d === undefined) {
-    d = createHash('sha256').update(value).digest('base64url');
-    if (digests.size >= DIGESTS_MAX) digests.clear();
-    digests.set(value, d);
-  }
-  return d;
-}
-
 export class IssuerJwtMemo {
   private readonly entries: LRUCache<string, { cred: IssuerCredential; key: JWK | null }>;
 

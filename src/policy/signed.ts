@@ -2,7 +2,7 @@
 // (docs/api.md#signed-url-issuers): which issuer's format the request carries, and its verification
 // with that issuer's settings and keys. The request travels to the credential resolver as one value
 // (encodeSigned): what a verifier reads of it, and nothing else.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Tag } from 'cbor-x';
 import ipaddr from 'ipaddr.js';
 import { parse as parseCookie } from 'cookie';
@@ -15,6 +15,7 @@ import { CAT_HEADER, type CatKey, findCat, signCat, verifyCat } from './signed-c
 import { signWowza, verifyWowza } from './signed-wowza.js';
 import { findNimble, NIMBLE_PARAM, signNimble, verifyNimble } from './signed-nimble.js';
 import { issuerKeys } from './signed-keys.js';
+import { digestOf } from './digests.js';
 
 import type { SignedFacts } from '../contracts/signed.js';
 
@@ -39,23 +40,9 @@ export function decodeSigned(v: string): { accountId: string; facts: SignedFacts
   return d ?? undefined;
 }
 
-/**
- * What decodeSigned and the memo's digest answered for the values presented lately (a player
- * presents the same signed URL again and again); emptied when full.
- */
+/** What decodeSigned answered for the values presented lately (a player presents the same signed URL again and again); emptied when full. */
 const decoded = new Map<string, { accountId: string; facts: SignedFacts } | null>();
-const digests = new Map<string, string>();
 const RECENT_MAX = 10_000;
-
-function digestOf(v: string): string {
-  let d = digests.get(v);
-  if (d === undefined) {
-    d = createHash('sha256').update(v).digest('base64url');
-    if (digests.size >= RECENT_MAX) digests.clear();
-    digests.set(v, d);
-  }
-  return d;
-}
 
 function decodeOnce(v: string): { accountId: string; facts: SignedFacts } | undefined {
   if (!isSignedValue(v)) return undefined;

@@ -1,6 +1,7 @@
 // A SQLite file written before accounts had viewer country defaults and before the securing index
 // held country-list tokens (and disabled ones): opening it brings both up to date, once, and keeps
 // its data.
+import { newIssuer } from '../helpers/issuers.js';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -123,26 +124,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'sg-migrate-')), 'db');
     const first = new SqliteStore({ file, synchronous: 'NORMAL' });
     await first.createAccount({ id: 'ACC005', name: 'e', createdOn: new Date().toISOString(), secureViewer: false });
-    const fields = {
-      label: 'idp',
-      type: 'jwt' as const,
-      isActive: true,
-      policyTokenId: 1,
-      issuer: 'https://idp.example.com/',
-      keyIds: ['k1'],
-      audience: [],
-      algorithms: ['ES256' as const],
-      jwks: null,
-      jwksUrl: 'https://idp.example.com/jwks.json',
-      secret: null,
-      clockSkewSeconds: 0,
-      maxLifetimeSeconds: null,
-      claims: { stream: 'sub' },
-      cookieName: null,
-      revoked: { jti: [], sub: [], kid: [] },
-      settings: null,
-      signingKey: null,
-    };
+    const fields = newIssuer({ policyTokenId: 1, issuer: 'https://idp.example.com/', keyIds: ['k1'], algorithms: ['ES256'], jwksUrl: 'https://idp.example.com/jwks.json' });
     const made = await first.createIssuer('ACC005', fields);
     await first.close();
 
