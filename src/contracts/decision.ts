@@ -88,6 +88,11 @@ export interface Decision {
   issuerId?: number;
   /** The credential was a signed URL, cookie set or CAT of that issuer (docs/api.md#signed-url-issuers), not a JWT. */
   signedUrl?: boolean;
+  /**
+   * That credential must come with every request: it signs one object or restricts what a viewer
+   * session cannot carry (methods, a query), or it may be used once. No session credential stands for it.
+   */
+  signedEach?: boolean;
   /** The token's originCluster (a self-signed token's parent's), when set: the director's pick of cluster (docs/api.md#clusters). */
   originCluster?: string;
   /** Publish token flags the director passes on to media servers. */

@@ -88,6 +88,9 @@ export interface Evaluation {
   bind?: { token: TokenRecord; address: string };
 }
 
+/** The largest Unix second a Date holds (8.64e15 ms). */
+const MAX_DATE_S = 8_640_000_000_000;
+
 /** JWT clock tolerance (seconds) for exp, nbf and iat. */
 export const CLOCK_TOLERANCE_S = 30;
 
@@ -222,7 +225,7 @@ function notExpired(x: Input): Outcome {
   if (x.signed) {
     if (x.ctx.explain === false) return pass();
     const exp = x.signed.grant.exp;
-    return pass(exp === null ? 'the credential carries no expiry: the policy token bounds it' : `the credential expires at ${new Date(exp * 1000).toISOString()}`);
+    return pass(exp === null || exp >= MAX_DATE_S ? 'the credential carries no expiry a date can hold: the policy token bounds it' : `the credential expires at ${new Date(exp * 1000).toISOString()}`);
   }
   if (x.jwt && x.jwt.exp! + CLOCK_TOLERANCE_S <= x.ctx.now / 1000) {
     return fail(`the self-signed token expired at ${new Date(x.jwt.exp! * 1000).toISOString()}`);
@@ -403,8 +406,10 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
     if (x.signed) {
       fields.issuerId = x.signed.issuer.id;
       fields.signedUrl = true;
+      if (x.signed.grant.narrow === true || x.signed.grant.replay === 'prohibited') fields.signedEach = true;
+      // (an exp past what a Date holds bounds nothing a Date can say)
       const exp = x.signed.grant.exp;
-      if (exp !== null && (token.expiresOn === undefined || exp * 1000 < Date.parse(token.expiresOn))) fields.expiresOn = new Date(exp * 1000).toISOString();
+      if (exp !== null && exp < MAX_DATE_S && (token.expiresOn === undefined || exp * 1000 < Date.parse(token.expiresOn))) fields.expiresOn = new Date(exp * 1000).toISOString();
     }
     if (token.originCluster) fields.originCluster = token.originCluster;
     if (hasLimits(token)) fields.limits = { maxConcurrent: token.maxConcurrentSessions, maxUses: token.maxUses };

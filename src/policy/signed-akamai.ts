@@ -85,19 +85,17 @@ export function verifyEdgeAuth(token: string, req: SignedRequest, s: EdgeAuthSet
   const signed = `${signedPart}${url !== undefined ? `${d}url=${url}` : ''}${s.salt ? `${d}salt=${s.salt}` : ''}`;
   const keys = [s.key, ...(s.transitionKey ? [s.transitionKey] : [])];
   const matched = keys.findIndex((k) => sameText(hmacHex(s.algorithm, k, signed), hmac));
-  // what the explanation shows: the salt is configuration kept as a secret
-  const shown = s.salt ? `${signed.slice(0, signed.length - s.salt.length)}<salt>` : signed;
   fields.push({ name: 'signature', value: `HMAC-${s.algorithm.toUpperCase()} over the signed string`, check: matched < 0 ? 'does not match' : matched === 0 ? 'matches the key' : 'matches the transition key', ok: matched >= 0 });
-  if (matched < 0) return refuse('hmac does not match: the key, algorithm, salt or a signed field differs', fields, shown);
+  if (matched < 0) return refuse('hmac does not match: the key, algorithm, salt or a signed field differs', fields, signed);
 
   const time = timeProblem(now, s.clockSkewSeconds, exp, st, fields);
-  if (time) return refuse(time.problem, fields, shown, time.expired);
+  if (time) return refuse(time.problem, fields, signed, time.expired);
 
   if (acl !== undefined) {
     const list = acl.split(s.aclDelimiter);
     const hit = list.find((p) => wildcardMatch(p, req.path));
     fields.push({ name: 'path', value: req.path, check: hit !== undefined ? `matches acl ${hit}` : `matches no acl entry (${list.join(' ')})`, ok: hit !== undefined });
-    if (hit === undefined) return outside('path', `path ${req.path} is outside the signed acl`, fields, shown);
+    if (hit === undefined) return outside('path', `path ${req.path} is outside the signed acl`, fields, signed);
   } else fields.push({ name: 'path', value: req.path, check: 'signed as the url (a URL token)', ok: true });
 
   const ip = values.get('ip');
@@ -105,10 +103,12 @@ export function verifyEdgeAuth(token: string, req: SignedRequest, s: EdgeAuthSet
     const want = s.escapeEarly ? decodeLoose(ip) : ip;
     const ok = req.clientIp !== undefined && addressMatches(req.clientIp, want);
     fields.push({ name: 'address', value: req.clientIp ?? 'unknown', check: ok ? `is ip ${want}` : `is not ip ${want}`, ok });
-    if (!ok) return outside('address', req.clientIp === undefined ? `the token is bound to ip ${want} and the client address is unknown` : `address ${req.clientIp} is not the token's ip ${want}`, fields, shown);
+    if (!ok) return outside('address', req.clientIp === undefined ? `the token is bound to ip ${want} and the client address is unknown` : `address ${req.clientIp} is not the token's ip ${want}`, fields, signed);
   }
   const id = values.get('id');
-  return { ok: true, grant: { format: 'akamai-edgeauth', exp, ...(st !== undefined ? { nbf: st } : {}), ...(id !== undefined ? { id } : {}), scope: acl !== undefined ? `acl ${acl}` : `url ${req.path}` }, fields, signed: shown };
+  // a URL token, or an ACL without a wildcard, grants one object
+  const narrow = acl === undefined || !/[*?]/.test(acl);
+  return { ok: true, grant: { format: 'akamai-edgeauth', exp, ...(st !== undefined ? { nbf: st } : {}), ...(id !== undefined ? { id } : {}), scope: acl !== undefined ? `acl ${acl}` : `url ${req.path}`, ...(narrow ? { narrow } : {}) }, fields, signed };
 }
 
 export interface EdgeAuthGrantInput {

@@ -362,11 +362,27 @@ export function verifyCat(token: string, req: SignedRequest, s: CatSettings, now
       keyId: key.kid,
       ...(cti !== undefined ? { id: cti.toString('hex') } : typeof sub === 'string' ? { id: sub } : {}),
       scope: catu !== undefined ? 'catu' : 'any URI',
+      ...(catNarrow(catu, catm) ? { narrow: true } : {}),
       ...(replay === 1 ? { replay: 'prohibited' as const } : replay === 2 ? { replay: 'detect' as const } : {}),
     },
     fields,
     signed,
   };
+}
+
+/**
+ * Whether a CAT restricts what a stream-wide viewer session cannot carry: methods (catm), the query,
+ * or one object (an exact path or filename match), so each request must present it.
+ */
+function catNarrow(catu: unknown, catm: unknown): boolean {
+  if (catm !== undefined) return true;
+  if (!(catu instanceof Map)) return false;
+  if (catu.has(4)) return true;
+  for (const part of [3, 6]) {
+    const m = catu.get(part);
+    if (m instanceof Map && m.has(0)) return true;
+  }
+  return false;
 }
 
 // ---- issuing --------------------------------------------------------------------------------

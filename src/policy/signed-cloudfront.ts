@@ -185,7 +185,15 @@ export function verifyCloudFront(p: Presented, req: SignedRequest, s: CloudFront
   }
   return {
     ok: true,
-    grant: { format: 'cloudfront', exp: custom.lessThan, ...(custom.greaterThan !== undefined ? { nbf: custom.greaterThan } : {}), keyId: p.keyPairId, scope: `resource ${custom.resource ?? '(every object)'}` },
+    grant: {
+      format: 'cloudfront',
+      exp: custom.lessThan,
+      ...(custom.greaterThan !== undefined ? { nbf: custom.greaterThan } : {}),
+      keyId: p.keyPairId,
+      scope: `resource ${custom.resource ?? '(every object)'}`,
+      // a canned policy, or a resource without a wildcard, grants one object
+      ...(custom.resource !== undefined && !/[*?]/.test(custom.resource) ? { narrow: true } : {}),
+    },
     fields,
     signed: policyText,
   };

@@ -46,6 +46,11 @@ export interface SignedGrant {
   scope: string;
   /** CTA-5007 catreplay: 1 prohibited (admitted once), 2 reuse detected (counted). */
   replay?: 'prohibited' | 'detect';
+  /**
+   * It grants one object, or restricts what a stream-wide viewer session cannot carry (a method, a
+   * query): each request must present it, and no session credential stands for it.
+   */
+  narrow?: boolean;
 }
 
 /** The answer of a verifier: a grant, or a problem; both with the fields and the string that was signed. */

@@ -69,6 +69,9 @@ export function verifyNimble(sign: string, req: SignedRequest, s: NimbleSettings
   if (!/^\d{1,6}$/.test(N) || Number(N) < 1) return refuse('validminutes is not a positive whole number', fields);
   if (Number(N) > s.maxValidMinutes) return refuse(`validminutes ${N} is more than this issuer's ${s.maxValidMinutes}`, fields);
   const id = parts.get('id');
+  // The hashed text is a plain concatenation (address, then id): an id that begins with an address
+  // could carry an address-bound signature's address with the binding dropped. Refused.
+  if (id !== undefined && /^(?:\d{1,3}\.){3}\d{1,3}|^[0-9a-fA-F]{0,4}:[0-9a-fA-F:.]*:/.test(id)) return refuse('id begins with an address: it could stand for an address binding', fields);
   const checkip = parts.get('checkip');
   if (checkip !== undefined && checkip !== 'true') return refuse('checkip is not true', fields);
   const strmLen = parts.get('strm_len');

@@ -49,8 +49,10 @@ export function verifyWowza(req: SignedRequest, s: WowzaSettings, now: number): 
     .filter(([n]) => n.startsWith(s.prefix))
     .map(([n, v]): [string, string] => [n, decodeLoose(v)]);
   const seen = new Set<string>();
-  for (const [n] of mine) {
+  for (const [n, v] of mine) {
     if (seen.has(n)) return refuse(`parameter ${n} appears more than once`);
+    // the hashed string joins name=value items with &: an encoded = or & would let one parameter stand for two
+    if (/[=&]/.test(n) || v.includes('&')) return refuse(`parameter ${n.slice(0, 64)} holds an encoded = or &`);
     seen.add(n);
   }
   const hash = mine.find(([n]) => n === `${s.prefix}hash`)?.[1];

@@ -34,6 +34,8 @@ export function decodeSigned(v: string): { accountId: string; facts: SignedFacts
   let d = decoded.get(v);
   if (d === undefined) {
     d = decodeOnce(v) ?? null;
+    // a long value (a request with a long query or many cookies) is decoded each time, never kept
+    if (v.length > 4096) return d ?? undefined;
     if (decoded.size >= RECENT_MAX) decoded.clear();
     decoded.set(v, d);
   }

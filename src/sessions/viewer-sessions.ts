@@ -309,6 +309,7 @@ export class ViewerSessions {
     // set or CAT does get one, as a token does (docs/api.md#signed-url-issuers): its segments would
     // otherwise each be a full decision, and the credential ends no later than the grant.
     if (d.issuerId !== undefined && d.signedUrl !== true) return undefined;
+    if (d.signedEach === true) return undefined;
     const jwt = d.selfSigned ? jwtRules(presented) : undefined;
     // The country lists the viewer inherits (a publish token's, the account's defaults), as the
     // decision read them: an account entry this instance does not hold counts as having some.
@@ -349,8 +350,13 @@ export class ViewerSessions {
       claims.m = jwt.exp;
       claims.e = Math.min(claims.e, jwt.exp);
     }
-    // and a signed credential by its grant's (the decision's expiresOn: the earlier of it and the policy token's)
-    if (d.signedUrl === true && d.expiresOn !== undefined) claims.e = Math.min(claims.e, Math.floor(Date.parse(d.expiresOn) / 1000));
+    // A signed credential's is never refreshed: it ends within sessions.http.credentialSeconds and by
+    // the grant's expiry (the decision's expiresOn), and the next request presenting the signed
+    // credential is decided in full again, so the issuer's revocations reach the viewer by then.
+    if (d.signedUrl === true) {
+      if (d.expiresOn !== undefined) claims.e = Math.min(claims.e, Math.floor(Date.parse(d.expiresOn) / 1000));
+      claims.m = claims.e;
+    }
     if (bind && access.clientIp !== undefined) claims.i = access.clientIp;
     // a rule-bound grant to a client without an address: nothing to bind to, no credential
     else if (ruled) return undefined;

@@ -57,6 +57,9 @@ describe('akamai-edgeauth', () => {
       assert.equal(problemOf(r), 'ok', `${token}: ${problemOf(r)}`);
       assert.equal(r.ok && r.grant.exp, 1700003600);
     }
+    // a URL token grants one object: no viewer session stands for it
+    const url = verifyEdgeAuth(cases[5]![1], request('/vod/movie/master.m3u8'), settings(), NOW);
+    assert.equal(url.ok && url.grant.narrow, true);
     const a4 = verifyEdgeAuth(cases[3]![1], request('/live/stream2/ab.ts', { ip: '203.0.113.7' }), settings(), NOW);
     assert.deepEqual(a4.ok && a4.grant, { format: 'akamai-edgeauth', exp: 1700003600, id: 'sess-42', scope: 'acl /live/stream1/*!/live/stream2/??.ts' });
   });
@@ -239,7 +242,7 @@ describe('cat', () => {
     assert.equal(check(h('/live/stream1/index.m3u8'), settings({ issuer: 'someone-else' })), 'iss is not someone-else');
     assert.match(check(h('/live/stream1/index.m3u8'), settings(), 1893456000), /^expired at 1893456000/);
     const r = verifyCat(T1, h('/live/stream1/index.m3u8'), settings(), NOW);
-    assert.deepEqual(r.ok && r.grant, { format: 'cat', exp: 1893456000, nbf: 1700000000, keyId: 'Symmetric256', id: '0102030405060708', scope: 'catu' });
+    assert.deepEqual(r.ok && r.grant, { format: 'cat', exp: 1893456000, nbf: 1700000000, keyId: 'Symmetric256', id: '0102030405060708', scope: 'catu', narrow: true });
   });
 
   it("RFC 8392's MACed example (alg 4, a 64-bit tag) verifies and is refused as expired", () => {
@@ -353,6 +356,9 @@ describe('wowza-securetoken', () => {
     assert.equal(problemOf(verifyWowza(request(`/live/_definst_/cam1/playlist.m3u8?${noEnd.map(([k, v]) => `${k}=${v}`).join('&')}`), settings(), NOW)), 'wowzatokenendtime is missing (this issuer requires an expiry)');
     assert.equal(problemOf(verifyWowza(request(`/live/x/y.m3u8?${q}&wowzatokenendtime=1`), settings(), NOW)), 'parameter wowzatokenendtime appears more than once');
     assert.equal(problemOf(verifyWowza(request('/live/x/y.m3u8?wowzatokenendtime=1'), settings(), NOW)), 'parameter wowzatokenhash is missing');
+    // an encoded = or & would merge two signed parameters into one (dropping endtime): refused
+    const merged = q.replace('wowzatokenstarttime=1700000000&wowzatokenendtime=1700003600', 'wowzatokenendtime%3D1700003600%26wowzatokenstarttime=1700000000');
+    assert.equal(problemOf(verifyWowza(request(`/live/_definst_/cam1/playlist.m3u8?${merged}`), settings({ requireEndTime: false }), NOW)), 'parameter wowzatokenendtime=1700003600&wowzatokenstarttime holds an encoded = or &');
   });
 });
 
@@ -403,6 +409,10 @@ describe('nimble-wmsauth', () => {
     assert.equal(at('evil=1'), 'the signature holds "evil", not a WMSAuth field');
     assert.equal(at('server_time=11/14/2023 10:13:20 PM&hash_value=x&validminutes=20&strm_len=99'), 'strm_len 99 is longer than the path live/stream/a.m3u8');
     assert.equal(check(request('/a?wmsAuthSign=not_base64!')), 'wmsAuthSign is not standard base64');
+    // an address-bound signature re-encoded with the address as its id: the hashed text is the same, refused
+    const bound = Buffer.from(signNimble({ issued: NOW - 10, validMinutes: 20, ip: '203.0.113.7', stream: 'live/stream' }, 'defaultpassword'), 'base64').toString('latin1');
+    const spoofed = Buffer.from(`${bound}&id=203.0.113.7`, 'latin1').toString('base64');
+    assert.equal(check(request(`/live/stream/a.ts?wmsAuthSign=${spoofed}`, { ip: '198.51.100.1' })), 'id begins with an address: it could stand for an address binding');
     assert.equal(check(request('/a?wmsAuthSign=a&wmsAuthSign=b')), 'parameter wmsAuthSign appears more than once');
   });
 });

@@ -288,7 +288,7 @@ const issuerCheckOut = checkOut.extend({
       verified: z.boolean(),
       problem: z.string().optional(),
       fields: z.array(z.object({ name: z.string(), value: z.string(), check: z.string().optional(), ok: z.boolean().optional() })),
-      signed: z.string().optional().meta({ description: 'what was signed (keys, secrets and salts masked): compare it with what your signer signs' }),
+      signed: z.string().optional().meta({ description: 'what was signed (keys and secrets masked): compare it with what your signer signs' }),
     })
     .optional(),
 });
