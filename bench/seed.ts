@@ -103,6 +103,8 @@ export async function seedIssuerCase(env: Record<string, string>): Promise<Issue
       revoked: { jti: [], sub: [], kid: [] },
       settings: null,
       signingKey: null,
+      secretFrom: null,
+      signingKeyFrom: null,
     });
     const jwt = await new SignJWT({ sub: 'cam1' }).setProtectedHeader({ alg: 'ES256', kid }).setIssuer(iss).setIssuedAt().setExpirationTime('12h').sign(privateKey);
     return { jwt, policyTokenId: policy.id };

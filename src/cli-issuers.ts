@@ -181,8 +181,10 @@ function keysText(v: IssuerView): string {
   if (v.jwks !== null) parts.push(`${v.jwks.keys.length} inline key${v.jwks.keys.length === 1 ? '' : 's'}`);
   if (v.jwksUrl !== null) parts.push(printable(v.jwksUrl));
   if (v.hasSecret) parts.push('a secret');
+  if (v.secretFrom !== null) parts.push(`the secret from ${printable(v.secretFrom)}`);
   if (v.settings !== null && 'publicKeys' in v.settings && v.settings.publicKeys.length > 0) parts.push(`${v.settings.publicKeys.length} public key${v.settings.publicKeys.length === 1 ? '' : 's'}`);
   if (v.hasSigningKey) parts.push('a signing key');
+  if (v.signingKeyFrom !== null) parts.push(`the signing key from ${printable(v.signingKeyFrom)}`);
   return parts.join(', ') || 'none';
 }
 

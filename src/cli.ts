@@ -23,6 +23,7 @@ import { signSubscribeJwt, SELF_SIGNED_ALGS, type SelfSignedAlg } from './policy
 import { TOKEN_VERBS, UsageError, runTokenCommand, tokenCommand, type StreamArg, type TokenVerb } from './cli-tokens.js';
 import { ISSUER_VERBS, issuerCommand, runIssuerCommand, type IssuerVerb } from './cli-issuers.js';
 import { IssuerService, issuerLimits } from './management/issuers.js';
+import { KeySources } from './enforce/key-sources.js';
 
 export const USAGE = `usage:
   streamgate serve [--config <file>]
@@ -220,7 +221,7 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
     }
     if (issuersCommand) {
       await store.upgrade?.();
-      return await runIssuerCommand(issuersCommand, { accounts, issuers: new IssuerService(store, issuerLimits(config)), out: io.out }, io.err);
+      return await runIssuerCommand(issuersCommand, { accounts, issuers: new IssuerService(store, issuerLimits(config), Date.now, new KeySources({ keyDir: config.issuers.keyDir, keyEnvPrefix: config.issuers.keyEnvPrefix, keyReloadSeconds: config.issuers.keyReloadSeconds, env })), out: io.out }, io.err);
     }
     if (command === 'keys rotate' || command === 'keys rotate director') {
       const r = await KeyRing.rotate(store);

@@ -28,6 +28,8 @@ import { ViewerSessions } from './sessions/viewer-sessions.js';
 import { CredentialKeys } from './sessions/credential-keys.js';
 import { Cutter } from './sessions/drivers/cutter.js';
 import { IssuerKeys } from './enforce/issuer-keys.js';
+import { KeySources } from './enforce/key-sources.js';
+import type { IssuerRecord } from './domain/issuers.js';
 import { copyWith } from './domain/objects.js';
 import { SignedMemo } from './policy/signed.js';
 import { IssuerJwtMemo } from './policy/issuer-jwt.js';
@@ -190,12 +192,17 @@ export async function createServices(
   sessions.start();
   // The admission pipeline: every decision, and the sessions admissions start (docs/architecture.md#the-decision-flow).
   // Credential issuers' JWTs (docs/api.md#credential-issuers): their JWKS URLs fetched through the SSRF guard, verified JWTs remembered.
-  const { memoEntries, maxPerAccount: _max, ...keyOptions } = config.issuers;
+  const { memoEntries, maxPerAccount: _max, keyDir, keyEnvPrefix, keyReloadSeconds, ...keyOptions } = config.issuers;
   const issuerKeys = new IssuerKeys(copyWith(keyOptions, { now }));
   const issuers = { keys: issuerKeys, memo: new IssuerJwtMemo(memoEntries) };
   // Signed URLs, cookies and CATs (docs/api.md#signed-url-issuers): verified grants remembered; a CAT admitted once through the store's marks.
+  // Keys read from files or the environment: a key that changed forgets what the old one verified.
+  const keySources = new KeySources({ keyDir, keyEnvPrefix, keyReloadSeconds, now });
+  const signedMemo = new SignedMemo(memoEntries);
+  keySources.onChange(() => signedMemo.clear());
   const signed = {
-    memo: new SignedMemo(memoEntries),
+    memo: signedMemo,
+    keyed: (i: IssuerRecord) => keySources.resolve(i),
     useOnce: async (accountId: string, name: string, ttlMs: number) => (await store.swapMark(accountId, name, '1', ttlMs, 'absent')) === null,
   };
   const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, { now, defaultAccountId, sessions, issuers, signed });
@@ -259,7 +266,7 @@ export async function createServices(
     sessions,
     viewers,
     webhooks,
-    issuers: new IssuerService(store, issuerLimits(config), now),
+    issuers: new IssuerService(store, issuerLimits(config), now, keySources),
     dispatcher,
     usage,
     patterns,

@@ -55,6 +55,8 @@ export interface SignedVerification {
    * one caller (a CAT whose catreplay prohibits reuse is admitted once).
    */
   useOnce(accountId: string, name: string, ttlMs: number): Promise<boolean>;
+  /** The issuer with the keys its key references name (src/enforce/key-sources.ts); absent: records hold their keys. */
+  keyed?(issuer: IssuerRecord): IssuerRecord | Promise<IssuerRecord>;
 }
 
 /** What the resolvers read: the token and issuer lookups, and (absent: none accepted) issuer JWT and signed-URL verification. */
@@ -232,7 +234,9 @@ async function signedCredential(value: string, reading: Reading, src: Credential
   for (const issuer of candidates) {
     let grant = v.memo.get(issuer, value, ip, country, now);
     if (grant === undefined) {
-      const r = verifySigned(issuer, req, now);
+      const k = v.keyed?.(issuer) ?? issuer;
+      if (k instanceof Promise && cacheOnly) return undefined;
+      const r = verifySigned(k instanceof Promise ? await k : k, req, now);
       if (!r.ok) {
         const reason = r.expired ? 'signature_expired' : r.outside !== undefined ? OUTSIDE[r.outside] : 'signature_invalid';
         refusal ??= { cred: { type: 'invalid', detail: `issuer ${issuer.id}: ${r.problem}`, reason }, verified: true, ver: 0 };

@@ -296,6 +296,13 @@ export const configSchema = z.strictObject({
     jwksRefetchCooldownSeconds: z.number().int().min(1),
     memoEntries: z.number().int().min(1),
     maxPerAccount: z.number().int().min(1).max(1000),
+    // Keys a signed-URL issuer reads from outside the store (docs/api.md#keys-from-files-and-the-environment).
+    keyDir: z.string(),
+    keyEnvPrefix: z
+      .string()
+      .regex(/^[A-Za-z0-9_]*$/, 'letters, digits and _')
+      .refine((v) => !v.toUpperCase().startsWith('STREAMGATE_'), 'must not start with STREAMGATE_ (those variables are settings, and an unknown one stops start-up)'),
+    keyReloadSeconds: z.number().int().min(1).max(86400),
   }),
   analytics: z.strictObject({
     mediamtx: z.strictObject({ apiUrl: z.string(), intervalMs: z.number().int().min(100) }),

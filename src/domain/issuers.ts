@@ -143,6 +143,10 @@ export interface IssuerRecord {
   settings: SignedSettings | null;
   /** A private key (PEM) /sign signs with, CloudFront's or CAT's ES256; never answered. */
   signingKey: string | null;
+  /** Where the secret is read from instead of `secret` (a key reference: `env:NAME`, `file:name`); null: `secret`. */
+  secretFrom: string | null;
+  /** Where the private key is read from instead of `signingKey` (a key reference); null: `signingKey`. */
+  signingKeyFrom: string | null;
   addedOn: string;
   updatedOn: string;
   rev: number;
@@ -186,4 +190,32 @@ export function overlapping(a: Pick<IssuerRecord, 'issuer' | 'keyIds'> & Partial
   if (a.issuer !== b.issuer) return false;
   if (a.keyIds.length === 0 || b.keyIds.length === 0) return true;
   return a.keyIds.some((k) => b.keyIds.includes(k));
+}
+
+/** A key reference (docs/api.md#keys-from-files-and-the-environment): an environment variable's or a key file's name. */
+export interface KeyRef {
+  source: 'env' | 'file';
+  name: string;
+}
+
+const ENV_NAME = /^[A-Za-z0-9_]{1,100}$/;
+/** A file name in the account's key directory: no separator, not hidden, so it names nothing outside it. */
+const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$/;
+
+/** What is wrong with a key reference's syntax, or null. */
+export function keyRefProblem(ref: string): string | null {
+  const colon = ref.indexOf(':');
+  const source = ref.slice(0, colon);
+  const name = ref.slice(colon + 1);
+  if (colon < 0 || (source !== 'env' && source !== 'file')) return 'a key reference is env:NAME or file:name';
+  if (source === 'env' && !ENV_NAME.test(name)) return 'env:NAME takes letters, digits and _ (at most 100)';
+  if (source === 'file' && !FILE_NAME.test(name)) return 'file:name takes a file name of letters, digits, _, - and . (not first), at most 100, no directory';
+  return null;
+}
+
+/** The reference `ref` names, or undefined when its syntax is wrong (keyRefProblem says why). */
+export function parseKeyRef(ref: string): KeyRef | undefined {
+  if (keyRefProblem(ref) !== null) return undefined;
+  const colon = ref.indexOf(':');
+  return { source: ref.slice(0, colon) as KeyRef['source'], name: ref.slice(colon + 1) };
 }

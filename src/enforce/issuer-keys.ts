@@ -21,7 +21,7 @@ import type { Config } from '../config/schema.js';
  * The key source's settings: config `issuers` as loaded (its defaults and bounds in
  * src/config/schema.ts; jwksCaFile '' trusts no extra CA), and for tests a clock and a fetch.
  */
-export type IssuerKeysOptions = Omit<Config['issuers'], 'memoEntries' | 'maxPerAccount' | 'jwksCaFile'> & {
+export type IssuerKeysOptions = Omit<Config['issuers'], 'memoEntries' | 'maxPerAccount' | 'jwksCaFile' | 'keyDir' | 'keyEnvPrefix' | 'keyReloadSeconds'> & {
   jwksCaFile?: string;
   /** Milliseconds since the epoch (default Date.now). */
   now?: () => number;

@@ -13,6 +13,7 @@ import { jwksUrlProblem } from '../enforce/issuer-keys.js';
 import { signedKeysProblem } from '../policy/signed-keys.js';
 import { signFor, signedRequest, SignProblem, verifySigned, type SignedFacts, type SignInput, type SignOutput } from '../policy/signed.js';
 import type { SignedResult } from '../policy/signed-common.js';
+import type { KeySources } from '../enforce/key-sources.js';
 
 /** The entries of a claim map, in the order the docs list them. */
 export const CLAIM_ENTRIES = ['stream', 'permissions', 'action', 'canPublish', 'canSubscribe', 'address', 'viewerId'] as const satisfies ReadonlyArray<keyof IssuerClaimMap>;
@@ -53,6 +54,10 @@ export interface IssuerInput {
   /** A signed-URL issuer's settings: the fields given (the request schema checked them for `type`); absent ones keep their value or default. */
   settings?: Record<string, unknown>;
   signingKey?: string | null;
+  /** A key reference the secret is read from instead (docs/api.md#keys-from-files-and-the-environment); replaces a stored secret. */
+  secretFrom?: string | null;
+  /** A key reference the private key is read from instead; replaces a stored signingKey. */
+  signingKeyFrom?: string | null;
 }
 
 /** What a create must name; the rest has defaults (docs/api.md#managing-issuers). A JWT issuer must also name `issuer` and `algorithms`. */
@@ -114,6 +119,8 @@ export function issuerView(i: IssuerRecord, policyTokenKind: TokenKind | null): 
     cookieName: i.cookieName,
     revoked: i.revoked,
     settings: i.settings,
+    secretFrom: i.secretFrom,
+    signingKeyFrom: i.signingKeyFrom,
     addedOn: i.addedOn,
     updatedOn: i.updatedOn,
     rev: i.rev,
@@ -178,7 +185,28 @@ export class IssuerService {
     private readonly store: Store,
     private readonly limits: IssuerLimits,
     private readonly now: () => number = Date.now,
+    /** Where key references are read (docs/api.md#keys-from-files-and-the-environment); without, a reference is refused. */
+    private readonly keys?: KeySources,
   ) {}
+
+  /** The record with the keys its references name read (the stored record when it names none). */
+  private async keyed(i: IssuerRecord): Promise<IssuerRecord> {
+    return this.keys === undefined ? i : await this.keys.resolve(i);
+  }
+
+  /** The key a reference names, read now, or adds the field's problem (the reference's, never the key's). */
+  private async referenced(accountId: string, field: string, ref: string, errors: FieldErrorList): Promise<string | null> {
+    if (this.keys === undefined) {
+      errors.add(field, 'key references are not read here: give the key itself');
+      return null;
+    }
+    const r = await this.keys.read(accountId, ref);
+    if ('problem' in r) {
+      errors.add(field, r.problem);
+      return null;
+    }
+    return r.value;
+  }
 
   /**
    * A credential of a signed-URL issuer for the edge (docs/api.md#issuing-for-the-edge), signed
@@ -189,7 +217,7 @@ export class IssuerService {
     const i = await this.record(accountId, id);
     if (!i.isActive) throw new ApiError(400, `Issuer ${id} is disabled: its credentials would be refused; enable it first`);
     try {
-      return Object.assign({ format: i.type }, signFor(i, Object.assign({ now: Math.floor(this.now() / 1000) }, input)));
+      return Object.assign({ format: i.type }, signFor(await this.keyed(i), Object.assign({ now: Math.floor(this.now() / 1000) }, input)));
     } catch (e) {
       if (e instanceof SignProblem) throw new ApiError(400, `Cannot sign: ${e.message}`);
       throw e;
@@ -203,7 +231,7 @@ export class IssuerService {
   async explainSigned(accountId: string, id: number, facts: SignedFacts): Promise<SignedResult> {
     const i = await this.record(accountId, id);
     if (i.type === 'jwt') throw ApiError.field('url', 'a jwt issuer verifies JWTs: give jwt');
-    return verifySigned(i, signedRequest(facts, facts.clientIp, facts.country), Math.floor(this.now() / 1000));
+    return verifySigned(await this.keyed(i), signedRequest(facts, facts.clientIp, facts.country), Math.floor(this.now() / 1000));
   }
 
   private notFound(id: number): ApiError {
@@ -237,11 +265,23 @@ export class IssuerService {
         if (given.issuer !== undefined && given.issuer !== null) errors.add('issuer', `only jwt and cat issuers check an iss; a ${next.type} credential carries none`);
         if (given.audience !== undefined && given.audience.length > 0) errors.add('audience', `only jwt and cat issuers check an aud; a ${next.type} credential carries none`);
       }
-      for (const [field, problem] of signedKeysProblem(next.settings, next.secret, next.signingKey, given.signingKey !== undefined)) errors.add(field, problem);
+      if (given.secretFrom != null && given.secret != null) errors.add('secret', 'give the secret or secretFrom, not both');
+      if (given.signingKeyFrom != null && given.signingKey != null) errors.add('signingKey', 'give the signingKey or signingKeyFrom, not both');
+      if (!errors.empty) return errors;
+      // the keys a reference names are checked as if given (read now; a reference that cannot be read is refused)
+      const secret = next.secretFrom !== null ? await this.referenced(accountId, 'secretFrom', next.secretFrom, errors) : next.secret;
+      const signingKey = next.signingKeyFrom !== null ? await this.referenced(accountId, 'signingKeyFrom', next.signingKeyFrom, errors) : next.signingKey;
+      if (!errors.empty) return errors;
+      const renamed = (field: string) => (field === 'secret' && next.secretFrom !== null ? 'secretFrom' : field === 'signingKey' && next.signingKeyFrom !== null ? 'signingKeyFrom' : field);
+      const signingGiven = given.signingKey !== undefined || given.signingKeyFrom != null;
+      for (const [field, problem] of signedKeysProblem(next.settings, secret, signingKey, signingGiven)) errors.add(renamed(field), problem);
       return errors;
     }
     if (given.settings !== undefined) errors.add('settings', 'only a signed-URL issuer (akamai-edgeauth, cloudfront, cat, wowza-securetoken, nimble-wmsauth) has settings');
     if (given.signingKey !== undefined && given.signingKey !== null) errors.add('signingKey', 'only a cloudfront or cat issuer signs with a private key');
+    for (const f of ['secretFrom', 'signingKeyFrom'] as const) {
+      if (given[f] != null) errors.add(f, 'only a signed-URL issuer reads its keys from a reference; a jwt issuer keeps its secret');
+    }
     if (next.algorithms.length === 0) {
       errors.add('algorithms', 'required for a jwt issuer: the signature algorithms its JWTs may use');
       return errors;
@@ -315,6 +355,8 @@ export class IssuerService {
       revoked: revokedIds(null, input.revoked),
       settings,
       signingKey: input.signingKey ?? null,
+      secretFrom: input.secretFrom ?? null,
+      signingKeyFrom: input.signingKeyFrom ?? null,
     };
     (await this.problems(accountId, fields, input)).throwIfAny();
     const max = this.limits.maxPerAccount;
@@ -384,6 +426,13 @@ export class IssuerService {
       if (input.settings !== undefined) patch.settings = settingsOf(cur.type, cur.settings, input.settings);
       patch.keyIds = signedKeyIds(patch.settings ?? cur.settings);
       set('signingKey', input.signingKey);
+      set('secretFrom', input.secretFrom);
+      set('signingKeyFrom', input.signingKeyFrom);
+      // a key given replaces its reference, and a reference the key stored
+      if (input.secret != null) patch.secretFrom = null;
+      if (input.secretFrom != null) patch.secret = null;
+      if (input.signingKey != null) patch.signingKeyFrom = null;
+      if (input.signingKeyFrom != null) patch.signingKey = null;
     }
     return patch;
   }

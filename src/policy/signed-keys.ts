@@ -7,6 +7,19 @@ import { importPublicKey } from './signed-cloudfront.js';
 /** An HMAC key given as hex: an even number of hex digits, at least `bytes` bytes. */
 const hexKey = (v: string | null, bytes: number) => v !== null && v.length >= bytes * 2 && v.length % 2 === 0 && /^[0-9a-fA-F]+$/.test(v);
 
+/**
+ * Whether `secret` is a key the format verifies with: hex of 16 bytes or more (EdgeAuth), hex of 32
+ * or more (a CAT's HS256 key), any non-empty text (SecureToken, WMSAuth). Checked when written, and
+ * again where a key source is read later (a file that changed may hold anything): an empty or
+ * unreadable key is never one anybody could sign with.
+ */
+export function secretUsable(s: SignedSettings, secret: string | null): boolean {
+  if (secret === null || secret === '') return false;
+  if (s.format === 'akamai-edgeauth') return hexKey(secret, 16);
+  if (s.format === 'cat') return hexKey(secret, 32);
+  return true;
+}
+
 /** A public key's problem, for the formats' key types (RSA of 2048 bits or more, EC P-256), or null. */
 function publicKeyProblem(k: NamedPublicKey, allowRsa: boolean): string | null {
   let key: KeyObject;

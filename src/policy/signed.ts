@@ -7,14 +7,14 @@ import { Tag } from 'cbor-x';
 import ipaddr from 'ipaddr.js';
 import { parse as parseCookie } from 'cookie';
 import { LRUCache } from 'lru-cache';
-import type { IssuerRecord } from '../domain/issuers.js';
+import type { IssuerRecord, SignedSettings } from '../domain/issuers.js';
 import { rawParams, type SignedGrant, type SignedRequest, type SignedResult } from './signed-common.js';
 import { findEdgeAuth, signEdgeAuth, verifyEdgeAuth } from './signed-akamai.js';
 import { findCloudFront, signCloudFront, verifyCloudFront } from './signed-cloudfront.js';
 import { CAT_HEADER, type CatKey, findCat, signCat, verifyCat } from './signed-cat.js';
 import { signWowza, verifyWowza } from './signed-wowza.js';
 import { findNimble, NIMBLE_PARAM, signNimble, verifyNimble } from './signed-nimble.js';
-import { issuerKeys } from './signed-keys.js';
+import { issuerKeys, secretUsable } from './signed-keys.js';
 import { digestOf } from './digests.js';
 
 import type { SignedFacts } from '../contracts/signed.js';
@@ -152,12 +152,20 @@ export function signedRequest(f: SignedFacts, clientIp: string | undefined, coun
   };
 }
 
+/** Whether the format verifies with the issuer's secret and it has none (its key source could not be read). */
+const secretMissing = (issuer: IssuerRecord, s: SignedSettings): boolean =>
+  (s.format === 'akamai-edgeauth' || s.format === 'wowza-securetoken' || s.format === 'nimble-wmsauth') && !secretUsable(s, issuer.secret);
+const keyMissing = (issuer: IssuerRecord): string =>
+  `issuer ${issuer.id} has no usable secret: ${issuer.secretFrom !== null ? 'its key source (secretFrom) could not be read or holds no key of the format' : 'none is stored'}`;
+
 /** Verifies the request's credential with `issuer` (its settings, secret and keys) at `now` (Unix seconds). */
 export function verifySigned(issuer: IssuerRecord, req: SignedRequest, now: number): SignedResult {
   const s = issuer.settings;
   const skew = issuer.clockSkewSeconds;
   const none = (what: string): SignedResult => ({ ok: false, problem: `the request carries no ${what}`, fields: [] });
   if (s === null) return { ok: false, problem: `issuer ${issuer.id} is a jwt issuer`, fields: [] };
+  // never verified with an empty key (anyone could sign with it): a key source that cannot be read verifies nothing
+  if (secretMissing(issuer, s)) return { ok: false, problem: keyMissing(issuer), fields: [] };
   switch (s.format) {
     case 'akamai-edgeauth': {
       const t = findEdgeAuth(req, s.names);
@@ -177,7 +185,7 @@ export function verifySigned(issuer: IssuerRecord, req: SignedRequest, now: numb
       if ('problem' in t) return { ok: false, problem: t.problem, fields: [] };
       const keys = issuerKeys(issuer);
       const catKeys: CatKey[] = [...keys.publicKeys].map(([kid, publicKey]) => ({ kid, alg: 'ES256', publicKey }));
-      if (s.secretKeyId !== null && issuer.secret !== null) catKeys.push({ kid: s.secretKeyId, alg: 'HS256', secret: Buffer.from(issuer.secret, 'hex') });
+      if (s.secretKeyId !== null && secretUsable(s, issuer.secret)) catKeys.push({ kid: s.secretKeyId, alg: 'HS256', secret: Buffer.from(issuer.secret!, 'hex') });
       return verifyCat(t.token, req, { keys: catKeys, issuer: issuer.issuer, audience: issuer.audience, urls: s.urls, queryParam: s.queryParam, clockSkewSeconds: skew }, now);
     }
     case 'wowza-securetoken':
@@ -232,6 +240,11 @@ export class SignedMemo {
     return g;
   }
 
+  /** Forgets every grant (a key read from a file or the environment changed). */
+  clear(): void {
+    this.entries.clear();
+  }
+
   set(issuer: IssuerRecord, value: string, clientIp: string | undefined, country: string | undefined, g: SignedGrant): void {
     // a credential admitted once must be decided in full every time
     if (g.replay === 'prohibited') return;
@@ -278,6 +291,7 @@ function catnipOf(ip: string): Tag {
 export function signFor(issuer: IssuerRecord, g: SignInput): SignOutput {
   const s = issuer.settings;
   if (s === null) throw new SignProblem(`issuer ${issuer.id} is a jwt issuer: JWTs are signed by their identity provider`);
+  if (secretMissing(issuer, s)) throw new SignProblem(keyMissing(issuer));
   const exp = g.now + g.lifetimeSeconds;
   const wildcard = g.path.endsWith('*');
   const prefix = wildcard ? g.path.slice(0, -1) : g.path;
@@ -316,8 +330,10 @@ export function signFor(issuer: IssuerRecord, g: SignInput): SignOutput {
       if (g.clientIp !== undefined) claims.set(311, [catnipOf(g.clientIp)]);
       claims.set(312, new Map([[3, new Map([[wildcard ? 1 : 0, prefix]])]]));
       let token: string;
-      if (kid === s.secretKeyId) token = signCat(claims, kid, { alg: 'HS256', secret: Buffer.from(issuer.secret ?? '', 'hex') });
-      else {
+      if (kid === s.secretKeyId) {
+        if (!secretUsable(s, issuer.secret)) throw new SignProblem(keyMissing(issuer));
+        token = signCat(claims, kid, { alg: 'HS256', secret: Buffer.from(issuer.secret!, 'hex') });
+      } else {
         const key = issuerKeys(issuer).signing;
         if (key === null) throw new SignProblem(`this cat issuer has no private key for ${kid} (signingKey)`);
         token = signCat(claims, kid, { alg: 'ES256', privateKey: key });

@@ -31,6 +31,8 @@ export const issuerFields = (iss: string | null, keyIds: string[] = [], extra: P
   revoked: { jti: [], sub: [], kid: [] },
   settings: null,
   signingKey: null,
+  secretFrom: null,
+  signingKeyFrom: null,
   ...extra,
 });
 
@@ -146,6 +148,11 @@ export function issuerTests(fresh: Fresh<IssuersUnderTest>): void {
       assert.equal(await s.deleteIssuer('A', a.id), true);
       const again = await s.createIssuer('A', akamai({ label: 'again' }));
       assert.equal(again.label, 'again');
+      // key references kept as written, and replaced by a patch like any field
+      const refd = await s.updateIssuer('A', again.id, { secret: null, secretFrom: 'env:EDGE', signingKeyFrom: 'file:k.pem' });
+      assert.deepEqual([refd?.secret, refd?.secretFrom, refd?.signingKeyFrom], [null, 'env:EDGE', 'file:k.pem']);
+      assert.deepEqual(await s.getIssuer('A', again.id), refd);
+      assert.deepEqual([a.secretFrom, a.signingKeyFrom], [null, null]);
       assert.deepEqual((await s.listIssuers('B')).map((i) => i.id), [b.id, (await s.listIssuers('B'))[1]!.id]);
     });
 

@@ -153,6 +153,8 @@ describe('issuer JWTs through nginx auth_request, keys from a JWKS URL', () => {
       revoked: { jti: [], sub: [], kid: [] },
       settings: null,
       signingKey: null,
+      secretFrom: null,
+      signingKeyFrom: null,
     }));
     sg = await startServer(env);
 

@@ -32,6 +32,8 @@ export function issuerRecord(over: Partial<IssuerRecord> = {}): IssuerRecord {
     revoked: { jti: [], sub: [], kid: [] },
     settings: null,
     signingKey: null,
+    secretFrom: null,
+    signingKeyFrom: null,
     addedOn: '2026-01-01T00:00:00.000Z',
     updatedOn: '2026-01-01T00:00:00.000Z',
     rev: 1,

@@ -120,6 +120,8 @@ export function issuersSuite(factory: StoreFactory): void {
           revoked: { jti: [], sub: [], kid: [] },
           settings: null,
           hasSigningKey: false,
+          secretFrom: null,
+          signingKeyFrom: null,
           addedOn: AT0,
           updatedOn: AT0,
           rev: 1,
@@ -151,6 +153,8 @@ export function issuersSuite(factory: StoreFactory): void {
           revoked: { jti: [], sub: [], kid: [] },
           settings: null,
           hasSigningKey: false,
+          secretFrom: null,
+          signingKeyFrom: null,
           addedOn: new Date(T0 + 1000).toISOString(),
           updatedOn: new Date(T0 + 1000).toISOString(),
           rev: 1,
@@ -446,7 +450,7 @@ export function issuersSuite(factory: StoreFactory): void {
       const PUBLIC_PEM = rsa.publicKey.export({ type: 'spki', format: 'pem' }) as string;
       const PRIVATE_PEM = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
       const OTHER_PRIVATE = other.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-      const common = { isActive: true, policyTokenId: 0, policyTokenKind: 'subscribe', issuer: null, keyIds: [], audience: [], algorithms: [], jwks: null, jwksUrl: null, clockSkewSeconds: 30, maxLifetimeSeconds: null, claims: { stream: 'sub' }, cookieName: null, revoked: { jti: [], sub: [], kid: [] }, hasSigningKey: false, rev: 1 };
+      const common = { isActive: true, policyTokenId: 0, policyTokenKind: 'subscribe', issuer: null, keyIds: [], audience: [], algorithms: [], jwks: null, jwksUrl: null, clockSkewSeconds: 30, maxLifetimeSeconds: null, claims: { stream: 'sub' }, cookieName: null, revoked: { jti: [], sub: [], kid: [] }, hasSigningKey: false, secretFrom: null, signingKeyFrom: null, rev: 1 };
       const failsCreate = async (body: Record<string, unknown>, errors: Record<string, string[]>) => {
         const before = await storedA();
         const r = await as(a).post('/api/issuers', body);

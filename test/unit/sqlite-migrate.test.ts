@@ -40,7 +40,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     assert.deepEqual((await s.updateAccount('ACC001', { deniedCountries: ['DE'] }))?.deniedCountries, ['DE']);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 6);
+    assert.equal(again.pragma('user_version', { simple: true }), 7);
     again.close();
   });
 
@@ -68,7 +68,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     });
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 6);
+    assert.equal(again.pragma('user_version', { simple: true }), 7);
     assert.deepEqual(
       (again.prepare('PRAGMA table_info(accounts)').all() as Array<{ name: string }>).map((c) => c.name).filter((n) => ['default_cluster', 'geo_cascade', 'ip_rules_on_rtmp'].includes(n)),
       ['default_cluster', 'geo_cascade', 'ip_rules_on_rtmp'],
@@ -112,11 +112,13 @@ describe('SQLite: opening a file of the previous layout', () => {
       revoked: { jti: [], sub: [], kid: [] },
       settings: null,
       signingKey: null,
+      secretFrom: null,
+      signingKeyFrom: null,
     });
     assert.deepEqual(await s.issuersOf('https://idp.example.com/'), [made]);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 6);
+    assert.equal(again.pragma('user_version', { simple: true }), 7);
     again.close();
   });
 
@@ -132,6 +134,8 @@ describe('SQLite: opening a file of the previous layout', () => {
     const raw = new Database(file);
     raw.exec('ALTER TABLE issuers DROP COLUMN settings');
     raw.exec('ALTER TABLE issuers DROP COLUMN signing_key');
+    raw.exec('ALTER TABLE issuers DROP COLUMN secret_from');
+    raw.exec('ALTER TABLE issuers DROP COLUMN signing_key_from');
     raw.pragma('user_version = 5');
     raw.close();
 
@@ -139,9 +143,33 @@ describe('SQLite: opening a file of the previous layout', () => {
     assert.deepEqual(await s.getIssuer('ACC005', made.id), made);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 6);
-    // the two columns added at the end of the table
-    assert.deepEqual((again.prepare('PRAGMA table_info(issuers)').all() as Array<{ name: string }>).map((c) => c.name).slice(-3), ['rev', 'settings', 'signing_key']);
+    assert.equal(again.pragma('user_version', { simple: true }), 7);
+    // the columns added at the end of the table
+    assert.deepEqual((again.prepare('PRAGMA table_info(issuers)').all() as Array<{ name: string }>).map((c) => c.name).slice(-5), ['rev', 'settings', 'signing_key', 'secret_from', 'signing_key_from']);
+    again.close();
+  });
+
+  it('a file of user_version 6 gets the key reference columns: its signed-URL issuers kept whole, reading no key from elsewhere', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'sg-migrate-')), 'db');
+    const first = new SqliteStore({ file, synchronous: 'NORMAL' });
+    await first.createAccount({ id: 'ACC006', name: 'f', createdOn: new Date().toISOString(), secureViewer: false });
+    const settings = { format: 'akamai-edgeauth' as const, algorithm: 'sha256' as const, fieldDelimiter: '~', aclDelimiter: '!', escapeEarly: false, names: ['hdnts'], salt: null };
+    const made = await first.createIssuer('ACC006', newIssuer({ type: 'akamai-edgeauth', policyTokenId: 1, issuer: null, secret: 'ab'.repeat(16), settings }));
+    await first.close();
+
+    const raw = new Database(file);
+    raw.exec('ALTER TABLE issuers DROP COLUMN secret_from');
+    raw.exec('ALTER TABLE issuers DROP COLUMN signing_key_from');
+    raw.pragma('user_version = 6');
+    raw.close();
+
+    const s = new SqliteStore({ file, synchronous: 'NORMAL' });
+    const read = await s.getIssuer('ACC006', made.id);
+    assert.deepEqual(read, made);
+    assert.deepEqual([read?.secret, read?.secretFrom, read?.signingKeyFrom], ['ab'.repeat(16), null, null]);
+    await s.close();
+    const again = new Database(file);
+    assert.equal(again.pragma('user_version', { simple: true }), 7);
     again.close();
   });
 });

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { Request } from 'express';
 import { ApiError, FieldErrorList } from '../../errors.js';
-import { ISSUER_ALGORITHMS, ISSUER_TYPES, isSignedFormat, selectIssuer, type IssuerType, type SignedFormat } from '../../domain/issuers.js';
+import { ISSUER_ALGORITHMS, ISSUER_TYPES, isSignedFormat, keyRefProblem, selectIssuer, type IssuerType, type SignedFormat } from '../../domain/issuers.js';
 import { normaliseIp, originHost } from '../../domain/addresses.js';
 import type { Enforcer } from '../../admission/pipeline.js';
 import { wellFormed } from '../../domain/matchers.js';
@@ -157,6 +157,13 @@ const settings = z
 const signingKey = text(1, 8192)
   .nullable()
   .meta({ description: 'cloudfront and cat (ES256): the private key (PEM) /sign signs with; write-only: answers say hasSigningKey; null removes it' });
+const keyRef = (what: string) =>
+  text(1, 105)
+    .refine((v) => keyRefProblem(v) === null, 'a key reference is env:NAME (letters, digits, _) or file:name (a file name, no directory)')
+    .nullable()
+    .meta({ description: `a signed-URL issuer: where ${what} is read from instead of being stored, env:NAME or file:name (docs/api.md#keys-from-files-and-the-environment); replaces a stored one; null: none` });
+const secretFrom = keyRef('the secret');
+const signingKeyFrom = keyRef('the private key');
 
 /**
  * The settings of a body checked against its type's schema: the parsed settings, or a 400 naming
@@ -189,6 +196,8 @@ export const issuerSchemas = {
     secret: secret.optional(),
     settings: settings.optional(),
     signingKey: signingKey.optional(),
+    secretFrom: secretFrom.optional(),
+    signingKeyFrom: signingKeyFrom.optional(),
     clockSkewSeconds: clockSkewSeconds.optional().meta({ description: `tolerance on exp, nbf and iat (0 to ${ISSUER_BOUNDS.clockSkewSeconds}; default ${DEFAULT_CLOCK_SKEW_SECONDS})` }),
     maxLifetimeSeconds: maxLifetimeSeconds.optional(),
     cookieName: cookieName.optional(),
@@ -210,6 +219,8 @@ export const issuerSchemas = {
     secret: secret.optional().meta({ description: 'absent: kept; null: removed' }),
     settings: settings.optional().meta({ description: 'fields given replace those of the settings; absent ones are kept' }),
     signingKey: signingKey.optional(),
+    secretFrom: secretFrom.optional(),
+    signingKeyFrom: signingKeyFrom.optional(),
     clockSkewSeconds: clockSkewSeconds.optional(),
     maxLifetimeSeconds: maxLifetimeSeconds.optional(),
     cookieName: cookieName.optional(),
@@ -251,6 +262,8 @@ const issuerOut = z.object({
   revoked: z.object({ jti: z.array(z.string()), sub: z.array(z.string()), kid: z.array(z.string()) }),
   settings: z.record(z.string(), z.unknown()).nullable().meta({ description: "a signed-URL issuer's settings, every field; null for jwt" }),
   hasSigningKey: z.boolean().meta({ description: 'whether it has a private key to sign with; the key itself is never answered' }),
+  secretFrom: z.string().nullable().meta({ description: 'the key reference the secret is read from; null: none (hasSecret tells of a stored one)' }),
+  signingKeyFrom: z.string().nullable().meta({ description: 'the key reference the private key is read from; null: none' }),
   addedOn: z.string(),
   updatedOn: z.string(),
   rev: z.number().int().meta({ description: 'moves on every write; send it back (rev or If-Match) to update only what you read' }),

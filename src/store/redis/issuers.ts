@@ -55,7 +55,8 @@ function decodeIssuer(accountId: string, id: number, raw: string | null | undefi
   const cut = raw.indexOf(':');
   const r = JSON.parse(raw.slice(cut + 1)) as Omit<IssuerRecord, 'rev'>;
   if (r.accountId !== accountId || r.id !== id) return null;
-  return copyWith(r, { rev: Number(raw.slice(0, cut)) });
+  // fields a record written by an earlier build lacks: a JWT issuer's (no settings, no keys read from elsewhere)
+  return Object.assign({ settings: null, signingKey: null, secretFrom: null, signingKeyFrom: null }, r, { rev: Number(raw.slice(0, cut)) });
 }
 
 type Mine = Pick<IssuerRecord, 'id' | 'accountId' | 'issuer' | 'keyIds' | 'type'>;

@@ -30,13 +30,15 @@ interface IssuerRow {
   revoked: string;
   settings: string | null;
   signing_key: string | null;
+  secret_from: string | null;
+  signing_key_from: string | null;
   added_on: string;
   updated_on: string;
   rev: number;
 }
 
 const COLUMNS =
-  'id, account_id, issuer, label, type, is_active, policy_token_id, key_ids, audience, algorithms, jwks, jwks_url, secret, clock_skew_seconds, max_lifetime_seconds, claims, cookie_name, revoked, settings, signing_key, added_on, updated_on, rev';
+  'id, account_id, issuer, label, type, is_active, policy_token_id, key_ids, audience, algorithms, jwks, jwks_url, secret, clock_skew_seconds, max_lifetime_seconds, claims, cookie_name, revoked, settings, signing_key, secret_from, signing_key_from, added_on, updated_on, rev';
 
 const fromRow = (r: IssuerRow): IssuerRecord => ({
   id: r.id,
@@ -59,6 +61,8 @@ const fromRow = (r: IssuerRow): IssuerRecord => ({
   revoked: JSON.parse(r.revoked) as RevokedIds,
   settings: r.settings === null ? null : (JSON.parse(r.settings) as SignedSettings),
   signingKey: r.signing_key,
+  secretFrom: r.secret_from,
+  signingKeyFrom: r.signing_key_from,
   addedOn: r.added_on,
   updatedOn: r.updated_on,
   rev: r.rev,
@@ -86,12 +90,14 @@ const values = (i: Omit<IssuerRecord, 'id'>): unknown[] => [
   JSON.stringify(i.revoked),
   i.settings === null ? null : JSON.stringify(i.settings),
   i.signingKey,
+  i.secretFrom,
+  i.signingKeyFrom,
   i.addedOn,
   i.updatedOn,
   i.rev,
 ];
 const WRITE_COLUMNS =
-  'account_id, iss_key, issuer, label, type, is_active, policy_token_id, key_ids, audience, algorithms, jwks, jwks_url, secret, clock_skew_seconds, max_lifetime_seconds, claims, cookie_name, revoked, settings, signing_key, added_on, updated_on, rev';
+  'account_id, iss_key, issuer, label, type, is_active, policy_token_id, key_ids, audience, algorithms, jwks, jwks_url, secret, clock_skew_seconds, max_lifetime_seconds, claims, cookie_name, revoked, settings, signing_key, secret_from, signing_key_from, added_on, updated_on, rev';
 
 export class SqliteIssuers implements IssuerStore {
   constructor(private readonly c: SqliteConnection) {}

@@ -181,6 +181,8 @@ CREATE TABLE IF NOT EXISTS issuers (
   revoked TEXT NOT NULL,
   settings TEXT,
   signing_key TEXT,
+  secret_from TEXT,
+  signing_key_from TEXT,
   added_on TEXT NOT NULL,
   updated_on TEXT NOT NULL,
   rev INTEGER NOT NULL
@@ -196,12 +198,12 @@ CREATE INDEX IF NOT EXISTS issuers_by_iss ON issuers (iss_key, id);
  */
 export function migrate(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number;
-  if (version >= 6) {
+  if (version >= 7) {
     fillNameKeys(db);
     return;
   }
-  if (version === 5) {
-    addSignedIssuerColumns(db);
+  if (version === 5 || version === 6) {
+    addIssuerColumns(db);
     fillNameKeys(db);
     return;
   }
@@ -237,20 +239,23 @@ export function migrate(db: Database.Database): void {
     // `user_version` 5: credential issuers (src/store/sqlite/issuers.ts), indexed by account and by
     // the key of their `iss` (issuerIndexKey), which every JWT presented with that `iss` reads.
     db.exec(ISSUERS_TABLE);
-    db.pragma('user_version = 6');
+    db.pragma('user_version = 7');
   })();
 }
 
 /**
  * `user_version` 6: issuers carry a signed-URL issuer's settings and the private key /sign signs
  * with (docs/api.md#signed-url-issuers); the issuers of a file at 5 are JWT issuers and get neither.
+ * `user_version` 7: and the key references a signed-URL issuer may read its keys from instead
+ * (docs/api.md#keys-from-files-and-the-environment); null in a file at 6 or 5.
  */
-function addSignedIssuerColumns(db: Database.Database): void {
+function addIssuerColumns(db: Database.Database): void {
   db.transaction(() => {
     const columns = new Set((db.prepare('PRAGMA table_info(issuers)').all() as Array<{ name: string }>).map((c) => c.name));
-    if (!columns.has('settings')) db.exec('ALTER TABLE issuers ADD COLUMN settings TEXT');
-    if (!columns.has('signing_key')) db.exec('ALTER TABLE issuers ADD COLUMN signing_key TEXT');
-    db.pragma('user_version = 6');
+    for (const c of ['settings', 'signing_key', 'secret_from', 'signing_key_from']) {
+      if (!columns.has(c)) db.exec(`ALTER TABLE issuers ADD COLUMN ${c} TEXT`);
+    }
+    db.pragma('user_version = 7');
   })();
 }
 
