@@ -14,7 +14,7 @@ import type { SignedRequest, SignedResult } from '../../src/policy/signed-common
 import { type EdgeAuthSettings, findEdgeAuth, signEdgeAuth, verifyEdgeAuth } from '../../src/policy/signed-akamai.js';
 import { type CloudFrontSettings, cloudFrontBase64Decode, findCloudFront, signCloudFront, verifyCloudFront } from '../../src/policy/signed-cloudfront.js';
 import { type CatSettings, findCat, signCat, verifyCat } from '../../src/policy/signed-cat.js';
-import { type WowzaSettings, signWowza, verifyWowza } from '../../src/policy/signed-wowza.js';
+import { type WowzaSettings, signWowza, verifyWowza, wowzaHashInput } from '../../src/policy/signed-wowza.js';
 import { type NimbleSettings, findNimble, parseServerTime, serverTime, signNimble, verifyNimble } from '../../src/policy/signed-nimble.js';
 
 /** A request as a verifier sees it, from a URL (path and query as written) and what else the test gives. */
@@ -345,6 +345,20 @@ describe('wowza-securetoken', () => {
     assert.match(problemOf(verifyWowza(request(w1.replace('endtime=1700003600', 'endtime=1800003600')), settings(), NOW)), /^the hash does not match/);
   });
 
+  it("builds the string Wowza's SecureToken article prints for its RTSP example, in its required order", () => {
+    // The article's inputs: content path vod/myInstance/sample.mp4, wowzatokenendtime=1500000000, the public
+    // parameter wowzatokenCustomParameter=abcdef, shared secret xyzSharedSecret, no client address. The hash
+    // it prints beside this string does not reproduce from it with SHA-256, -384 or -512 (nor with the
+    // other spellings the article gives), so the string is the worked example asserted here.
+    const params: Array<[string, string]> = [
+      ['wowzatokenendtime', '1500000000'],
+      ['wowzatokenCustomParameter', 'abcdef'],
+    ];
+    assert.equal(wowzaHashInput('vod/myInstance/sample.mp4', params, 'xyzSharedSecret', undefined), 'vod/myInstance/sample.mp4?wowzatokenCustomParameter=abcdef&wowzatokenendtime=1500000000&xyzSharedSecret');
+    // with a client address, it sorts among the parameters as a bare item, as the article's PHP sample does
+    assert.equal(wowzaHashInput('vod/_definst_/mp4:sample.mp4', [['wowzatokenendtime', '1459767008'], ['wowzatokenstarttime', '1459765208']], 'abcde', '192.168.1.4'), 'vod/_definst_/mp4:sample.mp4?192.168.1.4&abcde&wowzatokenendtime=1459767008&wowzatokenstarttime=1459765208');
+  });
+
   it('what Streamgate issues verifies; no endtime, a doubled parameter and a missing hash are refused', () => {
     const params = signWowza('live/_definst_/cam1', { start: 1700000000, exp: 1700003600 }, settings());
     const q = params.map(([k, v]) => `${k}=${v}`).join('&');
@@ -392,6 +406,7 @@ describe('nimble-wmsauth', () => {
   it('server_time in both sample layouts; signing reproduces N2; a + read as a space is restored', () => {
     assert.equal(parseServerTime('11/14/2023 10:13:20 PM'), 1700000000);
     assert.equal(parseServerTime('01/02/2024 01:02:03 AM'), 1704157323);
+    assert.equal(parseServerTime('1/2/2024 1:02:03 AM'), 1704157323, "the JavaScript sample's unpadded layout");
     assert.equal(parseServerTime('2/30/2024 1:00:00 AM'), undefined);
     assert.equal(serverTime(1700000000), '11/14/2023 10:13:20 PM');
     const mine = signNimble({ issued: 1700000000, validMinutes: 20, ip: '203.0.113.7', stream: 'live/stream' }, 'defaultpassword');
