@@ -41,10 +41,11 @@ export const SIGNED_CASES = {
 
 /**
  * The signed-URL cases: an issuer of each format narrowing one subscribe token, a credential from
- * its /sign for /hls/cam1/*, presented again and again as a viewer's player would (the query, the
- * cookies, the header) without a session credential: after the first, each is a full decision from
- * memory with the verified credential remembered by its hash. One request first must be allowed as
- * the policy token, or the run stops.
+ * its /sign for /hls/cam1/*, presented again and again as a viewer's player does after its first
+ * answer: the query, the cookies or the header again, with the session credential that answer set
+ * (docs/api.md#signed-url-issuers: one full decision per viewer, then the credential, checked in
+ * memory and tied to the signed credential it was started with). The first request must be allowed
+ * as the policy token and set a session credential, or the run stops.
  */
 async function signedCases(sg: Target, secret: string, selected: ReadonlySet<string>): Promise<Case[]> {
   const wanted = Object.entries(SIGNED_CASES).filter(([, name]) => selected.has(name));
@@ -83,6 +84,10 @@ async function signedCases(sg: Target, secret: string, selected: ReadonlySet<str
     if (check.status !== 200 || check.headers.get('x-streamgate-token-id') !== String(policy.id)) {
       throw new Error(`${sg.name}: the ${type} credential was answered ${check.status} (token id ${check.headers.get('x-streamgate-token-id')}) ${body}, not 200 as policy token ${policy.id}`);
     }
+    const session = check.headers.getSetCookie().find((c) => c.startsWith('streamgate_session='));
+    if (session === undefined) throw new Error(`${sg.name}: the ${type} credential's first answer set no session credential (set-cookie ${JSON.stringify(check.headers.getSetCookie())})`);
+    const pair = session.split(';')[0].trim();
+    headers.cookie = headers.cookie === undefined ? pair : `${headers.cookie}; ${pair}`;
     out.push({ name, route: '/hooks/auth-request', method: 'GET', path: '/hooks/auth-request', headers, expect: 200 });
   }
   return out;

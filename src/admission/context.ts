@@ -2,7 +2,7 @@
 // application's services in one place: the only reads of the store a caller needs happen here,
 // behind the context's methods, never in a caller module. Every admission a caller reads goes to
 // the admission pipeline (src/admission/pipeline.ts, Enforcer.admit).
-import { carries, packSigned } from '../policy/signed.js';
+import { presentSigned } from '../policy/signed.js';
 import type { AccountIssuers } from '../enforce/lookup.js';
 import type { Services } from '../services.js';
 import type { TrustedProxies } from '../domain/addresses.js';
@@ -129,7 +129,7 @@ export function callerContext(s: Services, trusted: TrustedProxies): CallerConte
     signedCredential: (facts, accountId) => {
       const account = accountId ?? s.enforcer.defaultAccount;
       if (account === undefined) return undefined;
-      const pick = (a: AccountIssuers) => (a.signed.some((i) => carries(i, facts)) ? packSigned(account, a.signed, facts) : undefined);
+      const pick = (a: AccountIssuers) => presentSigned(account, a.signed, facts);
       const set = s.enforcer.lookup.accountIssuers(account);
       return set instanceof Promise ? set.then(pick, () => undefined) : pick(set);
     },

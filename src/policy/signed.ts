@@ -26,6 +26,9 @@ export const SIGNED_PREFIX = '\u0001signed\u0001';
 
 export const isSignedValue = (v: string): boolean => v.startsWith(SIGNED_PREFIX);
 
+/** The longest value the decode and presentation caches keep (characters): longer ones are worked out each time. */
+const MAX_REMEMBERED = 4096;
+
 export function encodeSigned(accountId: string, f: SignedFacts): string {
   return `${SIGNED_PREFIX}${JSON.stringify([accountId, f.method, f.path, f.query, f.cookie, f.cat ?? null, f.clientIp ?? null, f.country ?? null])}`;
 }
@@ -35,7 +38,7 @@ export function decodeSigned(v: string): { accountId: string; facts: SignedFacts
   if (d === undefined) {
     d = decodeOnce(v) ?? null;
     // a long value (a request with a long query or many cookies) is decoded each time, never kept
-    if (v.length > 4096) return d ?? undefined;
+    if (v.length > MAX_REMEMBERED) return d ?? undefined;
     if (decoded.size >= RECENT_MAX) decoded.clear();
     decoded.set(v, d);
   }
@@ -92,14 +95,8 @@ function namesOf(issuer: IssuerRecord): { params: string[]; cookies: string[] } 
 
 const named = (names: readonly string[], n: string) => names.some((x) => (x.endsWith('*') ? n.startsWith(x.slice(0, -1)) : x.toLowerCase() === n.toLowerCase()));
 
-/**
- * The request as the account's signed-URL `issuers` read it, packed for the decision (`value`), and
- * the credential alone (`presented`): the parameters, cookies and header those formats read, without
- * the path or anything else the request carries (a viewer's session cookie, other cookies). The
- * viewer session a decision starts is tied to `presented`, so every request of the viewer carrying
- * the same credential is the same viewer.
- */
-export function packSigned(accountId: string, issuers: readonly IssuerRecord[], f: SignedFacts): { value: string; presented: string } {
+/** The parameters and cookies of the request that `issuers`' formats read, as found in the query and Cookie header. */
+function credentialParts(issuers: readonly IssuerRecord[], f: SignedFacts): { params: string[]; cookie: string } {
   const params = issuers.flatMap((i) => namesOf(i).params);
   const cookieNames = issuers.flatMap((i) => namesOf(i).cookies);
   const cookie =
@@ -109,13 +106,73 @@ export function packSigned(accountId: string, issuers: readonly IssuerRecord[], 
           .filter(([n]) => named(cookieNames, n))
           .map(([n, v]) => `${n}=${v}`)
           .join('; ');
-  const mine = rawParams(f.query).filter(([n]) => named(params, n));
+  const mine = rawParams(f.query)
+    .filter(([n]) => named(params, n))
+    .map(([n, v]) => `${n}=${v}`);
+  return { params: mine, cookie };
+}
+
+/**
+ * The request as the account's signed-URL `issuers` read it, packed for the decision (`value`), and
+ * the credential alone (`presented`): the parameters, cookies and header those formats read, without
+ * the path or anything else the request carries (a viewer's session cookie, other cookies). The
+ * viewer session a decision starts is tied to `presented`, so every request of the viewer carrying
+ * the same credential is the same viewer.
+ */
+export function packSigned(accountId: string, issuers: readonly IssuerRecord[], f: SignedFacts): { value: string; presented: string } {
+  const { params, cookie } = credentialParts(issuers, f);
+  return { value: packValue(accountId, f, cookie), presented: presentedOf(accountId, params, cookie, f.cat) };
+}
+
+const presentedOf = (accountId: string, params: string[], cookie: string, cat: string | undefined): string =>
+  `${SIGNED_PREFIX}${JSON.stringify([accountId, params.sort(), cookie.split('; ').sort(), cat ?? null])}`;
+
+function packValue(accountId: string, f: SignedFacts, cookie: string): string {
   const facts: SignedFacts = { method: f.method, path: f.path, query: f.query, cookie };
   if (f.cat !== undefined) facts.cat = f.cat;
   if (f.clientIp !== undefined) facts.clientIp = f.clientIp;
   if (f.country !== undefined) facts.country = f.country;
-  const presented = `${SIGNED_PREFIX}${JSON.stringify([accountId, mine.map(([n, v]) => `${n}=${v}`).sort(), cookie.split('; ').sort(), f.cat ?? null])}`;
-  return { value: encodeSigned(accountId, facts), presented };
+  return encodeSigned(accountId, facts);
+}
+
+/** What a request's query, cookies and CAT header present to an account's issuers, by the issuers' set: the presented value, or null (none of their formats). */
+const presentations = new WeakMap<readonly IssuerRecord[], Map<string, { presented: string; cookie: string } | null>>();
+const PRESENTATIONS_MAX = 1000;
+
+/**
+ * The signed credential a request presents to the account's signed-URL `issuers` (packSigned), or
+ * undefined when it carries none of their formats. A viewer presents the same query, cookies or
+ * header again and again: what they present is remembered per issuer set (a new set after any write
+ * of the account's issuers), and the packed request for a full decision is made only when read.
+ */
+export function presentSigned(accountId: string, issuers: readonly IssuerRecord[], f: SignedFacts): { readonly value: string; readonly presented: string } | undefined {
+  let known = presentations.get(issuers);
+  if (known === undefined) {
+    known = new Map();
+    presentations.set(issuers, known);
+  }
+  const key = `${accountId}\n${f.query}\n${f.cookie}\n${f.cat ?? ''}`;
+  let p = known.get(key);
+  if (p === undefined) {
+    if (issuers.some((i) => carries(i, f))) {
+      const parts = credentialParts(issuers, f);
+      p = { presented: presentedOf(accountId, parts.params, parts.cookie, f.cat), cookie: parts.cookie };
+    } else p = null;
+    if (key.length <= MAX_REMEMBERED) {
+      if (known.size >= PRESENTATIONS_MAX) known.clear();
+      known.set(key, p);
+    }
+  }
+  if (p === null) return undefined;
+  const { presented, cookie } = p;
+  let value: string | undefined;
+  return {
+    presented,
+    get value() {
+      value ??= packValue(accountId, f, cookie);
+      return value;
+    },
+  };
 }
 
 /**

@@ -12,11 +12,8 @@ import { issuerRecord } from '../helpers/issuers.js';
 
 const settings = { format: 'akamai-edgeauth' as const, algorithm: 'sha256' as const, fieldDelimiter: '~', aclDelimiter: '!', escapeEarly: false, names: ['hdnts'], salt: null };
 
-/** Resolves once `done()` holds, polling the event loop (the background read is real file I/O); fails after `tries`. */
-async function until(done: () => boolean, what: string, tries = 500): Promise<void> {
-  for (let i = 0; i < tries && !done(); i++) await new Promise((r) => setImmediate(r));
-  assert.ok(done(), what);
-}
+/** The next change `ks` announces (a key read again that differs). */
+const nextChange = (ks: KeySources) => new Promise<void>((resolve) => ks.onChange(resolve));
 
 describe('key references', () => {
   it('syntax: env:NAME and file:name, nothing that names a directory', () => {
@@ -80,16 +77,20 @@ describe('key references', () => {
     await new Promise((r) => setImmediate(r));
     assert.equal(changes, 0);
     now += 1_000;
+    const rotated = nextChange(ks);
     assert.equal((ks.resolve(ref) as typeof keyed).secret, 'aa'.repeat(16), 'the held key answers while it is read again');
-    await until(() => changes === 1, 'the rotation is announced');
+    await rotated;
+    assert.equal(changes, 1, 'the rotation is announced once');
     assert.equal((ks.resolve(ref) as typeof keyed).secret, 'cc'.repeat(16));
     const gen = ks.generation;
 
     // a file that goes away: nothing to verify with (never an empty key)
     writeFileSync(file, '');
     now += 60_000;
+    const emptied = nextChange(ks);
     ks.resolve(ref);
-    await until(() => ks.generation === gen + 1, 'the emptied file is announced');
+    await emptied;
+    assert.equal(ks.generation, gen + 1);
     assert.equal((ks.resolve(ref) as typeof keyed).secret, null);
   });
 });
