@@ -191,6 +191,11 @@ describe('signed URLs, cookies and CATs behind auth_request', () => {
       assert.deepEqual([cf.status, cf.body.data.message], [400, 'Cannot sign: this cloudfront issuer has no signing key (settings.signingKeyId and signingKey)']);
       const bad = await f.api('post', `/api/issuers/${ids.cat}/sign`, { path: 'hls/no-slash' });
       assert.equal(bad.status, 400);
+      // a * inside the path would mean one thing to EdgeAuth and CloudFront and another to a CAT: refused for every format
+      for (const type of ['akamai-edgeauth', 'cat']) {
+        const mid = await f.api('post', `/api/issuers/${ids[type]}/sign`, { path: `/hls/${acct}/*/index.m3u8` });
+        assert.deepEqual([mid.status, mid.body.data.errors], [400, { path: ['a * only at the end (everything under the path): formats read a * elsewhere differently'] }]);
+      }
     });
 
     it('a CloudFront issuer with a signing key signs cookies for a wildcard and a URL for one object; node:crypto verifies them with the public key', async () => {

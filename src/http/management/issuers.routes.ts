@@ -310,6 +310,8 @@ const issuerCheckOut = checkOut.extend({
 const issuerSignBody = z.strictObject({
   path: text(1, 2048)
     .regex(/^\/[^\s?#]*$/, 'a path starting with / (no query), e.g. /hls/ACCT/cam1/* or /hls/ACCT/cam1/index.m3u8')
+    // a * elsewhere means something else in each format (EdgeAuth and CloudFront match it anywhere, a CAT and WMSAuth only as a prefix)
+    .refine((p) => !p.slice(0, -1).includes('*'), 'a * only at the end (everything under the path): formats read a * elsewhere differently')
     .meta({ description: 'the path the grant covers as viewers request it; a trailing * covers everything under it' }),
   lifetimeSeconds: z.number().int().min(1).max(31_536_000).optional().meta({ description: 'default 3600' }),
   clientIp: z.string().max(64).refine((s) => normaliseIp(s) !== undefined, 'not an IP address').optional().meta({ description: 'binds the credential to this viewer address' }),
