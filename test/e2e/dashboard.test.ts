@@ -4,6 +4,7 @@
 import { describe, it, before, after } from 'node:test';
 import EdgeAuth from 'akamai-edgeauth';
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Server } from 'node:http';
@@ -481,6 +482,125 @@ describe('dashboard in Chromium', () => {
     await eventually(() => text(page.locator('#signed-check-verified')), 'The akamai-edgeauth credential verified.', 'verified');
     await eventually(() => text(page.locator('#signed-check-result [role=status]')), 'Allowed: Allowed (HTTP 200, allowed)', 'allowed');
     assert.equal((await api('DELETE', `/api/issuers/${id}`)).status, 200);
+    // the later tests read the newest subscribe token as theirs
+    assert.equal((await api('DELETE', `/api/subscribe_token/${policy}`)).status, 200);
+  });
+
+  it('creates signed-URL issuers in the form: an akamai-edgeauth issuer whose key is never answered, edited keeping the key, and a cloudfront issuer with a public key and its private key', async () => {
+    const key = '00112233445566778899aabbccddeeff';
+    const policy = (await api('POST', '/api/subscribe_token', { label: 'signed viewers', streams: [{ streamName: 'cam1' }] })).body.data.id as number;
+    const answered = (method: string, url: string) => page.waitForResponse((r) => r.url() === base + url && r.request().method() === method);
+    const sent = (url: string) => JSON.parse(sentRequests.filter((r) => r.url === base + url && r.body !== '').at(-1)?.body ?? '{}');
+    const answers: string[] = [];
+    await page.getByRole('button', { name: 'Close', exact: true }).click(); // the previous test's check
+    await page.getByRole('button', { name: 'Reload' }).click();
+    await eventually(() => text(page.locator('tbody td')), 'No issuers yet.', 'empty');
+
+    await page.getByRole('button', { name: 'New issuer' }).click();
+    await page.getByLabel('Type', { exact: true }).selectOption('akamai-edgeauth');
+    assert.deepEqual(
+      [await page.getByLabel('HMAC secret (HS256/384/512)').count(), await page.getByLabel('Issuer (iss)').count(), await page.getByLabel('Max lifetime (seconds)').count()],
+      [0, 0, 0],
+      'no JWT-only field',
+    );
+    await page.getByLabel('Label', { exact: true }).fill('akamai edge');
+    await page.getByLabel('Policy token id').fill(String(policy));
+    await page.getByLabel('Token names').fill('hdnts');
+    await page.getByLabel('EdgeAuth key (hex)').fill('not a hex key, but long enough');
+    await page.getByRole('button', { name: 'Create issuer' }).click();
+    await eventually(
+      () => text(page.locator('#issuer-new-secret-error')),
+      "required: the EdgeAuth key as Akamai's property holds it, hex (an even number of digits, 16 bytes or more)",
+      'the key error under its field',
+    );
+    assert.equal(await page.getByLabel('EdgeAuth key (hex)').getAttribute('aria-invalid'), 'true');
+    assert.deepEqual((await api('GET', '/api/issuers')).body.data, [], 'nothing stored');
+    await shot('23-signed-issuer-validation-error.png');
+
+    await page.getByLabel('EdgeAuth key (hex)').fill(key);
+    const [create] = await Promise.all([answered('POST', '/api/issuers'), page.getByRole('button', { name: 'Create issuer' }).click()]);
+    answers.push(await create.text());
+    assert.equal(create.status(), 201, answers.at(-1));
+    const id = JSON.parse(answers.at(-1)!).data.id as number;
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'created' })), `Issuer ${id} created.`, 'created');
+    assert.deepEqual(
+      sent('/api/issuers'),
+      { label: 'akamai edge', type: 'akamai-edgeauth', isActive: true, policyTokenId: policy, settings: { names: ['hdnts'] }, revoked: { jti: [], sub: [], kid: [] }, secret: key },
+      'only the settings filled: the API fills the defaults',
+    );
+    const defaults = { format: 'akamai-edgeauth', algorithm: 'sha256', fieldDelimiter: '~', aclDelimiter: '!', escapeEarly: false, names: ['hdnts'], salt: null };
+    const read = await api('GET', `/api/issuers/${id}`);
+    answers.push(JSON.stringify(read.body));
+    assert.deepEqual([read.body.data.type, read.body.data.settings, read.body.data.hasSecret, read.body.data.hasSigningKey, 'secret' in read.body.data], ['akamai-edgeauth', defaults, true, false, false]);
+    assert.equal((await t.services.store.getIssuer(acct.id, id))?.secret, key);
+    const row = page.getByRole('table', { name: 'Issuers' }).locator('tbody tr');
+    await eventually(async () => (await cells(row)).slice(0, 8), [String(id), 'akamai edge', 'none', 'any', 'akamai-edgeauth', 'secret', `${policy} (subscribe)`, 'Active'], 'listed');
+    await shot('24-signed-issuer-created.png');
+
+    await page.getByRole('button', { name: `Edit issuer ${id}` }).click();
+    const type = page.getByLabel('Type', { exact: true });
+    assert.deepEqual([await type.inputValue(), await type.isEditable()], ['akamai-edgeauth', false], 'the type is shown, fixed');
+    assert.deepEqual([await page.getByLabel('Token names').inputValue(), await page.getByLabel('Algorithm', { exact: true }).inputValue()], ['hdnts', 'sha256'], 'the settings read');
+    assert.equal(await page.getByLabel('EdgeAuth key (hex)').inputValue(), '', 'the key field starts empty');
+    assert.equal(await text(page.locator('#issuer-edit-secret-hint')), 'Write-only: the issuer has a secret; leave empty to keep it as it is.');
+    await page.getByLabel('Algorithm', { exact: true }).selectOption('sha1');
+    const [update] = await Promise.all([answered('PUT', `/api/issuers/${id}`), page.getByRole('button', { name: 'Save issuer' }).click()]);
+    answers.push(await update.text());
+    assert.equal(update.status(), 200, answers.at(-1));
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'saved' })), `Issuer ${id} saved.`, 'saved');
+    const put = sent(`/api/issuers/${id}`);
+    assert.ok(!('secret' in put), JSON.stringify(put));
+    assert.deepEqual(put, { rev: 1, settings: { algorithm: 'sha1', fieldDelimiter: '~', aclDelimiter: '!', names: ['hdnts'], salt: null, escapeEarly: false } }, 'the settings whole, nothing else');
+    const edited = await api('GET', `/api/issuers/${id}`);
+    answers.push(JSON.stringify(edited.body));
+    assert.deepEqual([edited.body.data.settings, edited.body.data.hasSecret, edited.body.data.rev], [{ ...defaults, algorithm: 'sha1' }, true, 2]);
+    assert.equal((await t.services.store.getIssuer(acct.id, id))?.secret, key, 'an empty key field keeps the key');
+
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+    const keyId = 'K2JCJMDEHXQW5F';
+    await page.getByRole('button', { name: 'New issuer' }).click();
+    await page.getByLabel('Type', { exact: true }).selectOption('cloudfront');
+    assert.equal(await page.locator('#issuer-new-secret').count(), 0, 'a cloudfront issuer has no secret');
+    await page.getByLabel('Label', { exact: true }).fill('cloudfront');
+    await page.getByLabel('Policy token id').fill(String(policy));
+    await page.getByRole('button', { name: 'Add a public key' }).click();
+    await page.getByLabel('Key 1 id').fill(keyId);
+    await page.getByLabel('Key 1 public key (PEM)').fill(publicKey);
+    await page.getByLabel('Viewer URLs').fill('https://cdn.example.com/');
+    await page.getByLabel('Signing key id').fill(keyId);
+    await page.getByLabel('Private key (PEM)').fill(privateKey);
+    await page.getByRole('button', { name: 'Create issuer' }).click();
+    await eventually(
+      () => text(page.locator('#issuer-new-settings-urls-error')),
+      'https://cdn.example.com/: give the scheme and host only (no path, query or trailing /), e.g. https://d111111abcdef8.cloudfront.net',
+      'settings.urls.0 under the URLs field',
+    );
+    assert.equal((await api('GET', '/api/issuers')).body.data.length, 1, 'nothing stored');
+    await page.getByLabel('Viewer URLs').fill('https://cdn.example.com');
+    await shot('25-cloudfront-issuer-form.png');
+    const [cf] = await Promise.all([answered('POST', '/api/issuers'), page.getByRole('button', { name: 'Create issuer' }).click()]);
+    answers.push(await cf.text());
+    assert.equal(cf.status(), 201, answers.at(-1));
+    const cfId = JSON.parse(answers.at(-1)!).data.id as number;
+    await eventually(() => text(page.getByRole('status').filter({ hasText: 'created' })), `Issuer ${cfId} created.`, 'created');
+    const stored = (await api('GET', `/api/issuers/${cfId}`)).body.data;
+    assert.deepEqual(
+      [stored.type, stored.settings, stored.hasSigningKey, stored.hasSecret],
+      ['cloudfront', { format: 'cloudfront', publicKeys: [{ id: keyId, key: publicKey.trim() }], urls: ['https://cdn.example.com'], signingKeyId: keyId, hashAlgorithm: 'SHA256' }, true, false],
+    );
+    assert.equal((await t.services.store.getIssuer(acct.id, cfId))?.signingKey?.trim(), privateKey.trim());
+    await eventually(async () => (await cells(row.filter({ hasText: 'cloudfront' }))).slice(5, 6), ['1 public, private key'], 'its keys listed');
+    await shot('26-cloudfront-issuer-created.png');
+
+    answers.push(JSON.stringify((await api('GET', '/api/issuers')).body));
+    const privateBody = privateKey.split('\n')[1]!;
+    for (const a of answers) {
+      assert.ok(!a.includes(key), `no answer holds the EdgeAuth key: ${a}`);
+      assert.ok(!a.includes(privateBody), 'no answer holds the private key');
+    }
+    const content = await page.content();
+    assert.ok(!content.includes(key) && !content.includes(privateBody), 'the page no longer holds the keys');
+    for (const i of [id, cfId]) assert.equal((await api('DELETE', `/api/issuers/${i}`)).status, 200);
     // the later tests read the newest subscribe token as theirs
     assert.equal((await api('DELETE', `/api/subscribe_token/${policy}`)).status, 200);
   });
