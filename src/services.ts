@@ -203,6 +203,7 @@ export async function createServices(
   const signed = {
     memo: signedMemo,
     keyed: (i: IssuerRecord) => keySources.resolve(i),
+    keysGeneration: () => keySources.generation,
     useOnce: async (accountId: string, name: string, ttlMs: number) => (await store.swapMark(accountId, name, '1', ttlMs, 'absent')) === null,
   };
   const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, { now, defaultAccountId, sessions, issuers, signed });

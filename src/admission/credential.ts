@@ -57,6 +57,8 @@ export interface SignedVerification {
   useOnce(accountId: string, name: string, ttlMs: number): Promise<boolean>;
   /** The issuer with the keys its key references name (src/enforce/key-sources.ts); absent: records hold their keys. */
   keyed?(issuer: IssuerRecord): IssuerRecord | Promise<IssuerRecord>;
+  /** Moves when a key read from a file or the environment changed: a grant verified across a change is not remembered. */
+  keysGeneration?(): number;
 }
 
 /** What the resolvers read: the token and issuer lookups, and (absent: none accepted) issuer JWT and signed-URL verification. */
@@ -233,7 +235,9 @@ async function signedCredential(value: string, reading: Reading, src: Credential
   let refusal: Resolved | undefined;
   for (const issuer of candidates) {
     let grant = v.memo.get(issuer, value, ip, country, now);
+    let verifiedAt: number | undefined;
     if (grant === undefined) {
+      verifiedAt = v.keysGeneration?.();
       const k = v.keyed?.(issuer) ?? issuer;
       if (k instanceof Promise && cacheOnly) return undefined;
       const r = verifySigned(k instanceof Promise ? await k : k, req, now);
@@ -258,7 +262,8 @@ async function signedCredential(value: string, reading: Reading, src: Credential
         return { cred: { type: 'invalid', detail: `issuer ${issuer.id}: the token prohibits reuse (catreplay 1) and was presented before`, reason: 'uses_exhausted' }, verified: true, ver: 0 };
       }
     }
-    v.memo.set(issuer, value, ip, country, grant);
+    // a key that changed while this was decided (a rotation read meanwhile): decided, not remembered
+    if (verifiedAt === v.keysGeneration?.()) v.memo.set(issuer, value, ip, country, grant);
     return { cred: { type: 'signed', issuer, policy: entry.token, grant }, verified: !unchecked, ver: entry.ver };
   }
   return refusal;

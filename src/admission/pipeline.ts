@@ -605,7 +605,7 @@ export class Enforcer {
       sources: {
         lookup: this.lookup,
         issuers: opts.issuers && { keys: opts.issuers.keys, memo: opts.issuers.memo, now },
-        signed: opts.signed && { memo: opts.signed.memo, useOnce: opts.signed.useOnce, keyed: opts.signed.keyed, now, countryOf: (ip) => geo.countryOf(ip) },
+        signed: opts.signed && { memo: opts.signed.memo, useOnce: opts.signed.useOnce, keyed: opts.signed.keyed, keysGeneration: opts.signed.keysGeneration, now, countryOf: (ip) => geo.countryOf(ip) },
       },
       timed: (q) => this.lookup.timed(q),
       now,

@@ -300,7 +300,7 @@ export const configSchema = z.strictObject({
     keyDir: z.string(),
     keyEnvPrefix: z
       .string()
-      .regex(/^[A-Za-z0-9_]*$/, 'letters, digits and _')
+      .regex(/^([A-Za-z0-9_]*_)?$/, 'letters, digits and _, ending in _ (or empty)')
       .refine((v) => !v.toUpperCase().startsWith('STREAMGATE_'), 'must not start with STREAMGATE_ (those variables are settings, and an unknown one stops start-up)'),
     keyReloadSeconds: z.number().int().min(1).max(86400),
   }),

@@ -3,6 +3,7 @@
 // key is read from an environment variable or a file the operator provides for the record's
 // account, kept in memory, read again in the background every `reloadSeconds` (a rotated file is
 // taken without a restart), and never logged, answered or stored.
+import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { LRUCache } from 'lru-cache';
@@ -29,24 +30,27 @@ export type KeyRead = { value: string } | { problem: string };
 
 interface Held {
   read: KeyRead;
+  /** When the read started (ms), and its place among reads. */
   at: number;
+  seq: number;
   /** A background read under way. */
   refreshing?: Promise<void>;
 }
 
-/** Issuer records with their keys filled in, by id and rev and key generation. */
+/** Issuer records with their keys filled in, by account, id and rev, with the reads they were made from. */
 const MAX_RESOLVED = 5000;
 /** Key references whose value is held. */
 const MAX_HELD = 10_000;
 
 export class KeySources {
   private readonly held: LRUCache<string, Held>;
-  private readonly resolved: LRUCache<string, { gen: number; record: IssuerRecord }>;
+  private readonly resolved: LRUCache<string, { secret: KeyRead | null; signing: KeyRead | null; record: IssuerRecord }>;
   private readonly env: NodeJS.ProcessEnv;
   private readonly now: () => number;
   private readonly listeners: Array<() => void> = [];
   /** Moves whenever a key read again differs from the one held. */
   generation = 0;
+  private seq = 0;
 
   constructor(private readonly opts: KeySourceOptions) {
     this.held = new LRUCache({ max: MAX_HELD });
@@ -70,7 +74,8 @@ export class KeySources {
     const r = parseKeyRef(ref)!;
     if (r.source === 'env') {
       if (this.opts.keyEnvPrefix === '') return { problem: 'environment key references are off (issuers.keyEnvPrefix is empty)' };
-      if (!/^[A-Za-z0-9_]+$/.test(accountId)) return { problem: `account id ${accountId} holds characters a variable name cannot: use a file reference` };
+      // letters and digits only: the first _ after the prefix ends the account id, so no two accounts' names meet
+      if (!/^[A-Za-z0-9]+$/.test(accountId)) return { problem: `account id ${accountId} holds characters other than letters and digits: use a file reference` };
       return { source: 'env', where: `${this.opts.keyEnvPrefix}${accountId}_${r.name}` };
     }
     if (this.opts.keyDir === '') return { problem: 'key files are off (issuers.keyDir is not set)' };
@@ -78,12 +83,24 @@ export class KeySources {
     return { source: 'file', where: path.join(this.opts.keyDir, accountId, r.name) };
   }
 
-  /** Reads `ref` now (a write checks the key it names), keeping what it read. */
-  async read(accountId: string, ref: string): Promise<KeyRead> {
+  /** Reads `ref` now without keeping it (a write checks the key it names; what it reads never replaces a held read). */
+  check(accountId: string, ref: string): Promise<KeyRead> {
+    return this.load(accountId, ref);
+  }
+
+  /**
+   * Reads `ref` now and holds what it read, unless a read started later is held already (reads
+   * that finish out of order never bring an older key back); a read that differs from the held one
+   * is announced.
+   */
+  private async read(accountId: string, ref: string): Promise<KeyRead> {
     const k = `${accountId}\n${ref}`;
+    const seq = ++this.seq;
+    const at = this.now();
     const read = await this.load(accountId, ref);
     const before = this.held.get(k);
-    this.held.set(k, { read, at: this.now() });
+    if (before !== undefined && before.seq > seq) return before.read;
+    this.held.set(k, { read, at, seq });
     if (before !== undefined && !sameRead(before.read, read)) this.changed();
     return read;
   }
@@ -91,16 +108,20 @@ export class KeySources {
   /**
    * The record with the keys its references name filled in (`secret`, `signingKey`; null where one
    * cannot be read, which verifies and signs nothing), from memory when held; a record naming no
-   * reference as it is. A key held longer than keyReloadSeconds is read again in the background.
+   * reference as it is. A key held longer than keyReloadSeconds is read again in the background;
+   * one held twice as long (an issuer nobody used meanwhile) is read again before it is used.
    */
   resolve(i: IssuerRecord): IssuerRecord | Promise<IssuerRecord> {
     if (i.secretFrom === null && i.signingKeyFrom === null) return i;
     const rk = `${i.accountId}:${i.id}:${i.rev}`;
-    const hit = this.resolved.get(rk);
     const secret = i.secretFrom !== null ? this.peek(i.accountId, i.secretFrom) : null;
     const signing = i.signingKeyFrom !== null ? this.peek(i.accountId, i.signingKeyFrom) : null;
-    if (hit !== undefined && hit.gen === this.generation) return hit.record;
-    if (secret !== undefined && signing !== undefined) return this.fill(rk, i, secret, signing);
+    if (secret !== undefined && signing !== undefined) {
+      // the record made from exactly these reads: any read held since (a rotation, a read after eviction) makes another
+      const hit = this.resolved.get(rk);
+      if (hit !== undefined && hit.secret === secret && hit.signing === signing) return hit.record;
+      return this.fill(rk, i, secret, signing);
+    }
     return (async () => {
       const s = i.secretFrom !== null ? await this.read(i.accountId, i.secretFrom) : null;
       const p = i.signingKeyFrom !== null ? await this.read(i.accountId, i.signingKeyFrom) : null;
@@ -108,12 +129,15 @@ export class KeySources {
     })();
   }
 
-  /** The held read of `ref`, starting a background read when it is old; undefined when never read. */
+  /** The held read of `ref`, starting a background read when it is old; undefined when never read, or too old to use. */
   private peek(accountId: string, ref: string): KeyRead | undefined {
     const k = `${accountId}\n${ref}`;
     const h = this.held.get(k);
     if (h === undefined) return undefined;
-    if (h.refreshing === undefined && this.now() - h.at >= this.opts.keyReloadSeconds * 1000) {
+    const age = this.now() - h.at;
+    const reload = this.opts.keyReloadSeconds * 1000;
+    if (age >= 2 * reload) return undefined;
+    if (h.refreshing === undefined && age >= reload) {
       h.refreshing = this.read(accountId, ref).then(
         () => undefined,
         () => undefined,
@@ -125,7 +149,7 @@ export class KeySources {
   private fill(rk: string, i: IssuerRecord, secret: KeyRead | null, signing: KeyRead | null): IssuerRecord {
     const value = (r: KeyRead | null, own: string | null) => (r === null ? own : 'value' in r ? r.value : null);
     const record: IssuerRecord = Object.assign({}, i, { secret: value(secret, i.secret), signingKey: value(signing, i.signingKey) });
-    this.resolved.set(rk, { gen: this.generation, record });
+    this.resolved.set(rk, { secret, signing, record });
     return record;
   }
 
@@ -139,11 +163,15 @@ export class KeySources {
     }
     let fh: fs.FileHandle | undefined;
     try {
-      fh = await fs.open(at.where, 'r');
-      const st = await fh.stat();
+      // stat first: a FIFO or device in the directory is never opened (a read of one could wait for ever)
+      const st = await fs.stat(at.where);
       if (!st.isFile()) return { problem: `${at.where} is not a file` };
       if (st.size > MAX_KEY_FILE_BYTES) return { problem: `${at.where} holds more than ${MAX_KEY_FILE_BYTES} bytes` };
-      const v = (await fh.readFile('utf8')).trim();
+      fh = await fs.open(at.where, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+      const buf = Buffer.alloc(MAX_KEY_FILE_BYTES + 1);
+      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+      if (bytesRead > MAX_KEY_FILE_BYTES) return { problem: `${at.where} holds more than ${MAX_KEY_FILE_BYTES} bytes` };
+      const v = buf.subarray(0, bytesRead).toString('utf8').trim();
       if (v === '') return { problem: `${at.where} is empty` };
       return { value: v };
     } catch (e) {

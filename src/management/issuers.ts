@@ -2,6 +2,7 @@
 // delete an account's issuers, behind /api/issuers and `streamgate issuers`. The request schemas
 // check each field's syntax; this checks what needs the account or the whole record: the policy
 // token, the keys the algorithms need, inline JWKs, the JWKS URL guard. An answer never holds the secret.
+import { randomBytes } from 'node:crypto';
 import { ApiError, FieldErrorList, IssuerChanged, IssuerConflict } from '../errors.js';
 import { isHmac, isSignedFormat, signedKeyIds, type IssuerAlgorithm, type IssuerClaimMap, type IssuerRecord, type IssuerType, type RevokedIds, type SignedFormat, type SignedSettings } from '../domain/issuers.js';
 import type { TokenKind } from '../domain/tokens.js';
@@ -111,7 +112,7 @@ export function issuerView(i: IssuerRecord, policyTokenKind: TokenKind | null): 
     algorithms: i.algorithms,
     jwks: i.jwks,
     jwksUrl: i.jwksUrl,
-    hasSecret: i.secret !== null && i.secret !== '',
+    hasSecret: i.secret !== null && i.secret !== '' && i.secretFrom === null,
     hasSigningKey: i.signingKey !== null,
     clockSkewSeconds: i.clockSkewSeconds,
     maxLifetimeSeconds: i.maxLifetimeSeconds,
@@ -146,6 +147,15 @@ export const issuerLimits = (c: Pick<Config, 'issuers' | 'sessions'>): IssuerLim
   viewerCookieName: c.sessions.http.cookieName,
   maxPerAccount: c.issuers.maxPerAccount,
 });
+
+/**
+ * What an issuer reading its secret from a key reference stores as `secret`: 32 random bytes (hex)
+ * that no one holds. This build never uses it (the reference's key replaces it, or none when it
+ * cannot be read); a build that does not know references, sharing the store during a rolling
+ * upgrade, verifies with it and so admits nothing, where an empty secret would admit anything
+ * signed with an empty key.
+ */
+const placeholderSecret = (): string => randomBytes(32).toString('hex');
 
 /** How often an update without a rev reads the issuer again when a concurrent write moved it. */
 const UPDATE_ATTEMPTS = 10;
@@ -200,7 +210,7 @@ export class IssuerService {
       errors.add(field, 'key references are not read here: give the key itself');
       return null;
     }
-    const r = await this.keys.read(accountId, ref);
+    const r = await this.keys.check(accountId, ref);
     if ('problem' in r) {
       errors.add(field, r.problem);
       return null;
@@ -347,7 +357,7 @@ export class IssuerService {
       algorithms: input.algorithms ?? [],
       jwks: (input.jwks ?? null) as IssuerRecord['jwks'],
       jwksUrl: input.jwksUrl ?? null,
-      secret: input.secret ?? null,
+      secret: input.secretFrom != null && settings !== null ? placeholderSecret() : (input.secret ?? null),
       clockSkewSeconds: input.clockSkewSeconds ?? DEFAULT_CLOCK_SKEW_SECONDS,
       maxLifetimeSeconds: input.maxLifetimeSeconds ?? null,
       claims: claimMap(null, input.claims),
@@ -430,7 +440,9 @@ export class IssuerService {
       set('signingKeyFrom', input.signingKeyFrom);
       // a key given replaces its reference, and a reference the key stored
       if (input.secret != null) patch.secretFrom = null;
-      if (input.secretFrom != null) patch.secret = null;
+      if (input.secretFrom != null) patch.secret = placeholderSecret();
+      // the reference removed and no secret given: none (the placeholder is no one's key, and the checks say one is needed)
+      if (input.secretFrom === null && cur.secretFrom !== null && input.secret === undefined) patch.secret = null;
       if (input.signingKey != null) patch.signingKeyFrom = null;
       if (input.signingKeyFrom != null) patch.signingKey = null;
     }

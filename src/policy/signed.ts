@@ -135,35 +135,39 @@ function packValue(accountId: string, f: SignedFacts, cookie: string): string {
   return encodeSigned(accountId, facts);
 }
 
-/** What a request's query, cookies and CAT header present to an account's issuers, by the issuers' set: the presented value, or null (none of their formats). */
-const presentations = new WeakMap<readonly IssuerRecord[], Map<string, { presented: string; cookie: string } | null>>();
-const PRESENTATIONS_MAX = 1000;
+/** The issuer sets presentations were remembered for, by a number (a new set after any write of an account's issuers). */
+const setIds = new WeakMap<readonly IssuerRecord[], number>();
+let lastSetId = 0;
+/** What requests presented lately, by issuer set, account, query, Cookie header and CAT header: the presented value and the cookies it takes. Emptied when full. */
+const presentations = new Map<string, { presented: string; cookie: string }>();
+const PRESENTATIONS_MAX = 5000;
 
 /**
  * The signed credential a request presents to the account's signed-URL `issuers` (packSigned), or
  * undefined when it carries none of their formats. A viewer presents the same query, cookies or
- * header again and again: what they present is remembered per issuer set (a new set after any write
- * of the account's issuers), and the packed request for a full decision is made only when read.
+ * header again and again: what a credential presents is remembered (bounded: at most
+ * PRESENTATIONS_MAX values of at most MAX_REMEMBERED characters, requests carrying none are not
+ * kept), and the packed request for a full decision is made only when read.
  */
 export function presentSigned(accountId: string, issuers: readonly IssuerRecord[], f: SignedFacts): { readonly value: string; readonly presented: string } | undefined {
-  let known = presentations.get(issuers);
-  if (known === undefined) {
-    known = new Map();
-    presentations.set(issuers, known);
+  if (issuers.length === 0) return undefined;
+  let setId = setIds.get(issuers);
+  if (setId === undefined) {
+    setId = ++lastSetId;
+    setIds.set(issuers, setId);
   }
-  const key = `${accountId}\n${f.query}\n${f.cookie}\n${f.cat ?? ''}`;
-  let p = known.get(key);
+  // an absent CAT header and an empty one differ (an empty one is carried, and refused)
+  const key = `${setId}\n${accountId}\n${f.query}\n${f.cookie}\n${f.cat === undefined ? '-' : `+${f.cat}`}`;
+  let p = presentations.get(key);
   if (p === undefined) {
-    if (issuers.some((i) => carries(i, f))) {
-      const parts = credentialParts(issuers, f);
-      p = { presented: presentedOf(accountId, parts.params, parts.cookie, f.cat), cookie: parts.cookie };
-    } else p = null;
+    if (!issuers.some((i) => carries(i, f))) return undefined;
+    const parts = credentialParts(issuers, f);
+    p = { presented: presentedOf(accountId, parts.params, parts.cookie, f.cat), cookie: parts.cookie };
     if (key.length <= MAX_REMEMBERED) {
-      if (known.size >= PRESENTATIONS_MAX) known.clear();
-      known.set(key, p);
+      if (presentations.size >= PRESENTATIONS_MAX) presentations.clear();
+      presentations.set(key, p);
     }
   }
-  if (p === null) return undefined;
   const { presented, cookie } = p;
   let value: string | undefined;
   return {

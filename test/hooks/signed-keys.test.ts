@@ -60,7 +60,10 @@ describe('signed-URL issuer keys from the environment and key files', () => {
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.deepEqual([r.body.data.hasSecret, r.body.data.secretFrom, r.body.data.signingKeyFrom], [false, 'env:EDGE', null]);
     const stored = await f.t.services.store.getIssuer(acct, r.body.data.id);
-    assert.deepEqual([stored?.secret, stored?.secretFrom], [null, 'env:EDGE'], 'the store holds the reference, not the key');
+    assert.equal(stored?.secretFrom, 'env:EDGE', 'the store holds the reference');
+    // and in secret a random key no one holds: a build that does not read references verifies nothing with it
+    assert.match(stored?.secret ?? '', /^[0-9a-f]{64}$/);
+    assert.notEqual(stored?.secret, envKey);
     assert.ok(!(await issuers(f.acct)).includes(envKey));
 
     const good = new EdgeAuth({ key: envKey, windowSeconds: 300 }).generateACLToken(`/hls/${acct}/cam1/*`);
@@ -86,7 +89,12 @@ describe('signed-URL issuer keys from the environment and key files', () => {
     assert.deepEqual(await nginx(`/hls/${acct}/cam1/index.m3u8?hdnts=${byFile}`), [403, 'signature_invalid'], 'the file no longer verifies');
     const back = await f.api('put', `/api/issuers/${id}`, { secretFrom: 'file:edge.hex' });
     assert.deepEqual([back.status, back.body.data.hasSecret, back.body.data.secretFrom], [200, false, 'file:edge.hex']);
-    assert.equal((await f.t.services.store.getIssuer(acct, id))?.secret, null, 'the stored key is removed');
+    const placeholder = (await f.t.services.store.getIssuer(acct, id))?.secret;
+    assert.ok(placeholder !== envKey && /^[0-9a-f]{64}$/.test(placeholder ?? ''), 'the stored key is replaced by a placeholder');
+    // the reference removed without a secret: one is required again, nothing changes
+    const bare = await f.api('put', `/api/issuers/${id}`, { secretFrom: null });
+    assert.deepEqual([bare.status, bare.body.data.errors], [400, { secret: ["required: the EdgeAuth key as Akamai's property holds it, hex (an even number of digits, 16 bytes or more)"] }]);
+    assert.equal((await f.t.services.store.getIssuer(acct, id))?.secretFrom, 'file:edge.hex');
     assert.deepEqual(await nginx(`/hls/${acct}/cam1/index.m3u8?hdnts=${byFile}`), [200, String(policy)]);
     assert.equal((await f.api('delete', `/api/issuers/${id}`)).status, 200);
   });

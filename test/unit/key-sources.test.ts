@@ -1,6 +1,7 @@
 // Key references (docs/api.md#keys-from-files-and-the-environment): where each reads, that an
 // account reads only its own, what a source the configuration leaves off answers, and a rotated
-// key taken by the background read once it is older than keyReloadSeconds (a clock the test moves).
+// key taken by the background read once it is older than keyReloadSeconds (a clock the test moves);
+// and what a request presents to signed-URL issuers, which the decision path remembers.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -32,17 +33,19 @@ describe('key references', () => {
     mkdirSync(path.join(dir, 'ACC001', 'sub'));
     const env = { SGKEY_ACC001_K: 'from-env', SGKEY_ACC002_K: 'other' };
     const ks = new KeySources({ keyDir: dir, keyEnvPrefix: 'SGKEY_', keyReloadSeconds: 60, env });
-    assert.deepEqual(await ks.read('ACC001', 'env:K'), { value: 'from-env' });
-    assert.deepEqual(await ks.read('ACC001', 'file:k'), { value: 'abcd' });
-    assert.deepEqual(await ks.read('ACC003', 'env:K'), { problem: 'environment variable SGKEY_ACC003_K is not set' });
-    assert.deepEqual(await ks.read('ACC002', 'file:k'), { problem: `${path.join(dir, 'ACC002', 'k')} cannot be read (ENOENT)` });
-    assert.deepEqual(await ks.read('ACC001', 'file:big'), { problem: `${path.join(dir, 'ACC001', 'big')} holds more than ${MAX_KEY_FILE_BYTES} bytes` });
-    assert.deepEqual(await ks.read('ACC001', 'file:sub'), { problem: `${path.join(dir, 'ACC001', 'sub')} is not a file` });
-    assert.deepEqual(await ks.read('AC/01', 'file:k'), { problem: 'account id AC/01 cannot name a directory' });
-    assert.deepEqual(await ks.read('AC-01', 'env:K'), { problem: 'account id AC-01 holds characters a variable name cannot: use a file reference' });
+    assert.deepEqual(await ks.check('ACC001', 'env:K'), { value: 'from-env' });
+    assert.deepEqual(await ks.check('ACC001', 'file:k'), { value: 'abcd' });
+    assert.deepEqual(await ks.check('ACC003', 'env:K'), { problem: 'environment variable SGKEY_ACC003_K is not set' });
+    assert.deepEqual(await ks.check('ACC002', 'file:k'), { problem: `${path.join(dir, 'ACC002', 'k')} cannot be read (ENOENT)` });
+    assert.deepEqual(await ks.check('ACC001', 'file:big'), { problem: `${path.join(dir, 'ACC001', 'big')} holds more than ${MAX_KEY_FILE_BYTES} bytes` });
+    assert.deepEqual(await ks.check('ACC001', 'file:sub'), { problem: `${path.join(dir, 'ACC001', 'sub')} is not a file` });
+    assert.deepEqual(await ks.check('AC/01', 'file:k'), { problem: 'account id AC/01 cannot name a directory' });
+    assert.deepEqual(await ks.check('AC-01', 'env:K'), { problem: 'account id AC-01 holds characters other than letters and digits: use a file reference' });
+    // account A_B's K and account A's B_K would be one variable: an id with _ reads none
+    assert.deepEqual(await ks.check('ACC_1', 'env:K'), { problem: 'account id ACC_1 holds characters other than letters and digits: use a file reference' });
     const off = new KeySources({ keyDir: '', keyEnvPrefix: '', keyReloadSeconds: 60, env });
-    assert.deepEqual(await off.read('ACC001', 'env:K'), { problem: 'environment key references are off (issuers.keyEnvPrefix is empty)' });
-    assert.deepEqual(await off.read('ACC001', 'file:k'), { problem: 'key files are off (issuers.keyDir is not set)' });
+    assert.deepEqual(await off.check('ACC001', 'env:K'), { problem: 'environment key references are off (issuers.keyEnvPrefix is empty)' });
+    assert.deepEqual(await off.check('ACC001', 'file:k'), { problem: 'key files are off (issuers.keyDir is not set)' });
   });
 
   it('resolve: a record naming no reference as it is; one naming references with its keys filled (null where unreadable), the same object while nothing changed', async () => {
@@ -92,6 +95,13 @@ describe('key references', () => {
     await emptied;
     assert.equal(ks.generation, gen + 1);
     assert.equal((ks.resolve(ref) as typeof keyed).secret, null);
+
+    // an issuer nobody used for twice keyReloadSeconds: its key is read again before it is used, not after
+    writeFileSync(file, 'dd'.repeat(16));
+    now += 120_000;
+    const idle = ks.resolve(ref);
+    assert.ok(idle instanceof Promise, 'waits for the read');
+    assert.equal((await idle).secret, 'dd'.repeat(16));
   });
 });
 
@@ -108,5 +118,27 @@ describe('an issuer whose key cannot be read', () => {
       assert.deepEqual([r.ok, r.ok ? '' : r.problem], [false, 'issuer 9 has no usable secret: its key source (secretFrom) could not be read or holds no key of the format'], String(secret));
       assert.throws(() => signFor(i, { path: '/hls/cam1/*', lifetimeSeconds: 60, now }), SignProblem);
     }
+  });
+});
+
+describe('what a request presents to signed-URL issuers', () => {
+  it('the same presentation for the same credential whatever else the request carries; none without issuers or a credential of theirs; an empty CAT header is not an absent one', async () => {
+    const { presentSigned } = await import('../../src/policy/signed.js');
+    const cat = issuerRecord({ id: 11, accountId: 'ACC001', type: 'cat', settings: { format: 'cat', publicKeys: [], secretKeyId: 'k', urls: [], queryParam: 'cat', signingKeyId: null } });
+    const set = [cat];
+    const facts = (over: Partial<{ query: string; cookie: string; cat: string }> = {}) => ({ method: 'GET', path: '/hls/cam1/index.m3u8', query: '', cookie: '', ...over });
+    assert.equal(presentSigned('ACC001', [], facts({ cat: 'x' })), undefined, 'an account without signed-URL issuers');
+    assert.equal(presentSigned('ACC001', set, facts({ query: 'token=abc' })), undefined, 'no credential of their formats');
+    const a = presentSigned('ACC001', set, facts({ query: 'cat=T1' }));
+    const b = presentSigned('ACC001', set, facts({ query: 'cat=T1&_HLS_msn=4', cookie: 'streamgate_session=s1; other=1' }));
+    assert.ok(a !== undefined && b !== undefined);
+    assert.equal(a.presented, b.presented, 'a session cookie, other cookies and parameters are not part of the credential');
+    assert.notEqual(presentSigned('ACC001', set, facts({ query: 'cat=T2' }))?.presented, a.presented);
+    assert.notEqual(presentSigned('ACC002', set, facts({ query: 'cat=T1' }))?.presented, a.presented, 'another account');
+    // an empty header is carried (and refused when decided); the same request without it carries nothing
+    assert.notEqual(presentSigned('ACC001', set, facts({ query: '_HLS_msn=4', cat: '' })), undefined);
+    assert.equal(presentSigned('ACC001', set, facts({ query: '_HLS_msn=4' })), undefined);
+    // the packed request is made when read, with this request's path
+    assert.match(b.value, /index\.m3u8/);
   });
 });
