@@ -6,7 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import YAML from 'yaml';
 import { Ajv } from 'ajv';
 import { ROOT } from '../helpers/process.js';
-import { DEFAULT_CONFIG_FILE, merge, validateConfig } from '../../src/config/load.js';
+import { DEFAULT_CONFIG_FILE, loadConfig, merge, validateConfig } from '../../src/config/load.js';
 
 const CHART = `${ROOT}helm/streamgate`;
 const values = YAML.parse(readFileSync(`${CHART}/values.yaml`, 'utf8')) as Record<string, unknown>;
@@ -63,6 +63,19 @@ describe('Helm chart', () => {
     assert.ok(generated && Number(generated[1]) >= 32, 'randAlphaNum of 32+ characters');
     assert.match(tpl, /hook-secret: \{\{ \$hookSecret \| quote \}\}/);
     assert.doesNotMatch(tpl, /hook-secret: \{\{ \.Values/, 'the empty value is never rendered');
+  });
+
+  it('an issuer keys Secret is mounted read-only as issuers.keyDir through a variable Streamgate takes; item paths are <account id>/<file name>', () => {
+    const tpl = readFileSync(`${CHART}/templates/deployment.yaml`, 'utf8');
+    const dir = /- name: STREAMGATE_ISSUERS_KEYDIR\s+value: (\S+)/.exec(tpl)?.[1];
+    assert.ok(dir !== undefined, 'the key directory variable');
+    assert.match(tpl, new RegExp(`\\{ name: issuer-keys, mountPath: ${dir}, readOnly: true \\}`));
+    assert.match(tpl, /secretName: \{\{ \.Values\.issuerKeys\.existingSecret \}\}\s+defaultMode: 0440/);
+    assert.equal(loadConfig({ env: { STREAMGATE_ISSUERS_KEYDIR: dir } }).issuers.keyDir, dir, 'the variable names the setting');
+    const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+    const withKeys = (items: unknown) => ({ ...values, issuerKeys: { existingSecret: 'keys', items, envFromSecret: '' } });
+    assert.equal(validate(withKeys([{ key: 'edge', path: '9CZC2T/edge.hex' }])), true, JSON.stringify(validate.errors));
+    for (const path of ['edge.hex', '../9CZC2T/edge.hex', '9CZC2T/.hidden', '9CZC2T/a/b']) assert.equal(validate(withKeys([{ key: 'edge', path }])), false, path);
   });
 
   it('the image listens on every interface, which needs the hook secret the chart always provides', () => {
