@@ -87,19 +87,18 @@ export class RedisSessions implements SessionStore {
     );
     if (!reply.admitted) return reply;
     const replaced = reply.replaced;
-    // On a Cluster the pointer is not waited for: commands on one connection run in order, so every
-    // later read of it through this client (a re-ask, a media server's "done") finds it, and the
-    // admission answers a round trip sooner. Lost with Redis itself, it makes a re-ask register the
-    // connection again. The gauge's counts are not worth a wait either. Separate commands, not a
-    // pipeline: an ioredis pipeline copies every script method onto itself, and its bookkeeping
-    // outlived young collections at admission rates, making each scavenge long
+    // On a Cluster the pointer and the gauge's entries are sent after the script, at once and side by
+    // side (each on its own node), and waited for: a Cluster may resend a command after a
+    // redirection, so an unawaited write could land after a later read or removal of the same
+    // connection (a re-ask, a media server's "done" finding no pointer). Lost with Redis itself, a
+    // pointer makes a re-ask register the connection again. Separate commands, not a pipeline: an
+    // ioredis pipeline copies every script method onto itself, and its bookkeeping outlived young
+    // collections at admission rates, making each scavenge long
     // (docs/decision-path.md#session-admissions).
     const ignore = () => undefined;
     if (!local) {
-      this.c.redis.set(pointerKey, pointerJson, 'PX', Math.max(1, expires - now)).catch(ignore);
-      // Waited for: a Cluster may resend a command after a redirection, so an unawaited entry could
-      // land after the removal a later admission of the same connection sends for it.
       await Promise.all([
+        this.c.redis.set(pointerKey, pointerJson, 'PX', Math.max(1, expires - now)),
         reply.goneId !== '' ? this.c.redis.zrem(...keys.sessionGauge({ caller: s.caller, action: reply.goneAction, accountId: s.accountId, id: reply.goneId })) : undefined,
         this.c.redis.zadd(gaugeKey, expires, member),
       ]).catch(ignore);
