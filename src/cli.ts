@@ -24,6 +24,7 @@ import { TOKEN_VERBS, UsageError, runTokenCommand, tokenCommand, type StreamArg,
 import { ISSUER_VERBS, issuerCommand, runIssuerCommand, type IssuerVerb } from './cli-issuers.js';
 import { IssuerService, issuerLimits } from './management/issuers.js';
 import { KeySources } from './enforce/key-sources.js';
+import { copyWith } from './domain/objects.js';
 
 export const USAGE = `usage:
   streamgate serve [--config <file>]
@@ -221,7 +222,7 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
     }
     if (issuersCommand) {
       await store.upgrade?.();
-      return await runIssuerCommand(issuersCommand, { accounts, issuers: new IssuerService(store, issuerLimits(config), Date.now, new KeySources({ keyDir: config.issuers.keyDir, keyEnvPrefix: config.issuers.keyEnvPrefix, keyReloadSeconds: config.issuers.keyReloadSeconds, env })), out: io.out }, io.err);
+      return await runIssuerCommand(issuersCommand, { accounts, issuers: new IssuerService(store, issuerLimits(config), Date.now, new KeySources(copyWith(config.issuers, { env }))), out: io.out }, io.err);
     }
     if (command === 'keys rotate' || command === 'keys rotate director') {
       const r = await KeyRing.rotate(store);

@@ -192,12 +192,12 @@ export async function createServices(
   sessions.start();
   // The admission pipeline: every decision, and the sessions admissions start (docs/architecture.md#the-decision-flow).
   // Credential issuers' JWTs (docs/api.md#credential-issuers): their JWKS URLs fetched through the SSRF guard, verified JWTs remembered.
-  const { memoEntries, maxPerAccount: _max, keyDir, keyEnvPrefix, keyReloadSeconds, ...keyOptions } = config.issuers;
+  const { memoEntries, maxPerAccount: _max, keyDir: _dir, keyEnvPrefix: _prefix, keyReloadSeconds: _reload, ...keyOptions } = config.issuers;
   const issuerKeys = new IssuerKeys(copyWith(keyOptions, { now }));
   const issuers = { keys: issuerKeys, memo: new IssuerJwtMemo(memoEntries) };
   // Signed URLs, cookies and CATs (docs/api.md#signed-url-issuers): verified grants remembered; a CAT admitted once through the store's marks.
   // Keys read from files or the environment: a key that changed forgets what the old one verified.
-  const keySources = new KeySources({ keyDir, keyEnvPrefix, keyReloadSeconds, now });
+  const keySources = new KeySources(copyWith(config.issuers, { now }));
   const signedMemo = new SignedMemo(memoEntries);
   keySources.onChange(() => signedMemo.clear());
   const signed = {

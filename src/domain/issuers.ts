@@ -202,20 +202,19 @@ const ENV_NAME = /^[A-Za-z0-9_]{1,100}$/;
 /** A file name in the account's key directory: no separator, not hidden, so it names nothing outside it. */
 const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$/;
 
-/** What is wrong with a key reference's syntax, or null. */
-export function keyRefProblem(ref: string): string | null {
+/** The reference `ref` names, or what is wrong with its syntax. */
+export function parseKeyRef(ref: string): KeyRef | { problem: string } {
   const colon = ref.indexOf(':');
   const source = ref.slice(0, colon);
   const name = ref.slice(colon + 1);
-  if (colon < 0 || (source !== 'env' && source !== 'file')) return 'a key reference is env:NAME or file:name';
-  if (source === 'env' && !ENV_NAME.test(name)) return 'env:NAME takes letters, digits and _ (at most 100)';
-  if (source === 'file' && !FILE_NAME.test(name)) return 'file:name takes a file name of letters, digits, _, - and . (not first), at most 100, no directory';
-  return null;
+  if (colon < 0 || (source !== 'env' && source !== 'file')) return { problem: 'a key reference is env:NAME or file:name' };
+  if (source === 'env' && !ENV_NAME.test(name)) return { problem: 'env:NAME takes letters, digits and _ (at most 100)' };
+  if (source === 'file' && !FILE_NAME.test(name)) return { problem: 'file:name takes a file name of letters, digits, _, - and . (not first), at most 100, no directory' };
+  return { source, name };
 }
 
-/** The reference `ref` names, or undefined when its syntax is wrong (keyRefProblem says why). */
-export function parseKeyRef(ref: string): KeyRef | undefined {
-  if (keyRefProblem(ref) !== null) return undefined;
-  const colon = ref.indexOf(':');
-  return { source: ref.slice(0, colon) as KeyRef['source'], name: ref.slice(colon + 1) };
+/** What is wrong with a key reference's syntax, or null. */
+export function keyRefProblem(ref: string): string | null {
+  const r = parseKeyRef(ref);
+  return 'problem' in r ? r.problem : null;
 }

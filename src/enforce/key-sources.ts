@@ -7,23 +7,23 @@ import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { LRUCache } from 'lru-cache';
-import { keyRefProblem, parseKeyRef, type IssuerRecord } from '../domain/issuers.js';
+import { parseKeyRef, type IssuerRecord } from '../domain/issuers.js';
+import type { Config } from '../config/schema.js';
 
 /** The most a key file may hold (bytes): a PEM private key is a few KiB. */
 export const MAX_KEY_FILE_BYTES = 65_536;
 
-export interface KeySourceOptions {
-  /** The directory of key files, one subdirectory per account id; '' refuses file references. */
-  keyDir: string;
-  /** The prefix of key variables (then the account id, `_` and the name); '' refuses env references. */
-  keyEnvPrefix: string;
-  /** How old a key read may get before it is read again (in the background). */
-  keyReloadSeconds: number;
-  /** The environment (default process.env). */
+/**
+ * Config `issuers` as loaded (keyDir: the directory of key files, one subdirectory per account id,
+ * '' refuses file references; keyEnvPrefix: the prefix of key variables, then the account id, `_`
+ * and the name, '' refuses env references; keyReloadSeconds: how old a key read may get before it
+ * is read again in the background), with the environment (default process.env) and a clock
+ * (default Date.now).
+ */
+export type KeySourceOptions = Pick<Config['issuers'], 'keyDir' | 'keyEnvPrefix' | 'keyReloadSeconds'> & {
   env?: NodeJS.ProcessEnv;
-  /** Milliseconds since the epoch (default Date.now). */
   now?: () => number;
-}
+};
 
 /** A key as read: its value, or why there is none (for the operator: it never holds the value). */
 export type KeyRead = { value: string } | { problem: string };
@@ -69,9 +69,8 @@ export class KeySources {
    * what makes it unusable here: its syntax, or a source the configuration does not enable.
    */
   locate(accountId: string, ref: string): { where: string; source: 'env' | 'file' } | { problem: string } {
-    const syntax = keyRefProblem(ref);
-    if (syntax !== null) return { problem: syntax };
-    const r = parseKeyRef(ref)!;
+    const r = parseKeyRef(ref);
+    if ('problem' in r) return r;
     if (r.source === 'env') {
       if (this.opts.keyEnvPrefix === '') return { problem: 'environment key references are off (issuers.keyEnvPrefix is empty)' };
       // letters and digits only: the first _ after the prefix ends the account id, so no two accounts' names meet

@@ -112,18 +112,6 @@ function credentialParts(issuers: readonly IssuerRecord[], f: SignedFacts): { pa
   return { params: mine, cookie };
 }
 
-/**
- * The request as the account's signed-URL `issuers` read it, packed for the decision (`value`), and
- * the credential alone (`presented`): the parameters, cookies and header those formats read, without
- * the path or anything else the request carries (a viewer's session cookie, other cookies). The
- * viewer session a decision starts is tied to `presented`, so every request of the viewer carrying
- * the same credential is the same viewer.
- */
-export function packSigned(accountId: string, issuers: readonly IssuerRecord[], f: SignedFacts): { value: string; presented: string } {
-  const { params, cookie } = credentialParts(issuers, f);
-  return { value: packValue(accountId, f, cookie), presented: presentedOf(accountId, params, cookie, f.cat) };
-}
-
 const presentedOf = (accountId: string, params: string[], cookie: string, cat: string | undefined): string =>
   `${SIGNED_PREFIX}${JSON.stringify([accountId, params.sort(), cookie.split('; ').sort(), cat ?? null])}`;
 
@@ -143,8 +131,12 @@ const presentations = new Map<string, { presented: string; cookie: string }>();
 const PRESENTATIONS_MAX = 5000;
 
 /**
- * The signed credential a request presents to the account's signed-URL `issuers` (packSigned), or
- * undefined when it carries none of their formats. A viewer presents the same query, cookies or
+ * The signed credential a request presents to the account's signed-URL `issuers`, or undefined
+ * when it carries none of their formats: the request as they read it, packed for the decision
+ * (`value`), and the credential alone (`presented`): the parameters, cookies and header those
+ * formats read, without the path or anything else the request carries (a viewer's session cookie,
+ * other cookies). The viewer session a decision starts is tied to `presented`, so every request of
+ * the viewer carrying the same credential is the same viewer. A viewer presents the same query, cookies or
  * header again and again: what a credential presents is remembered (bounded: at most
  * PRESENTATIONS_MAX values of at most MAX_REMEMBERED characters, requests carrying none are not
  * kept), and the packed request for a full decision is made only when read.
