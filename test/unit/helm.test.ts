@@ -76,6 +76,9 @@ describe('Helm chart', () => {
     const withKeys = (items: unknown) => ({ ...values, issuerKeys: { existingSecret: 'keys', items, envFromSecret: '' } });
     assert.equal(validate(withKeys([{ key: 'edge', path: '9CZC2T/edge.hex' }])), true, JSON.stringify(validate.errors));
     for (const path of ['edge.hex', '../9CZC2T/edge.hex', '9CZC2T/.hidden', '9CZC2T/a/b']) assert.equal(validate(withKeys([{ key: 'edge', path }])), false, path);
+    // a Secret without items would mount its keys flat, where no account's key file is
+    assert.equal(validate(withKeys([])), false, 'existingSecret without items');
+    assert.equal(validate({ ...values, issuerKeys: { existingSecret: '', items: [{ key: 'edge', path: '9CZC2T/edge.hex' }], envFromSecret: '' } }), false, 'items without existingSecret');
   });
 
   it('the image listens on every interface, which needs the hook secret the chart always provides', () => {

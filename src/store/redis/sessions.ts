@@ -97,11 +97,12 @@ export class RedisSessions implements SessionStore {
     // (docs/decision-path.md#session-admissions).
     const ignore = () => undefined;
     if (!local) {
-      await Promise.all([
+      // every one settled, not the first to fail: a gauge write refused at once must not answer before the pointer lands
+      await Promise.allSettled([
         this.c.redis.set(pointerKey, pointerJson, 'PX', Math.max(1, expires - now)),
         reply.goneId !== '' ? this.c.redis.zrem(...keys.sessionGauge({ caller: s.caller, action: reply.goneAction, accountId: s.accountId, id: reply.goneId })) : undefined,
         this.c.redis.zadd(gaugeKey, expires, member),
-      ]).catch(ignore);
+      ]);
     }
     if (this.#countNameDue(countKey, now)) this.c.redis.sadd(keys.sessionCountNames, countKey).catch(ignore);
     for (const r of replaced) this.c.redis.zrem(...keys.sessionGauge(r)).catch(ignore);
