@@ -12,6 +12,7 @@ import { clusterRoutes } from './http/management/clusters.routes.js';
 import { securedStreamRoutes } from './http/management/secured-streams.routes.js';
 import { sessionRoutes } from './http/management/sessions.routes.js';
 import { notProvidedRoutes } from './http/management/not-provided.routes.js';
+import { decisionRoutes } from './http/management/decisions.routes.js';
 import { openApiDocument } from './http/openapi.js';
 import { directorEndpoints } from './http/director.js';
 import { DecisionRoutes } from './http/decision-routes.js';
@@ -45,6 +46,7 @@ export function managementRoutes(s: Services): RouteSpec[] {
     ...issuerRoutes(s.issuers, s.enforcer),
     ...analyticsRoutes(s.usage),
     ...sessionRoutes(s.store, s.sessions),
+    ...decisionRoutes(s.history, s.store),
     // last: hosted endpoints Streamgate does not provide, answered 501 (docs/compatibility.md)
     ...notProvidedRoutes(),
   ];

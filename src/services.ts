@@ -33,6 +33,8 @@ import type { IssuerRecord } from './domain/issuers.js';
 import { copyWith } from './domain/objects.js';
 import { SignedMemo } from './policy/signed.js';
 import { IssuerJwtMemo } from './policy/issuer-jwt.js';
+import { openHistory } from './history/open.js';
+import type { DecisionHistory } from './history/recorder.js';
 
 export interface Services {
   config: Config;
@@ -61,6 +63,8 @@ export interface Services {
   patterns: PatternChecks;
   /** Reads MediaMTX's byte counters when analytics.mediamtx.apiUrl is set. */
   poller?: MediamtxPoller;
+  /** Decisions kept for /api/decisions and the dashboard (history.enabled; docs/api.md#decision-history). */
+  history?: DecisionHistory;
   /** Set on SIGTERM: readiness fails and responses close their connections. */
   draining: boolean;
   /** Stops background work and closes the store; queued webhooks are delivered until `deadline` (epoch ms; default now + server.shutdownGraceMs). */
@@ -206,7 +210,10 @@ export async function createServices(
     keysGeneration: () => keySources.generation,
     useOnce: async (accountId: string, name: string, ttlMs: number) => (await store.swapMark(accountId, name, '1', ttlMs, 'absent')) === null,
   };
-  const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, { now, defaultAccountId, sessions, issuers, signed });
+  // Decisions kept, written off the decision path (docs/api.md#decision-history).
+  const history = openHistory(config, store, logger, now);
+  if (history) metrics.watchHistory(() => history.tallies);
+  const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, { now, defaultAccountId, sessions, issuers, signed, history });
   const viewers = credentialKeys
     ? new ViewerSessions(
         config.sessions.http,
@@ -272,6 +279,7 @@ export async function createServices(
     usage,
     patterns,
     poller,
+    history,
     draining: false,
     close: async (deadline?: number) => {
       clearInterval(reload);
@@ -288,6 +296,8 @@ export async function createServices(
       await client.close();
       await cutter.close();
       await issuerKeys.close();
+      // the decisions still queued are written before the store's connection closes
+      await history?.close().catch((e: Error) => logger.warn({ err: e.message }, 'decision history: not closed cleanly'));
       await store.close();
     },
   };

@@ -10,7 +10,6 @@
 //   instance's caches vouch for, `store_unavailable` for the rest;
 // - explain: the check endpoint's probe of one token: every rule's outcome, binding nothing.
 // 'soon' asks memory first and the store when memory cannot tell (what callers use).
-import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { TokenRecord } from '../domain/tokens.js';
@@ -29,6 +28,8 @@ import type { GeoLookup } from '../enforce/geo.js';
 import type { AdmissionRun, SessionControl } from '../sessions/control.js';
 import type { Admission, AdmissionStep, Admitter, Answer, DecisionResult } from '../contracts/admission.js';
 import { resolveCredential, resolveNow, type CredentialSources, type IssuerVerification, type Reading, type Resolved, type SignedVerification } from './credential.js';
+import type { DecisionHistory } from '../history/recorder.js';
+import { decisionIdAt, type DecisionEntry } from '../history/entry.js';
 
 export type { Admission, AdmissionStep, Admitter, Answer, DecisionResult } from '../contracts/admission.js';
 
@@ -54,6 +55,8 @@ export interface EnforcerOptions {
   issuers?: Omit<IssuerVerification, 'now'>;
   /** How signed URLs, cookies and CATs are verified (docs/api.md#signed-url-issuers). Without it, none is accepted. */
   signed?: Omit<SignedVerification, 'now' | 'countryOf'>;
+  /** Where decisions are kept (docs/api.md#decision-history). Without it, none is. */
+  history?: DecisionHistory;
 }
 
 const MAX_STALE_RETRIES = 3;
@@ -84,6 +87,8 @@ interface Parts {
    * the bind step for them, and allow-cached admit them while the store is down.
    */
   knownBound: LRUCache<number, { rev: number; addresses: Set<string> }>;
+  /** The decision history: asked, after each decision, whether to keep it. */
+  history: DecisionHistory | undefined;
 }
 
 /**
@@ -496,7 +501,8 @@ function countAndLog(p: Parts, x: Run): Next {
   const { req, adapter } = x;
   const ev: Evaluation | Answer = x.told ?? x.decided;
   const seconds = (performance.now() - x.started) / 1000;
-  const d: DecisionResult = copyWith(ev.decision, { decisionId: randomUUID() });
+  const at = p.now();
+  const d: DecisionResult = copyWith(ev.decision, { decisionId: decisionIdAt(at) });
   const result = d.allowed ? 'allow' : 'deny';
   p.metrics.decided(req.action, adapter, result, d.reason, seconds);
   if (p.logger.isLevelEnabled('info')) {
@@ -523,8 +529,82 @@ function countAndLog(p: Parts, x: Run): Next {
       'decision',
     );
   }
+  const history = p.history;
+  if (history !== undefined) {
+    const accountId = d.accountId ?? req.accountId ?? (p.cfg.defaultAccountId || p.defaultAccountId);
+    if (accountId !== undefined && history.wants(d.allowed, accountId)) history.push(historyEntry(x, d, ev, accountId, at));
+  }
   x.result = d;
   return 'next';
+}
+
+/** What was presented, as the history names it. */
+const CREDENTIAL_KINDS: Readonly<Record<string, string>> = {
+  none: 'none',
+  invalid: 'invalid',
+  token: 'token',
+  jwt: 'self-signed JWT',
+  issuer: 'issuer JWT',
+  signed: 'signed URL',
+};
+
+/** A kept decision (docs/api.md#decision-history): the request, the answer, and every rule's outcome. */
+function historyEntry(x: Run, d: DecisionResult, ev: Evaluation | Answer, accountId: string, at: number): DecisionEntry {
+  const { req } = x;
+  const why = 'rules' in ev ? (d.allowed ? undefined : failedRule(ev.rules)) : ev;
+  const e: DecisionEntry = {
+    decisionId: d.decisionId,
+    at,
+    accountId,
+    caller: x.adapter,
+    action: req.action,
+    streamName: req.streamName,
+    protocol: req.protocol,
+    allowed: d.allowed,
+    status: d.status,
+    reason: d.reason,
+    credential: x.r === undefined ? 'unknown' : (CREDENTIAL_KINDS[x.r.cred.type] ?? x.r.cred.type),
+    rules: explainedRules(x, ev),
+  };
+  if (why !== undefined) {
+    e.rule = why.rule;
+    if (why.detail !== undefined) e.detail = why.detail;
+  }
+  if (d.tokenId !== undefined) e.tokenId = d.tokenId;
+  if (d.issuerId !== undefined) e.issuerId = d.issuerId;
+  if (req.clientIp !== undefined) e.clientIp = req.clientIp;
+  const country = req.clientIp !== undefined || req.country !== undefined ? x.countryOf() : undefined;
+  if (country !== undefined) e.country = country;
+  if (req.origin !== undefined) e.origin = req.origin;
+  if (req.sessionId !== undefined) e.sessionId = req.sessionId;
+  return e;
+}
+
+/**
+ * Every rule's outcome, as the check endpoint gives them: the policy's checks evaluated again in
+ * explain mode on the same request, credential and context (pure, no store read), with what the
+ * steps after it settled (the bind, the session admission) in place of their pending rules, and a
+ * step's answer last. A decision the store refused before the policy ran keeps its one rule.
+ */
+function explainedRules(x: Run, ev: Evaluation | Answer): RuleOutcome[] {
+  const final = 'rules' in ev ? ev.rules : (x.ev?.rules ?? []);
+  let rules: RuleOutcome[];
+  if (x.r === undefined || x.ev === undefined || final.some((r) => r.rule === STORE_RULE)) rules = final.slice();
+  else {
+    x.explain = true;
+    try {
+      rules = evaluate(x.req, x.r.cred, x).rules;
+    } finally {
+      x.explain = false;
+    }
+    for (const f of final) {
+      const i = rules.findIndex((r) => r.rule === f.rule);
+      if (i >= 0) rules[i] = f;
+      else rules.push(f);
+    }
+  }
+  if (!('rules' in ev)) rules.push({ rule: ev.rule, reason: ev.decision.reason, result: ev.decision.allowed ? 'pass' : 'fail', detail: ev.detail });
+  return rules;
 }
 
 /** From memory, the token lookup was a cache hit (the store mode counts its own in the credential step). */
@@ -611,6 +691,7 @@ export class Enforcer {
       now,
       defaultAccountId: opts.defaultAccountId || undefined,
       knownBound: new LRUCache({ max: 10000 }),
+      history: opts.history,
     };
     this.plans = { memory: planOf('memory'), store: planOf('store'), cache: planOf('cache'), explain: planOf('explain') };
   }

@@ -317,10 +317,15 @@ export const authRequest: Caller = {
   ],
   answer(d): Reply {
     if (!d.allowed) {
-      const headers: Array<[string, string]> = [['cache-control', 'no-store']];
+      // The decision id reaches a viewer through the proxy's error page (auth_request_set
+      // $sg_decision $upstream_http_x_streamgate_decision_id): docs/api.md#decision-history.
+      const headers: Array<[string, string]> = [
+        ['cache-control', 'no-store'],
+        ['x-streamgate-decision-id', d.decisionId],
+      ];
       // A credential that did not hold, on a stream that needs one, is decided as its problem
       // (never a 503; src/admission/context.ts): the answer is the decision, as counted and logged.
-      return { status: refusalStatus(d, 'by-reason'), headers, json: { allowed: false, reason: d.reason, message: d.message } };
+      return { status: refusalStatus(d, 'by-reason'), headers, json: { allowed: false, reason: d.reason, message: d.message, decisionId: d.decisionId } };
     }
     const headers = allowHeaders(d.tokenId, d.trackingId, d.accountId, d.streamName);
     if (d.viewer !== undefined) headers.push(...viewerHeaders(d.viewer.setCookie, d.viewer.credential));

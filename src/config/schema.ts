@@ -310,6 +310,22 @@ export const configSchema = z.strictObject({
     hourlyRetentionDays: z.number().int().min(1).max(366),
   }),
   dashboard: z.strictObject({ enabled: z.boolean() }),
+  /** Decision history (docs/api.md#decision-history): what is kept, for how long, and how it is written. */
+  history: z.strictObject({
+    enabled: z.boolean(),
+    maxPerAccount: z.number().int().min(100).max(10_000_000),
+    maxAgeSeconds: z.number().int().min(60).max(366 * 86400),
+    refusalsPerSecond: z.number().min(0).max(100_000),
+    allowSampleRate: z.number().min(0).max(1),
+    allowsPerSecond: z.number().min(0).max(100_000),
+    addressSeconds: z.number().int().min(0).max(366 * 86400),
+    ipv4Prefix: z.number().int().min(0).max(32),
+    ipv6Prefix: z.number().int().min(0).max(128),
+    sqliteFile: z.string(),
+    queueMax: z.number().int().min(10).max(1_000_000),
+    batchSize: z.number().int().min(1).max(10_000),
+    flushMs: z.number().int().min(10).max(60_000),
+  }),
 }).superRefine((c, ctx) => {
   if ((c.server.tls.certFile === '') !== (c.server.tls.keyFile === '')) {
     const missing = c.server.tls.certFile === '' ? 'certFile' : 'keyFile';

@@ -86,7 +86,8 @@ function customViewerData(token: string | undefined, d: DecisionResult): string 
 }
 
 function deny(res: Response, d: DecisionResult): void {
-  sendJson(res, d.status, { status: 'fail', data: { message: d.message, reason: d.reason } });
+  // the decisionId finds the decision in the account's history (docs/api.md#decision-history)
+  sendJson(res, d.status, { status: 'fail', data: { message: d.message, reason: d.reason, decisionId: d.decisionId } });
 }
 
 const directorOut = z.object({

@@ -285,6 +285,22 @@ export class Metrics {
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
+  /** Read at each scrape: the decision history's tallies by outcome (docs/api.md#decision-history). */
+  private historyFrom: () => Record<string, number> = () => ({});
+  private readonly historySeen = new Map<string, number>();
+  readonly historyEntries = new Counter({
+    name: 'streamgate_history_entries_total',
+    help: 'Decisions offered to the decision history, by outcome: kept (written), rate (over the per-account rate), queue (the write queue was full), failed (the history store did not take the batch), no_account (an account that does not exist)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+    collect: () => {
+      for (const [outcome, total] of Object.entries(this.historyFrom())) {
+        const seen = this.historySeen.get(outcome) ?? 0;
+        if (total > seen) this.historyEntries.inc({ outcome }, total - seen);
+        this.historySeen.set(outcome, Math.max(total, seen));
+      }
+    },
+  });
   readonly httpRequests = new Counter({
     name: 'streamgate_http_requests_total',
     help: 'HTTP requests by route pattern, method and status',
@@ -319,6 +335,11 @@ export class Metrics {
   httpRequest(route: string, method: string, status: number, seconds: number): void {
     this.httpTally.inc(route, method, status);
     this.httpSeconds.at(route).observe(seconds);
+  }
+
+  /** The history counter reads `tallies` (running totals by outcome) at each scrape. */
+  watchHistory(tallies: () => Record<string, number>): void {
+    this.historyFrom = tallies;
   }
 
   /** The active-sessions gauge reads `counts` at each scrape. */

@@ -106,6 +106,9 @@ const FIXTURES: Record<string, Omit<EntryPoint, 'method' | 'path' | 'auth'>> = {
   'POST /api/stream/stop/all': {},
   'GET /api/monitoring/streams': { query: () => 'page=1&itemsOnPage=10&sortBy=ViewerCount&isDescending=False&isActive=true' },
   'GET /api/monitoring/streams/:streamName': {},
+  'GET /api/decisions': { query: () => 'streamName=cam1&reason=token_invalid&clientIp=203.0.113.7&allowed=false&from=2026-01-01T00:00:00Z&limit=10' },
+  'GET /api/decisions/:decisionId': {},
+  'DELETE /admin/accounts/:accountId/decisions': {},
   'GET /api/secured_streams': { query: () => 'page=1&itemsOnPage=10' },
   'DELETE /api/secured_streams/:streamName': {},
 };

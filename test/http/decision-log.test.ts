@@ -191,7 +191,8 @@ describe('the decision log and metrics say what the caller was told, and why', (
     assert.equal((await a.api('put', `/api/subscribe_token/${sub.id}`, { isActive: false })).status, 200);
     a.decisions();
     const refused = await ask('/hls/cam1/1.ts', cookie);
-    assert.deepEqual([refused.status, refused.body], [401, { allowed: false, reason: 'token_disabled', message: 'Unauthorized: Token disabled' }]);
+    assert.deepEqual([refused.status, refused.body], [401, { allowed: false, reason: 'token_disabled', message: 'Unauthorized: Token disabled', decisionId: refused.headers['x-streamgate-decision-id'] }]);
+    assert.match(refused.body.decisionId, /^[0-9a-f]{8}-[0-9a-f]{4}-7/);
     assert.deepEqual(a.decisions(), [
       {
         adapter: 'auth-request',

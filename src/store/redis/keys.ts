@@ -114,6 +114,12 @@ export const keys = {
   openRecordings: (accountId: string) => `${tag(accountId)}:recopen`,
   /** A mark (store.ts swapMark): "<expires ms>:<value>", expiring by PX too. */
   mark: (accountId: string, name: string) => `${tag(accountId)}:mk:${name}`,
+  /** The decision history (docs/api.md#decision-history): a stream capped by MAXLEN, one field `d`, the entry's JSON without its address. */
+  history: (accountId: string) => `${tag(accountId)}:hd`,
+  /** The history's client addresses by decision id, a hash per time bucket that expires with its addresses (history.addressSeconds). */
+  historyAddresses: (accountId: string, bucket: number) => `${tag(accountId)}:hda:${bucket}`,
+  /** The accounts that have a history (retention walks them). */
+  historyAccounts: 'hdaccounts',
 };
 
 /** Members of the list indexes sort as strings: ids are zero-padded to keep numeric order. */

@@ -87,6 +87,11 @@ class RedisBackend implements StoreLifecycle {
     return this.c.ping();
   }
 
+  /** The connection, for what keeps its data on the same Redis apart from the store (the decision history). */
+  get client(): RedisClient {
+    return this.c.redis;
+  }
+
   close(): Promise<void> {
     return this.c.close();
   }

@@ -23,10 +23,13 @@ class SqliteBackend implements StoreLifecycle {
   readonly kind = 'sqlite' as const;
   readonly inProcess = true;
   private readonly c: SqliteConnection;
+  /** The database file, or ':memory:'. */
+  readonly file: string;
 
   constructor(opts: SqliteStoreOptions) {
     const c = new SqliteConnection(opts);
     this.c = c;
+    this.file = opts.file;
     composeAggregates(this, [
       new SqliteAccounts(c),
       new SqliteTokens(c),

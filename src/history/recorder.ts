@@ -1,0 +1,172 @@
+// The decision history's recorder (docs/api.md#decision-history): the decision path asks `wants`
+// (sampling and each account's rates, no allocation) and hands the kept decisions to `push`; they
+// are written in batches by a timer, never awaited by a decision. The queue is bounded: under
+// overload a decision is dropped and counted, and nothing waits.
+import { LRUCache } from 'lru-cache';
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import { truncateAddress, type DecisionEntry, type DecisionPage, type DecisionQuery } from './entry.js';
+import type { HistorySink, Retention } from './sink.js';
+
+/** What history.* says a sink keeps. */
+export const retentionOf = (cfg: Config['history']): Retention => ({ maxPerAccount: cfg.maxPerAccount, maxAgeSeconds: cfg.maxAgeSeconds, addressSeconds: cfg.addressSeconds });
+
+/** A token bucket: `n` decisions may be kept now, refilled at the configured rate. */
+interface Bucket {
+  refusals: number;
+  allows: number;
+  at: number;
+}
+
+/** How often retention runs (age, count per account, addresses). */
+const PRUNE_MS = 60_000;
+/** Accounts whose rates are tracked at once (the least recent forgotten: they start full again). */
+const ACCOUNTS_TRACKED = 10_000;
+
+export type HistoryTallies = Record<'kept' | 'rate' | 'queue' | 'failed' | 'no_account', number>;
+
+export class DecisionHistory {
+  private queue: DecisionEntry[] = [];
+  private writing: Promise<void> | undefined;
+  private soon = false;
+  private closed = false;
+  private readonly buckets = new LRUCache<string, Bucket>({ max: ACCOUNTS_TRACKED });
+  /** Whether an account exists, remembered a minute: entries of an account that does not are never written. */
+  private readonly exists = new LRUCache<string, boolean>({ max: ACCOUNTS_TRACKED, ttl: 60_000 });
+  readonly tallies: HistoryTallies = { kept: 0, rate: 0, queue: 0, failed: 0, no_account: 0 };
+  private readonly flushTimer: NodeJS.Timeout;
+  private readonly pruneTimer: NodeJS.Timeout;
+
+  constructor(
+    private readonly cfg: Config['history'],
+    private readonly sink: HistorySink,
+    private readonly accountExists: (id: string) => Promise<boolean>,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.flushTimer = setInterval(() => void this.flush(), cfg.flushMs);
+    this.flushTimer.unref();
+    this.pruneTimer = setInterval(() => void this.prune(), PRUNE_MS);
+    this.pruneTimer.unref();
+  }
+
+  /**
+   * Whether a decision of `accountId` is kept: an allow at history.allowSampleRate, then the
+   * account's rate (refusals and allows apart), then room in the queue. Counts what it drops.
+   */
+  wants(allowed: boolean, accountId: string): boolean {
+    if (allowed && (this.cfg.allowSampleRate === 0 || Math.random() >= this.cfg.allowSampleRate)) return false;
+    const now = this.now();
+    let b = this.buckets.get(accountId);
+    if (b === undefined) {
+      b = { refusals: Math.max(1, this.cfg.refusalsPerSecond * 10), allows: Math.max(1, this.cfg.allowsPerSecond * 10), at: now };
+      this.buckets.set(accountId, b);
+    } else if (now > b.at) {
+      const s = (now - b.at) / 1000;
+      b.refusals = Math.min(Math.max(1, this.cfg.refusalsPerSecond * 10), b.refusals + s * this.cfg.refusalsPerSecond);
+      b.allows = Math.min(Math.max(1, this.cfg.allowsPerSecond * 10), b.allows + s * this.cfg.allowsPerSecond);
+      b.at = now;
+    }
+    const left = allowed ? b.allows : b.refusals;
+    if (left < 1 || (allowed ? this.cfg.allowsPerSecond : this.cfg.refusalsPerSecond) === 0) {
+      this.tallies.rate++;
+      return false;
+    }
+    if (this.queue.length >= this.cfg.queueMax) {
+      this.tallies.queue++;
+      return false;
+    }
+    if (allowed) b.allows -= 1;
+    else b.refusals -= 1;
+    return true;
+  }
+
+  /** Queues a kept decision (after `wants` said yes); a full batch is written on the next turn. */
+  push(e: DecisionEntry): void {
+    if (this.closed) return;
+    if (e.clientIp !== undefined) {
+      if (this.cfg.addressSeconds === 0) e.clientIp = undefined;
+      else if (this.cfg.ipv4Prefix < 32 || this.cfg.ipv6Prefix < 128) e.clientIp = truncateAddress(e.clientIp, this.cfg.ipv4Prefix, this.cfg.ipv6Prefix);
+    }
+    this.queue.push(e);
+    if (this.queue.length >= this.cfg.batchSize && !this.soon) {
+      this.soon = true;
+      setImmediate(() => {
+        this.soon = false;
+        void this.flush();
+      });
+    }
+  }
+
+  /** Writes what is queued, a batch at a time; one write at a time (a caller waits for the one running). */
+  flush(): Promise<void> {
+    if (this.writing !== undefined) return this.writing;
+    if (this.queue.length === 0) return Promise.resolve();
+    this.writing = this.writeAll().finally(() => {
+      this.writing = undefined;
+    });
+    return this.writing;
+  }
+
+  private async writeAll(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.cfg.batchSize);
+      const kept: DecisionEntry[] = [];
+      for (const e of batch) {
+        if (await this.known(e.accountId)) kept.push(e);
+        else this.tallies.no_account++;
+      }
+      if (kept.length === 0) continue;
+      try {
+        await this.sink.append(kept);
+        this.tallies.kept += kept.length;
+      } catch (err) {
+        this.tallies.failed += kept.length;
+        this.logger.warn({ err: (err as Error).message, dropped: kept.length }, 'decision history: a batch was not written');
+      }
+    }
+  }
+
+  private async known(accountId: string): Promise<boolean> {
+    const k = this.exists.get(accountId);
+    if (k !== undefined) return k;
+    let found: boolean;
+    try {
+      found = await this.accountExists(accountId);
+    } catch {
+      return false;
+    }
+    this.exists.set(accountId, found);
+    return found;
+  }
+
+  /** One account's kept decisions matching `q`, newest first; what is still queued is written first. */
+  async query(accountId: string, q: DecisionQuery): Promise<DecisionPage> {
+    await this.flush();
+    return this.sink.query(accountId, q);
+  }
+
+  async prune(): Promise<void> {
+    try {
+      await this.sink.prune(this.now());
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'decision history: retention did not run');
+    }
+  }
+
+  /** Erases what was kept of an account, its queued entries included (an erasure request; the account's deletion). */
+  async erase(accountId: string): Promise<void> {
+    this.queue = this.queue.filter((e) => e.accountId !== accountId);
+    await this.flush();
+    await this.sink.deleteAccount(accountId, this.now());
+  }
+
+  /** Stops the timers and writes what is queued (shutdown). */
+  async close(): Promise<void> {
+    clearInterval(this.flushTimer);
+    clearInterval(this.pruneTimer);
+    await this.flush();
+    this.closed = true;
+    await this.sink.close();
+  }
+}

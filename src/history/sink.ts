@@ -1,0 +1,23 @@
+// Where the decision history is kept (docs/api.md#decision-history): apart from the serving data, a
+// SQLite file of its own (sqlite-history.ts) or a capped Redis stream per account (redis-history.ts).
+import type { DecisionEntry, DecisionPage, DecisionQuery } from './entry.js';
+
+/** What a sink keeps, from history.*: applied by prune(). */
+export interface Retention {
+  maxPerAccount: number;
+  maxAgeSeconds: number;
+  /** A client address is removed from its entry once the entry is this old (0: never stored). */
+  addressSeconds: number;
+}
+
+export interface HistorySink {
+  /** Appends a batch (any accounts, oldest first). Rejects when the backend does not answer: the batch is dropped and counted. */
+  append(batch: readonly DecisionEntry[]): Promise<void>;
+  /** One account's entries matching `q`, newest first. */
+  query(accountId: string, q: DecisionQuery): Promise<DecisionPage>;
+  /** Drops what its retention says is past (age, count per account, addresses), at `now` (ms). */
+  prune(now: number): Promise<void>;
+  /** Everything kept of an account (its deletion), at `now` (ms). */
+  deleteAccount(accountId: string, now: number): Promise<void>;
+  close(): Promise<void>;
+}
