@@ -1,5 +1,5 @@
 // The decision history on Redis (docs/api.md#decision-history): a stream per account, capped by
-// MAXLEN (approximate, as Redis trims whole nodes), in the account's slot. Stream entries cannot be
+// MAXLEN, in the account's slot. Stream entries cannot be
 // edited, so client addresses live beside them in hashes per time bucket that expire once their
 // addresses are history.addressSeconds old. Every instance writes and reads the same streams.
 import type { RedisClient } from '../store/redis/connect.js';
@@ -51,7 +51,8 @@ export class RedisHistory implements HistorySink {
       const touched = new Set<number>();
       for (const e of entries) {
         const { clientIp, ...rest } = e;
-        p.xadd(stream, 'MAXLEN', '~', String(r.maxPerAccount), '*', 'd', JSON.stringify(rest));
+        // exact MAXLEN: an account keeps no more than history.maxPerAccount
+        p.xadd(stream, 'MAXLEN', String(r.maxPerAccount), '*', 'd', JSON.stringify(rest));
         if (clientIp !== undefined && r.addressSeconds > 0) {
           const bucket = this.bucketOf(e.at);
           p.hset(keys.historyAddresses(accountId, bucket), e.decisionId, clientIp);
@@ -121,7 +122,7 @@ export class RedisHistory implements HistorySink {
     const accounts = await this.redis.smembers(keys.historyAccounts);
     for (const accountId of accounts) {
       const stream = keys.history(accountId);
-      await this.redis.xtrim(stream, 'MINID', '~', String(now - r.maxAgeSeconds * 1000));
+      await this.redis.xtrim(stream, 'MINID', String(now - r.maxAgeSeconds * 1000));
       if ((await this.redis.exists(stream)) === 0) await this.redis.srem(keys.historyAccounts, accountId);
     }
   }

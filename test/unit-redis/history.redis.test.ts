@@ -1,0 +1,60 @@
+// The decision history's sink suite (test/unit/history-sink.suite.ts) on Redis, and what only Redis
+// does: client addresses in hash buckets that expire once their addresses are addressSeconds old,
+// and erased with the account's stream.
+import { it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { RedisHistory, addressBucketMs } from '../../src/history/redis-history.js';
+import { startRedis, type TestRedis } from '../helpers/redis.js';
+import { entry, historySinkSuite, RETENTION } from '../unit/history-sink.suite.js';
+
+let server: TestRedis | undefined;
+const clients: Redis[] = [];
+const connect = async (prefix: string) => {
+  const c = new Redis(server!.url, { keyPrefix: prefix, lazyConnect: true });
+  await c.connect();
+  clients.push(c);
+  return c;
+};
+
+historySinkSuite({
+  name: 'redis',
+  async setup() {
+    server = await startRedis();
+  },
+  async make(r) {
+    return new RedisHistory(await connect(server!.prefix()), r);
+  },
+  async teardown() {
+    for (const c of clients) c.disconnect();
+    await server?.stop();
+  },
+});
+
+it('redis: addresses expire with their bucket, and go with the account', async () => {
+  const redis = await startRedis();
+  const prefix = redis.prefix();
+  const c = new Redis(redis.url, { keyPrefix: prefix, lazyConnect: true });
+  await c.connect();
+  try {
+    const s = new RedisHistory(c, RETENTION);
+    const now = Date.now();
+    const e = entry('X1', now, { clientIp: '198.51.100.4' });
+    await s.append([e]);
+    assert.equal((await s.query('X1', { limit: 1 })).items[0].clientIp, '198.51.100.4');
+    const width = addressBucketMs(RETENTION.addressSeconds);
+    const key = `{a:X1}:hda:${Math.floor(now / width)}`;
+    const pttl = await c.pttl(key);
+    const expiresAt = (Math.floor(now / width) + 1) * width + RETENTION.addressSeconds * 1000;
+    assert.ok(pttl > 0 && Math.abs(Date.now() + pttl - expiresAt) < 2000, `pttl ${pttl}`);
+    // the stored entry holds no address
+    const [[, fields]] = (await c.xrange('{a:X1}:hd', '-', '+')) as Array<[string, string[]]>;
+    assert.equal(JSON.parse(fields[1]).clientIp, undefined);
+    await s.deleteAccount('X1', Date.now());
+    assert.equal(await c.exists(key), 0);
+    assert.equal(await c.exists('{a:X1}:hd'), 0);
+  } finally {
+    c.disconnect();
+    await redis.stop();
+  }
+});

@@ -1,0 +1,178 @@
+// The decision history's recorder and its SQLite file (docs/api.md#decision-history): sampling and
+// each account's rates, the bounded queue that drops and counts, batches, addresses truncated and
+// removed when their time is up, decision ids that carry their time. Mocked clocks, no Redis.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { DecisionHistory } from '../../src/history/recorder.js';
+import { SqliteHistory } from '../../src/history/sqlite-history.js';
+import { decisionIdAt, decisionIdTime, truncateAddress, type DecisionEntry } from '../../src/history/entry.js';
+import type { HistorySink } from '../../src/history/sink.js';
+import { historyFile } from '../../src/history/open.js';
+import { loadConfig } from '../../src/config/load.js';
+import { entry, historySinkSuite, RETENTION } from './history-sink.suite.js';
+
+let dir = '';
+historySinkSuite({
+  name: 'sqlite',
+  async setup() {
+    dir = mkdtempSync(path.join(tmpdir(), 'sg-history-'));
+  },
+  async make(r) {
+    return new SqliteHistory(path.join(dir, `${Math.random().toString(36).slice(2)}.db`), r);
+  },
+  async teardown() {
+    rmSync(dir, { recursive: true, force: true });
+  },
+});
+
+const silent = pino({ level: 'silent' });
+const CFG = loadConfig({ env: {}, overrides: {} }).history;
+
+/** A sink that keeps what it is given, and may refuse. */
+class Kept implements HistorySink {
+  batches: DecisionEntry[][] = [];
+  refuse = false;
+  erased: string[] = [];
+  async append(batch: readonly DecisionEntry[]) {
+    if (this.refuse) throw new Error('down');
+    this.batches.push([...batch]);
+  }
+  async query() {
+    return { items: this.batches.flat() };
+  }
+  async prune() {}
+  async deleteAccount(id: string) {
+    this.erased.push(id);
+  }
+  async close() {}
+}
+
+describe('decision history recorder', () => {
+  it("keeps refusals up to each account's rate (a burst of ten seconds), counts the rest, and refills with time", (t) => {
+    t.mock.timers.enable({ apis: ['setInterval', 'Date'], now: 1_000_000 });
+    const h = new DecisionHistory({ ...CFG, refusalsPerSecond: 2 }, new Kept(), async () => true, silent);
+    const kept = Array.from({ length: 25 }, () => h.wants(false, 'A')).filter(Boolean).length;
+    assert.equal(kept, 20);
+    assert.equal(h.tallies.rate, 5);
+    // another account has its own rate
+    assert.equal(h.wants(false, 'B'), true);
+    t.mock.timers.tick(1000);
+    assert.deepEqual([h.wants(false, 'A'), h.wants(false, 'A'), h.wants(false, 'A')], [true, true, false]);
+  });
+
+  it('samples allows at allowSampleRate, under their own rate', (t) => {
+    t.mock.timers.enable({ apis: ['setInterval', 'Date'], now: 1_000_000 });
+    const none = new DecisionHistory({ ...CFG, allowSampleRate: 0 }, new Kept(), async () => true, silent);
+    assert.equal(Array.from({ length: 100 }, () => none.wants(true, 'A')).filter(Boolean).length, 0);
+    assert.equal(none.tallies.rate, 0);
+    const all = new DecisionHistory({ ...CFG, allowSampleRate: 1, allowsPerSecond: 1 }, new Kept(), async () => true, silent);
+    assert.equal(Array.from({ length: 15 }, () => all.wants(true, 'A')).filter(Boolean).length, 10);
+    // refusals keep their own budget
+    assert.equal(all.wants(false, 'A'), true);
+  });
+
+  it('drops and counts when the queue is full, never waiting', (t) => {
+    t.mock.timers.enable({ apis: ['setInterval', 'setImmediate', 'Date'], now: 1_000_000 });
+    const h = new DecisionHistory({ ...CFG, queueMax: 10, batchSize: 1000 }, new Kept(), async () => true, silent);
+    for (let i = 0; i < 15; i++) if (h.wants(false, 'A')) h.push(entry('A', Date.now()));
+    assert.equal(h.tallies.queue, 5);
+  });
+
+  it('writes in batches, leaves out accounts that do not exist, and counts a batch the sink refused', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval', 'setImmediate', 'Date'], now: 1_000_000 });
+    const sink = new Kept();
+    const h = new DecisionHistory({ ...CFG, batchSize: 4 }, sink, async (id) => id !== 'GHOST', silent);
+    for (let i = 0; i < 6; i++) h.push(entry('A', Date.now()));
+    h.push(entry('GHOST', Date.now()));
+    await h.flush();
+    assert.deepEqual(sink.batches.map((b) => b.length), [4, 2]);
+    assert.equal(h.tallies.kept, 6);
+    assert.equal(h.tallies.no_account, 1);
+    sink.refuse = true;
+    h.push(entry('A', Date.now()));
+    await h.flush();
+    assert.equal(h.tallies.failed, 1);
+    // a full batch is written on the next turn, without waiting for the timer
+    sink.refuse = false;
+    for (let i = 0; i < 4; i++) h.push(entry('A', Date.now()));
+    t.mock.timers.runAll();
+    await h.flush();
+    assert.deepEqual(sink.batches.map((b) => b.length), [4, 2, 4]);
+  });
+
+  it('truncates addresses to the configured prefixes, and keeps none when addressSeconds is 0', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval', 'setImmediate', 'Date'], now: 1_000_000 });
+    const sink = new Kept();
+    const h = new DecisionHistory({ ...CFG, ipv4Prefix: 24, ipv6Prefix: 48 }, sink, async () => true, silent);
+    h.push(entry('A', 1, { clientIp: '203.0.113.77' }));
+    h.push(entry('A', 2, { clientIp: '2001:db8:1234:5678::9' }));
+    const none = new DecisionHistory({ ...CFG, addressSeconds: 0 }, sink, async () => true, silent);
+    none.push(entry('A', 3, { clientIp: '203.0.113.77' }));
+    await h.flush();
+    await none.flush();
+    assert.deepEqual(sink.batches.flat().map((e) => e.clientIp), ['203.0.113.0', '2001:db8:1234::', undefined]);
+  });
+
+  it("erases an account's queued entries with what its sink kept", async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval', 'setImmediate', 'Date'], now: 1_000_000 });
+    const sink = new Kept();
+    const h = new DecisionHistory(CFG, sink, async () => true, silent);
+    h.push(entry('A', 1));
+    h.push(entry('B', 2));
+    await h.erase('A');
+    assert.deepEqual(sink.erased, ['A']);
+    assert.deepEqual(sink.batches.flat().map((e) => e.accountId), ['B']);
+  });
+});
+
+describe('decision history: ids, addresses, files', () => {
+  it('a decision id is a version 7 UUID carrying its millisecond', () => {
+    const id = decisionIdAt(1_795_899_257_123);
+    assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.equal(decisionIdTime(id), 1_795_899_257_123);
+    assert.equal(decisionIdTime('3b241101-e2bb-4255-8caf-4136c566a962'), undefined);
+    assert.notEqual(decisionIdAt(5), decisionIdAt(5));
+  });
+
+  it('truncates addresses by prefix', () => {
+    const cases: Array<[string, number, number, string]> = [
+      ['203.0.113.77', 24, 128, '203.0.113.0'],
+      ['203.0.113.77', 16, 128, '203.0.0.0'],
+      ['203.0.113.77', 32, 48, '203.0.113.77'],
+      ['203.0.113.77', 20, 128, '203.0.112.0'],
+      ['2001:db8:abcd:12::1', 32, 48, '2001:db8:abcd::'],
+      ['2001:db8:abcd:12::1', 32, 128, '2001:db8:abcd:12::1'],
+      ['not an address', 24, 48, 'not an address'],
+    ];
+    for (const [ip, v4, v6, want] of cases) assert.equal(truncateAddress(ip, v4, v6), want, `${ip} /${v4} /${v6}`);
+  });
+
+  it('removes a kept address once it is addressSeconds old, keeping its entry', async () => {
+    const s = new SqliteHistory(':memory:', RETENTION);
+    const e = entry('A', 1_000_000, { clientIp: '198.51.100.1' });
+    await s.append([e]);
+    await s.prune(1_000_000 + RETENTION.addressSeconds * 1000 - 1);
+    assert.equal((await s.query('A', { limit: 1 })).items[0].clientIp, '198.51.100.1');
+    await s.prune(1_000_000 + RETENTION.addressSeconds * 1000);
+    const [kept] = (await s.query('A', { limit: 1 })).items;
+    assert.equal(kept.decisionId, e.decisionId);
+    assert.equal(kept.clientIp, undefined);
+    assert.deepEqual((await s.query('A', { clientIp: '198.51.100.1', limit: 1 })).items, []);
+  });
+
+  it('keeps its file beside the store, private to its user', () => {
+    const cfg = loadConfig({ env: {}, overrides: {} });
+    assert.equal(historyFile(cfg, '/srv/sg/streamgate.db'), '/srv/sg/streamgate-history.db');
+    assert.equal(historyFile(cfg, ':memory:'), ':memory:');
+    assert.equal(historyFile(loadConfig({ env: {}, overrides: { dataDir: '/srv/x', history: { sqliteFile: 'h.db' } } }), '/srv/sg/streamgate.db'), '/srv/x/h.db');
+    const d = mkdtempSync(path.join(tmpdir(), 'sg-history-mode-'));
+    const s = new SqliteHistory(path.join(d, 'h.db'), RETENTION);
+    assert.equal(statSync(path.join(d, 'h.db')).mode & 0o777, 0o600);
+    void s.close();
+    rmSync(d, { recursive: true, force: true });
+  });
+});
