@@ -7,6 +7,8 @@
 //   BENCH_BASELINE=<checkout> (required)  BENCH_ROUNDS (default 5)  BENCH_MAX_RISE (default 0.05)
 //   BENCH_TOGETHER=1: each round loads both builds at the same time (a machine whose core speed moves
 //   between periods; docs/performance.md#comparing-two-builds)
+//   BENCH_BASELINE_ENV="STREAMGATE_X=y ...": settings only the baseline's process gets (with BENCH_BASELINE=.,
+//   one setting's cost in one build)
 //   BENCH_CASES, BENCH_DURATION, BENCH_CONNECTIONS, BENCH_NO_BUILD, BENCH_REDIS_CPU: as for npm run bench (run.ts)
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -28,7 +30,7 @@ async function compareStore(
   store: (typeof STORES)[number],
   redis: BenchRedis,
   baselineRoot: string,
-  { rounds, maxRise, together }: { rounds: number; maxRise: number; together: boolean },
+  { rounds, maxRise, together, baselineEnv }: { rounds: number; maxRise: number; together: boolean; baselineEnv: Record<string, string> },
   selected: Set<string>,
 ): Promise<Comparison[]> {
   // Each build has a data directory of its own and, on Redis, a key prefix of its own (of the same length).
@@ -36,7 +38,7 @@ async function compareStore(
   const env = (build: string): Record<string, string> => (store === 'redis' ? { REDIS_URL: redis.url, STREAMGATE_REDIS_KEYPREFIX: `bench-${build}:` } : {});
   const baselineStore = await prepareStore(env('b'), selected.has(ISSUER_JWT));
   const currentStore = await prepareStore(env('c'), selected.has(ISSUER_JWT));
-  const baseline = await streamgate(`baseline ${store}`, baselineStore.env, baselineRoot);
+  const baseline = await streamgate(`baseline ${store}`, { ...baselineStore.env, ...baselineEnv }, baselineRoot);
   const current = await streamgate(`current ${store}`, currentStore.env).catch(async (e: unknown) => {
     await stopTarget(baseline.t);
     throw e;
@@ -72,21 +74,21 @@ async function compareStore(
 async function main(): Promise<void> {
   pinToLoadCore();
   // Before the build: a missing baseline or a BENCH_CASES typo stops the run at once.
-  const { baseline, rounds, maxRise, together } = compareSettings();
+  const { baseline, rounds, maxRise, together, baselineEnv } = compareSettings();
   const selected = selectCases(CASE_NAMES);
   const status = buildCurrent();
   if (status !== undefined && status !== 0) throw new Error(`npm run build of ${ROOT} failed (exit ${status}): the current build would be a stale dist/`);
   if (!existsSync(path.join(ROOT, 'dist/main.js'))) throw new Error(`${path.join(ROOT, 'dist/main.js')} is absent: build this checkout (npm run build) or unset BENCH_NO_BUILD`);
   const machine = describeMachine();
   const builds = { baseline: checkoutOf(baseline), current: checkoutOf(ROOT) };
-  console.log(`baseline: ${JSON.stringify(builds.baseline)}; current: ${JSON.stringify(builds.current)}; ${rounds} ${together ? 'simultaneous' : 'interleaved'} rounds per case, load: ${WRK ? 'wrk' : 'autocannon'}`);
-  const out: Record<string, unknown> = { kind: 'compare', machine, duration: DURATION, connections: CONNECTIONS, rounds, together, maxRise, builds, at: new Date().toISOString() };
+  console.log(`baseline: ${JSON.stringify(builds.baseline)}${Object.keys(baselineEnv).length > 0 ? ` with ${JSON.stringify(baselineEnv)}` : ''}; current: ${JSON.stringify(builds.current)}; ${rounds} ${together ? 'simultaneous' : 'interleaved'} rounds per case, load: ${WRK ? 'wrk' : 'autocannon'}`);
+  const out: Record<string, unknown> = { kind: 'compare', machine, duration: DURATION, connections: CONNECTIONS, rounds, together, maxRise, builds, baselineEnv, at: new Date().toISOString() };
   const load1m = [loadavg()[0]];
   const stalls = [await measureStalls()];
   const rows: Comparison[] = [];
   const redis = await startPinnedRedis();
   try {
-    for (const store of STORES) rows.push(...(await compareStore(store, redis, baseline, { rounds, maxRise, together }, selected)));
+    for (const store of STORES) rows.push(...(await compareStore(store, redis, baseline, { rounds, maxRise, together, baselineEnv }, selected)));
   } finally {
     await redis.stop();
   }

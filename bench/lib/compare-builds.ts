@@ -19,6 +19,12 @@ export interface CompareSettings {
   maxRise: number;
   /** BENCH_TOGETHER=1: each round loads both builds at the same time, instead of one after the other. */
   together: boolean;
+  /**
+   * BENCH_BASELINE_ENV: settings the baseline's process gets besides the current's, as NAME=value
+   * pairs separated by spaces: with BENCH_BASELINE=. the cost of one setting in one build
+   * (BENCH_BASELINE_ENV=STREAMGATE_HISTORY_ENABLED=false: what the decision history costs).
+   */
+  baselineEnv: Record<string, string>;
 }
 
 /** BENCH_BASELINE (required), BENCH_ROUNDS (default 5), BENCH_MAX_RISE (default 0.05); a bad value stops the run with the setting named. */
@@ -36,7 +42,13 @@ export function compareSettings(env: NodeJS.ProcessEnv = process.env, exists: (f
   }
   const together = env.BENCH_TOGETHER?.trim() ?? '';
   if (together !== '' && together !== '0' && together !== '1') throw new Error(`BENCH_TOGETHER=${env.BENCH_TOGETHER}: 1 to load both builds at the same time in each round, 0 or unset for interleaved rounds`);
-  return { baseline, rounds, maxRise, together: together === '1' };
+  const baselineEnv: Record<string, string> = {};
+  for (const pair of (env.BENCH_BASELINE_ENV ?? '').split(/\s+/).filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    if (eq < 1 || !/^STREAMGATE_[A-Z0-9_]+$/.test(pair.slice(0, eq))) throw new Error(`BENCH_BASELINE_ENV: '${pair}' is not STREAMGATE_<NAME>=<value>`);
+    baselineEnv[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return { baseline, rounds, maxRise, together: together === '1', baselineEnv };
 }
 
 /** Where a build came from: its checkout, commit and whether it had uncommitted changes (unknown outside git). */

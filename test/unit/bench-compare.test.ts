@@ -37,10 +37,20 @@ describe('bench:compare settings', () => {
   });
 
   it('defaults to 5 rounds and a 5% rise, and takes both from the environment', () => {
-    assert.deepEqual(compareSettings({ BENCH_BASELINE: '/srv/before' }, built), { baseline: path.resolve('/srv/before'), rounds: 5, maxRise: 0.05, together: false });
-    assert.deepEqual(compareSettings({ BENCH_BASELINE: '/srv/before/', BENCH_ROUNDS: '7', BENCH_MAX_RISE: '0' }, built), { baseline: path.resolve('/srv/before'), rounds: 7, maxRise: 0, together: false });
-    assert.deepEqual(compareSettings({ BENCH_BASELINE: '/srv/before', BENCH_TOGETHER: '1' }, built), { baseline: path.resolve('/srv/before'), rounds: 5, maxRise: 0.05, together: true });
+    assert.deepEqual(compareSettings({ BENCH_BASELINE: '/srv/before' }, built), { baseline: path.resolve('/srv/before'), rounds: 5, maxRise: 0.05, together: false, baselineEnv: {} });
+    assert.deepEqual(compareSettings({ BENCH_BASELINE: '/srv/before/', BENCH_ROUNDS: '7', BENCH_MAX_RISE: '0' }, built), { baseline: path.resolve('/srv/before'), rounds: 7, maxRise: 0, together: false, baselineEnv: {} });
+    assert.deepEqual(compareSettings({ BENCH_BASELINE: '/srv/before', BENCH_TOGETHER: '1' }, built), { baseline: path.resolve('/srv/before'), rounds: 5, maxRise: 0.05, together: true, baselineEnv: {} });
     assert.equal(compareSettings({ BENCH_BASELINE: '/srv/before', BENCH_TOGETHER: '0' }, built).together, false);
+  });
+
+  it("gives the baseline's process the settings of BENCH_BASELINE_ENV, and refuses anything but STREAMGATE_ pairs", () => {
+    assert.deepEqual(compareSettings({ BENCH_BASELINE: '/srv/before', BENCH_BASELINE_ENV: ' STREAMGATE_HISTORY_ENABLED=false  STREAMGATE_X_Y=a=b ' }, built).baselineEnv, {
+      STREAMGATE_HISTORY_ENABLED: 'false',
+      STREAMGATE_X_Y: 'a=b',
+    });
+    for (const v of ['HISTORY=false', 'STREAMGATE_HISTORY', '=x', 'streamgate_x=1']) {
+      assert.throws(() => compareSettings({ BENCH_BASELINE: '/srv/before', BENCH_BASELINE_ENV: v }, built), { message: new RegExp(`^BENCH_BASELINE_ENV: '${v}' is not STREAMGATE_<NAME>=<value>`) });
+    }
   });
 
   it('refuses a round count or a rise that is not one, naming the setting', () => {
