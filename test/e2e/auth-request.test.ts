@@ -11,6 +11,7 @@ import { freePort } from '../helpers/redis.js';
 import { HTTP_TEMP_PATHS, authRequestLocation, startNginx, stopAll, requireBinaries, type Nginx } from './nginx.js';
 import { CONFUSING_PATHS } from '../helpers/confusing-paths.js';
 import { rawRequest } from '../helpers/raw-http.js';
+import { until } from '../helpers/until.js';
 
 const PLAYLIST = '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.0,\nseg-0.ts\n#EXT-X-ENDLIST\n';
 /** Bytes that must never reach a viewer without a token for premium. */
@@ -37,7 +38,8 @@ describe('nginx auth_request + curl end to end', () => {
     const r = spawnSync('curl', args, { encoding: 'utf8' });
     const status = Number(r.stdout.slice(-3));
     const tokenId = /^x-token-id: (\S+)/im.exec(r.stdout)?.[1];
-    return { status, tokenId };
+    const decisionId = /^x-decision-id: (\S+)/im.exec(r.stdout)?.[1];
+    return { status, tokenId, ...(decisionId !== undefined ? { decisionId } : {}) };
   };
 
   before(async () => {
@@ -56,6 +58,8 @@ describe('nginx auth_request + curl end to end', () => {
       auth_request /_streamgate;
       auth_request_set $sg_token_id $upstream_http_x_streamgate_token_id;
       add_header X-Token-Id $sg_token_id always;
+      auth_request_set $sg_decision $upstream_http_x_streamgate_decision_id;
+      add_header X-Decision-Id $sg_decision always;
     }
     ${authRequestLocation(sg.port)}
   }
@@ -90,6 +94,29 @@ describe('nginx auth_request + curl end to end', () => {
     assert.equal(curl(`/hls/cam1/index.m3u8?token=${ip.token}`, { from: '127.0.0.2' }).status, 200, 'client 127.0.0.2 (X-Forwarded-For) is inside');
     assert.equal(curl(`/hls/cam1/index.m3u8?token=${ip.token}`, { from: '127.0.0.3' }).status, 403, 'client 127.0.0.3 (X-Forwarded-For) is outside');
     assert.equal(curl(`/hls/cam2/index.m3u8?token=${ip.token}`, { from: '127.0.0.2' }).status, 403, 'another stream');
+  });
+
+  it("hands a refused viewer the decision's id through auth_request_set, and the decision history explains it", async () => {
+    const o = await api('/api/subscribe_token', { label: 'd', streams: [{ streamName: 'cam1' }], allowedOrigins: ['*.example.com'] });
+    const r = curl(`/hls/cam1/index.m3u8?token=${o.token}`, { origin: 'https://evil.com', from: '127.0.0.4' });
+    assert.equal(r.status, 403);
+    assert.match(r.decisionId ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // kept decisions are written within history.flushMs (1 s)
+    let found: { status: number; body: { data: Record<string, unknown> } } | undefined;
+    await until(
+      async () => {
+        const res = await fetch(`${sg.base}/api/decisions/${r.decisionId}`, { headers: { authorization: `Bearer ${secret}` } });
+        found = { status: res.status, body: (await res.json()) as { data: Record<string, unknown> } };
+        return res.status === 200;
+      },
+      10_000,
+      'the decision in the history',
+    );
+    const d = found!.body.data;
+    assert.deepEqual(
+      [d.caller, d.reason, d.rule, d.tokenId, d.clientIp, d.origin, d.streamName],
+      ['auth-request', 'origin_not_allowed', 'origin allowed', o.id, '127.0.0.4', 'evil.com', 'cam1'],
+    );
   });
 
   /** curl --path-as-is (curl sends the path exactly as written): the status and the body bytes. */
