@@ -9,6 +9,7 @@ import { hookFixture, type HookFixture } from './fixture.js';
 import { CALLERS } from '../../src/callers/registry.js';
 import { REASONS, decision, type Reason } from '../../src/policy/types.js';
 import type { Admission } from '../../src/callers/caller.js';
+import { idChecked } from '../helpers/decision-id.js';
 
 const OME_SECRET = 'k';
 type Ask = (f: HookFixture, token: string | undefined, stream: string, ip: string) => Promise<request.Response>;
@@ -48,7 +49,7 @@ const ADAPTERS: Record<string, { ask: Ask; allowed: (r: request.Response) => voi
       assert.deepEqual([r.status, r.body, r.headers['cache-control'], r.headers['x-streamgate-stream']], [200, { allowed: true }, 'no-store', 'cam1']);
     },
     denied: (r, reason, message) =>
-      assert.deepEqual([r.status, r.body, r.headers['cache-control']], [reason.startsWith('token_') ? 401 : 403, { allowed: false, reason, message }, 'no-store']),
+      assert.deepEqual([r.status, idChecked(r.body), r.headers['cache-control']], [reason.startsWith('token_') ? 401 : 403, { allowed: false, reason, message }, 'no-store']),
   },
   authorize: {
     ask: (f, token, stream, ip) => request(f.t.app).post('/hooks/authorize').send({ action: 'publish', token, streamName: stream, clientIp: ip, protocol: 'srt' }),

@@ -14,6 +14,7 @@ import { SignJWT, createRemoteJWKSet, jwtVerify } from 'jose';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { loadConfig } from '../../src/config/load.js';
 import { testApp, type TestApp } from '../helpers/app.js';
+import { idChecked } from '../helpers/decision-id.js';
 
 const ICE_CONFIG = [
   { URLs: 'stun:stun.example.com:3478' },
@@ -197,7 +198,7 @@ describe('director: streamType Rtmp', () => {
   it('a refused publish gets no URL: the decision comes first', async () => {
     const p = await mk(a, 'publish');
     const r = await director(a, 'publish', { streamName: 'cam2', streamType: 'Rtmp' }, p.token);
-    assert.deepEqual([r.status, r.body], [403, { status: 'fail', data: { message: 'Unauthorized: Stream name not allowed', reason: 'stream_not_allowed' } }]);
+    assert.deepEqual([r.status, idChecked(r.body)], [403, { status: 'fail', data: { message: 'Unauthorized: Stream name not allowed', reason: 'stream_not_allowed' } }]);
   });
 
   it('with no RTMP URLs configured, Rtmp is a 400 naming streamType that decides nothing', async () => {

@@ -9,6 +9,7 @@ import { SignJWT, createRemoteJWKSet, jwtVerify, decodeProtectedHeader, base64ur
 import type { StoreFactory } from '../helpers/stores.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { fixedGeo } from '../../src/enforce/geo.js';
+import { idChecked } from '../helpers/decision-id.js';
 
 const T0 = Date.parse('2026-06-01T12:00:00Z');
 
@@ -366,7 +367,7 @@ export function enforcementSuite(factory: StoreFactory): void {
         assert.deepEqual(claims.mediamtx_permissions, [{ action: 'read', path: 'live/cam1' }]);
         const denied = await director('subscribe', s.token, { streamName: 'cam1' }, { origin: 'https://evil.com' });
         assert.equal(denied.status, 403);
-        assert.deepEqual(denied.body, { status: 'fail', data: { message: 'Unauthorized: Origin not allowed', reason: 'origin_not_allowed' } });
+        assert.deepEqual(idChecked(denied.body), { status: 'fail', data: { message: 'Unauthorized: Origin not allowed', reason: 'origin_not_allowed' } });
         const noToken = await director('publish', undefined, { streamName: 'cam1' });
         assert.deepEqual([noToken.status, noToken.body.data.reason], [401, 'token_required']);
       });

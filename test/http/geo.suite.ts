@@ -9,6 +9,7 @@ import { SignJWT } from 'jose';
 import type { StoreFactory } from '../helpers/stores.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { fixedGeo } from '../../src/enforce/geo.js';
+import { idChecked } from '../helpers/decision-id.js';
 
 const FR = '192.0.2.1';
 const DE = '192.0.2.2';
@@ -346,7 +347,7 @@ export function geoSuite(factory: StoreFactory): void {
         const director = (country: string) =>
           request(t.app).post('/api/director/subscribe').set('cf-ipcountry', country).send({ streamName: 'cam1', streamAccountId: acct.id });
         const fr = await director('fr');
-        assert.deepEqual([fr.status, fr.body], [403, { status: 'fail', data: { message: 'Unauthorized: Country not allowed', reason: 'country_not_allowed' } }]);
+        assert.deepEqual([fr.status, idChecked(fr.body)], [403, { status: 'fail', data: { message: 'Unauthorized: Country not allowed', reason: 'country_not_allowed' } }]);
         assert.equal((await director('US')).status, 200);
         // from an address that is not a trusted proxy the header is not believed
         const untrusted = await testApp(t.services.store, { hooks: HOOKS, geo: { databasePath: '', trustedHeader: 'cf-ipcountry' } }, { geo: fixedGeo(GEO) });

@@ -6,11 +6,14 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import { ADMIN_KEY, testApp, type TestApp } from '../helpers/app.js';
 import { sqliteFactory, redisFactory, type StoreFactory } from '../helpers/stores.js';
+import { DECISION_ID, idChecked } from '../helpers/decision-id.js';
 
 /** What a caller can tell apart: everything but the per-request id, the date and the decision id. */
 function observable(r: request.Response) {
-  const { 'x-request-id': _id, date: _date, ...headers } = r.headers as Record<string, string>;
-  const body = r.body && typeof r.body === 'object' && !Buffer.isBuffer(r.body) ? { ...r.body, decisionId: undefined } : r.text;
+  const { 'x-request-id': _id, date: _date, 'x-streamgate-decision-id': decision, ...headers } = r.headers as Record<string, string>;
+  if (decision !== undefined) assert.match(decision, DECISION_ID);
+  // every refusal's decisionId is its own (a version 7 UUID): checked, and set aside
+  const body = r.body && typeof r.body === 'object' && !Buffer.isBuffer(r.body) ? idChecked(r.body) : r.text;
   return { status: r.status, headers, body };
 }
 
@@ -103,7 +106,7 @@ const oracleSuite = (factory: StoreFactory) =>
       const open = await request(t.app).post('/api/director/subscribe').send({ streamName: 'lobby', streamAccountId: secured });
       assert.equal(open.status, 200);
       const none = await request(t.app).post('/api/director/subscribe').send({ streamName: 'lobby', streamAccountId: unknown });
-      assert.deepEqual([none.status, none.body], [401, { status: 'fail', data: { message: 'Unauthorized: Token required', reason: 'token_required' } }]);
+      assert.deepEqual([none.status, idChecked(none.body)], [401, { status: 'fail', data: { message: 'Unauthorized: Token required', reason: 'token_required' } }]);
     });
   });
 

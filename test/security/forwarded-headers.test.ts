@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { sqliteFactory } from '../helpers/stores.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { listen, call, type Listening } from '../helpers/listen.js';
+import { idChecked } from '../helpers/decision-id.js';
 
 const CLIENT = '203.0.113.7';
 const FORGERIES: Array<Record<string, string>> = [
@@ -60,7 +61,7 @@ describe('security: forged client addresses from an untrusted peer', () => {
       const a = await viaAuthRequest(d, d.pinned.token, h);
       assert.deepEqual([a.status, a.body.reason], [403, 'ip_not_allowed'], `auth-request ${JSON.stringify(h)}`);
       const r = await viaDirector(d, d.pinned.token, h);
-      assert.deepEqual([r.status, r.body], [403, { status: 'fail', data: IP_DENIED }], `director ${JSON.stringify(h)}`);
+      assert.deepEqual([r.status, idChecked(r.body)], [403, { status: 'fail', data: IP_DENIED }], `director ${JSON.stringify(h)}`);
     }
   });
 
@@ -113,7 +114,7 @@ describe('security: forwarding headers from a trusted proxy', () => {
     const a = await viaAuthRequest(d, d.pinned.token, h);
     assert.deepEqual([a.status, a.body.reason], [403, 'ip_not_allowed']);
     const r = await viaDirector(d, d.pinned.token, h);
-    assert.deepEqual([r.status, r.body], [403, { status: 'fail', data: IP_DENIED }]);
+    assert.deepEqual([r.status, idChecked(r.body)], [403, { status: 'fail', data: IP_DENIED }]);
     // nor does it choose the bound address of a bind-on-usage token
     const b = await viaAuthRequest(d, d.binder.token, { 'x-real-ip': CLIENT, 'x-forwarded-for': '198.51.100.9' });
     assert.equal(b.status, 200);

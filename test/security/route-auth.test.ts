@@ -95,7 +95,7 @@ describe('security: the declared authentication guards every management route', 
     assert.equal(pub.status, 200);
     params = { id: String(pub.body.data.id), accountId: acct.id, kind: 'feeds', streamName: 'cam1' };
     // the hosted endpoints Streamgate does not provide (answered 501 once authenticated)
-    Object.assign(params, { tokenId: params.id, transcoderId: 't1', instanceId: 'i1', recordFileId: '1', mediaAssetId: 'm1', type: 'clip' });
+    Object.assign(params, { tokenId: params.id, transcoderId: 't1', instanceId: 'i1', recordFileId: '1', mediaAssetId: 'm1', type: 'clip', decisionId: '019ac6b2-3f41-7c2e-9b1d-5e0f7a6c2d18' });
     const nothing = await rawRequest(Number(new URL(keylessHttp.base).port), '/admin/zz-nothing');
     const message = (nothing.json as { data: { message: string } }).data.message;
     assert.equal(nothing.status, 404);
