@@ -75,38 +75,19 @@ export class SqliteHistory implements HistorySink {
   async query(accountId: string, q: DecisionQuery): Promise<DecisionPage> {
     const where = ['account = ?'];
     const args: unknown[] = [accountId];
-    if (q.decisionId !== undefined) {
-      where.push('id = ?');
-      args.push(q.decisionId);
-    }
-    if (q.tokenId !== undefined) {
-      where.push('token_id = ?');
-      args.push(q.tokenId);
-    }
-    if (q.streamName !== undefined) {
-      where.push('stream = ?');
-      args.push(q.streamName);
-    }
-    if (q.clientIp !== undefined) {
-      where.push('ip = ?');
-      args.push(q.clientIp);
-    }
-    if (q.reason !== undefined) {
-      where.push('reason = ?');
-      args.push(q.reason);
-    }
-    if (q.allowed !== undefined) {
-      where.push('allowed = ?');
-      args.push(q.allowed ? 1 : 0);
-    }
-    if (q.from !== undefined) {
-      where.push('at >= ?');
-      args.push(q.from);
-    }
-    if (q.to !== undefined) {
-      where.push('at < ?');
-      args.push(q.to);
-    }
+    const add = (clause: string, value: unknown) => {
+      if (value === undefined) return;
+      where.push(clause);
+      args.push(value);
+    };
+    add('id = ?', q.decisionId);
+    add('token_id = ?', q.tokenId);
+    add('stream = ?', q.streamName);
+    add('ip = ?', q.clientIp);
+    add('reason = ?', q.reason);
+    add('allowed = ?', q.allowed === undefined ? undefined : q.allowed ? 1 : 0);
+    add('at >= ?', q.from);
+    add('at < ?', q.to);
     const c = q.cursor === undefined ? undefined : parseCursor(q.cursor);
     if (c !== undefined) {
       where.push('(at < ? OR (at = ? AND id < ?))');
