@@ -125,6 +125,30 @@ export interface CheckResult {
   rules: RuleOutcome[];
 }
 
+/** A kept decision (GET /api/decisions, docs/api.md#decision-history): what was asked, the answer, and every rule as the check endpoint explains it. */
+export interface KeptDecision extends CheckResult {
+  decisionId: string;
+  time: string;
+  caller: string;
+  action: 'publish' | 'subscribe';
+  streamName: string;
+  protocol: string;
+  rule: string | null;
+  detail: string | null;
+  tokenId: number | null;
+  issuerId: number | null;
+  credential: string;
+  clientIp: string | null;
+  country: string | null;
+  origin: string | null;
+  sessionId: string | null;
+}
+
+export interface DecisionPage {
+  decisions: KeptDecision[];
+  next: string | null;
+}
+
 export interface Webhook {
   id: number;
   url: string;

@@ -6,6 +6,7 @@ import { ApiError, onUnauthorized, request, session } from './api';
 import { Field, Notice } from './components';
 import { TokensPage } from './tokens';
 import { CheckPage } from './check';
+import { DecisionsPage } from './decisions';
 import { JwtPage } from './jwt';
 import { WebhooksPage } from './webhooks';
 import { IssuersPage } from './issuers';
@@ -122,6 +123,7 @@ export function App() {
         {route.page === 'publish' && <TokensPage kind="publish" key="publish" />}
         {route.page === 'subscribe' && <TokensPage kind="subscribe" key="subscribe" />}
         {route.page === 'check' && <CheckPage params={route.params} />}
+        {route.page === 'decisions' && <DecisionsPage params={route.params} />}
         {route.page === 'jwt' && <JwtPage params={route.params} />}
         {route.page === 'webhooks' && <WebhooksPage />}
         {route.page === 'issuers' && <IssuersPage />}

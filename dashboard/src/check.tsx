@@ -1,6 +1,7 @@
 // "Why was my viewer rejected?": a probe sent to /api/{kind}_token/{id}/check (a dry run that binds
 // nothing), answered with the decision and every rule, the failing one marked, and whose country
 // lists applied to the viewer.
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError, api, type CheckResult, type RuleOutcome, type TokenKind } from './api';
 import { ErrorNotice, Field, Select, errorsFor } from './components';
@@ -83,7 +84,7 @@ export function CheckPage({ params }: { params: URLSearchParams }) {
         </div>
       </form>
       <ErrorNotice error={error} fields={['tokenId', 'path', 'streamName', 'origin', 'clientIp', 'country', 'protocol']} />
-      {result && <CheckOutcome r={result} />}
+      {result && <RulesExplanation r={result} id="check" />}
     </section>
   );
 }
@@ -99,14 +100,20 @@ function sourceNote(source: string): string {
   return 'the lists of the publish token publishing the stream (or, before it is live, the only active publish token with lists whose streams match it)';
 }
 
-function CheckOutcome({ r }: { r: CheckResult }) {
+/**
+ * A decision and every rule's outcome, the failing one marked: the Check access page's dry run, and a
+ * kept decision of the Decisions page (the same rules, docs/api.md#decision-history). `id` prefixes
+ * the element ids; `dryRun`: session limits were not counted.
+ */
+export function RulesExplanation({ r, id, dryRun = true, children }: { r: CheckResult; id: string; dryRun?: boolean; children?: ComponentChildren }) {
   const failing = r.rules.find((x) => x.result === 'fail');
   const country = r.rules.find((x) => x.rule === 'country allowed');
-  const pendingLimits = r.rules.some((x) => x.rule === 'session limits' && x.result === 'pending');
+  const pendingLimits = dryRun && r.rules.some((x) => x.rule === 'session limits' && x.result === 'pending');
   return (
-    <section class="panel" aria-labelledby="check-result">
-      <h2 id="check-result">Result</h2>
-      <p class={`decision ${r.allowed ? 'allowed' : 'denied'}`} role="status" id="check-decision">
+    <section class="panel" aria-labelledby={`${id}-result`}>
+      <h2 id={`${id}-result`}>Result</h2>
+      {children}
+      <p class={`decision ${r.allowed ? 'allowed' : 'denied'}`} role="status" id={`${id}-decision`}>
         {r.allowed ? 'Allowed' : 'Denied'}: {r.message}
         <span class="muted">
           {' '}
@@ -114,19 +121,19 @@ function CheckOutcome({ r }: { r: CheckResult }) {
         </span>
       </p>
       {failing && (
-        <p id="check-failing-rule">
+        <p id={`${id}-failing-rule`}>
           Failing rule: <strong>{failing.rule}</strong>
           {failing.detail ? ` — ${failing.detail}` : ''}
         </p>
       )}
       {pendingLimits && (
-        <p id="check-session-limits">
+        <p id={`${id}-session-limits`}>
           Session limits are counted when a media server admits the session, not in this check: a session over the limit is refused with{' '}
           <code>session_limit</code> or <code>uses_exhausted</code>.
         </p>
       )}
       {country?.source && (
-        <p id="check-country-source">
+        <p id={`${id}-country-source`}>
           Country lists applied: <strong>{country.source}</strong> <span class="muted">— {sourceNote(country.source)}</span>
         </p>
       )}

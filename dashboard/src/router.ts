@@ -6,6 +6,7 @@ export const PAGES = [
   ['publish', 'Publish tokens'],
   ['subscribe', 'Subscribe tokens'],
   ['check', 'Check access'],
+  ['decisions', 'Decisions'],
   ['jwt', 'Self-signed JWT'],
   ['webhooks', 'Webhooks'],
   ['issuers', 'Issuers'],

@@ -92,8 +92,8 @@ describe('dashboard in Chromium', () => {
     });
     page = await context.newPage();
     page.on('console', (m) => {
-      // Chromium logs every 4xx answer; the tests provoke 400s and a 401 on purpose and check what the page shows.
-      if (m.type() === 'error' && !/^Failed to load resource: the server responded with a status of 40[01] /.test(m.text())) consoleErrors.push(m.text());
+      // Chromium logs every 4xx answer; the tests provoke 400s, a 401 and a 404 on purpose and check what the page shows.
+      if (m.type() === 'error' && !/^Failed to load resource: the server responded with a status of 40[014] /.test(m.text())) consoleErrors.push(m.text());
     });
     page.on('pageerror', (e) => consoleErrors.push(String(e)));
     page.on('request', (r) => sentRequests.push({ url: r.url(), body: r.postData() ?? '' }));
@@ -219,6 +219,54 @@ describe('dashboard in Chromium', () => {
     await page.getByLabel('Origin').fill('https://www.example.com');
     await page.getByRole('button', { name: 'Check', exact: true }).click();
     await eventually(() => text(page.locator('#check-decision')), 'Allowed: Allowed (HTTP 200, allowed)', 'allowed decision');
+  });
+
+  it("finds a refused viewer's decision by its decisionId and among the recent refusals, with the rule that refused it", async () => {
+    const sub = await api('POST', '/api/subscribe_token', { label: 'history viewer', streams: [{ streamName: 'cam1' }], allowedOrigins: ['good.example'] });
+    assert.equal(sub.status, 200, JSON.stringify(sub.body));
+    const refused = await fetch(`${base}/hooks/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ action: 'subscribe', streamName: 'cam1', token: sub.body.data.token, origin: 'https://evil.example', clientIp: '203.0.113.77' }),
+    });
+    assert.equal(refused.status, 403);
+    const { decisionId } = (await refused.json()) as { decisionId: string };
+    // kept decisions are written by a timer: write what is queued now instead of waiting for it
+    await t.services.history!.flush();
+
+    const shows = async (what: string) => {
+      await eventually(() => text(page.locator('#decision-decision')), 'Denied: Unauthorized: Origin not allowed (HTTP 403, origin_not_allowed)', `${what}: decision`);
+      assert.match(await text(page.locator('#decision-failing-rule')), /^Failing rule: origin allowed/);
+      const failing = page.locator('tr.rule-fail');
+      assert.equal(await failing.count(), 1);
+      assert.deepEqual((await cells(failing)).slice(0, 3), ['7', 'origin allowed', 'fail']);
+      const facts = await text(page.locator('#decision-facts'));
+      for (const f of [decisionId, '203.0.113.77', 'evil.example', `${sub.body.data.id}`]) assert.ok(facts.includes(f), `${what}: ${f} in ${facts}`);
+    };
+
+    await page.getByRole('link', { name: 'Decisions' }).click();
+    await eventually(() => text(page.locator('h1')), 'Decisions', 'decisions page');
+    // a malformed id is refused before any call; a well-formed unknown one gets the API's 404
+    await page.getByLabel('Decision id').fill('not-an-id');
+    await page.getByRole('button', { name: 'Find', exact: true }).click();
+    await eventually(() => text(page.locator('#decision-id-error')), 'a decisionId is a UUID, e.g. 019ac6b2-3f41-7c2e-9b1d-5e0f7a6c2d18', 'id error');
+    await page.getByLabel('Decision id').fill('019ac6b2-3f41-7c2e-9b1d-5e0f7a6c2d18');
+    await page.getByRole('button', { name: 'Find', exact: true }).click();
+    await eventually(async () => ((await text(page.locator('.notice'))).includes('No decision 019ac6b2-3f41-7c2e-9b1d-5e0f7a6c2d18') ? 'shown' : 'not yet'), 'shown', '404 notice');
+
+    await page.getByLabel('Decision id').fill(`  ${decisionId} `);
+    await page.getByRole('button', { name: 'Find', exact: true }).click();
+    await shows('pasted');
+    await shot('05b-decision-by-id.png');
+
+    await go('#/decisions');
+    await eventually(() => text(page.locator('h1')), 'Decisions', 'decisions page again');
+    const pick = page.getByRole('button', { name: `Explain decision ${decisionId}` });
+    await pick.waitFor();
+    await pick.click();
+    await shows('picked');
+    // the subscribe list's paging below counts its own tokens only
+    assert.equal((await api('DELETE', `/api/subscribe_token/${sub.body.data.id}`)).status, 200);
   });
 
   it('edits a token, showing an update error under the field, then disables, refreshes and deletes it', async () => {
