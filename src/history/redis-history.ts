@@ -13,6 +13,8 @@ const PAGE = 500;
 const SCAN_BUDGET = 20_000;
 /** A stream id is the write's time, up to a flush (and clock skew) after the decision's: a range by decision time is widened by this. */
 const WRITE_LAG_MS = 300_000;
+/** How far Redis's clock (the stream ids) may run behind an instance's (the decisions' times). */
+const CLOCK_SKEW_MS = 60_000;
 
 /** The address buckets' width for a retention: an address outlives addressSeconds by at most one width. */
 export const addressBucketMs = (addressSeconds: number): number => Math.min(3_600_000, Math.max(60_000, Math.floor((addressSeconds * 1000) / 24)));
@@ -67,22 +69,15 @@ export class RedisHistory implements HistorySink {
   }
 
   async query(accountId: string, q: DecisionQuery): Promise<DecisionPage> {
+    if (q.decisionId !== undefined) return this.byId(accountId, q);
     const stream = keys.history(accountId);
-    let from = q.from;
-    let to = q.to;
-    if (q.decisionId !== undefined) {
-      // a version 7 id carries its decision's time; another id was never kept
-      const t = decisionIdTime(q.decisionId);
-      if (t === undefined) return { items: [] };
-      from = Math.max(from ?? 0, t);
-      to = Math.min(to ?? Number.MAX_SAFE_INTEGER, t + 1);
-    }
+    const { from, to } = q;
     let high = to === undefined ? '+' : String(Math.min(Number.MAX_SAFE_INTEGER, to + WRITE_LAG_MS));
     if (q.cursor !== undefined) {
       if (!/^\d+-\d+$/.test(q.cursor)) return { items: [] };
       high = `(${q.cursor}`;
     }
-    const low = from === undefined ? '-' : String(Math.max(0, from - 1000));
+    const low = from === undefined ? '-' : String(Math.max(0, from - CLOCK_SKEW_MS));
     const items: DecisionEntry[] = [];
     let scanned = 0;
     let last: string | undefined;
@@ -90,19 +85,55 @@ export class RedisHistory implements HistorySink {
       const page = (await this.redis.xrevrange(stream, high, low, 'COUNT', PAGE)) as StreamEntry[];
       if (page.length === 0) return { items };
       scanned += page.length;
-      const entries = page.map(([, f]) => JSON.parse(f[1]) as DecisionEntry);
-      await this.withAddresses(accountId, entries);
-      for (let i = 0; i < page.length; i++) {
-        last = page[i][0];
-        const e = entries[i];
-        if (!matches(e, q, from, to)) continue;
-        items.push(e);
-        if (items.length === q.limit) return i === page.length - 1 && page.length < PAGE ? { items } : { items, next: last };
+      // the filters an entry answers alone first; addresses only for those that pass
+      const candidates: Array<{ id: string; e: DecisionEntry }> = [];
+      for (const [id, f] of page) {
+        const e = JSON.parse(f[1]) as DecisionEntry;
+        if (matches(e, q)) candidates.push({ id, e });
       }
+      await this.withAddresses(
+        accountId,
+        candidates.map((c) => c.e),
+      );
+      for (const c of candidates) {
+        if (q.clientIp !== undefined && c.e.clientIp !== q.clientIp) continue;
+        items.push(c.e);
+        if (items.length === q.limit) {
+          const end = c.id === page[page.length - 1][0] && page.length < PAGE;
+          return end ? { items } : { items, next: c.id };
+        }
+      }
+      last = page[page.length - 1][0];
       if (page.length < PAGE) return { items };
       high = `(${last}`;
     }
     return { items, next: last };
+  }
+
+  /**
+   * One entry by its id: a version 7 id carries its decision's millisecond, and the entry was
+   * written at most a flush (and the clocks' skew) later, so the stream is read forward from just
+   * before that time. An id of another kind was never kept.
+   */
+  private async byId(accountId: string, q: DecisionQuery): Promise<DecisionPage> {
+    const t = decisionIdTime(q.decisionId!);
+    if (t === undefined) return { items: [] };
+    const stream = keys.history(accountId);
+    let low = String(Math.max(0, t - CLOCK_SKEW_MS));
+    const high = String(t + WRITE_LAG_MS);
+    for (let scanned = 0; scanned < SCAN_BUDGET; ) {
+      const page = (await this.redis.xrange(stream, low, high, 'COUNT', PAGE)) as StreamEntry[];
+      scanned += page.length;
+      for (const [, f] of page) {
+        const e = JSON.parse(f[1]) as DecisionEntry;
+        if (e.decisionId !== q.decisionId) continue;
+        await this.withAddresses(accountId, [e]);
+        return { items: matches(e, q) && (q.clientIp === undefined || e.clientIp === q.clientIp) ? [e] : [] };
+      }
+      if (page.length < PAGE) break;
+      low = `(${page[page.length - 1][0]}`;
+    }
+    return { items: [] };
   }
 
   /** Puts each entry's kept address back (the buckets its time falls in). */
@@ -146,14 +177,14 @@ function failed(replies: Array<[Error | null, unknown]> | null): void {
   if (e) throw e;
 }
 
-function matches(e: DecisionEntry, q: DecisionQuery, from: number | undefined, to: number | undefined): boolean {
+/** The filters an entry answers without its address (clientIp is matched once the address is read). */
+function matches(e: DecisionEntry, q: DecisionQuery): boolean {
   if (q.decisionId !== undefined && e.decisionId !== q.decisionId) return false;
   if (q.tokenId !== undefined && e.tokenId !== q.tokenId) return false;
   if (q.streamName !== undefined && e.streamName !== q.streamName) return false;
-  if (q.clientIp !== undefined && e.clientIp !== q.clientIp) return false;
   if (q.reason !== undefined && e.reason !== q.reason) return false;
   if (q.allowed !== undefined && e.allowed !== q.allowed) return false;
-  if (from !== undefined && e.at < from) return false;
-  if (to !== undefined && e.at >= to) return false;
+  if (q.from !== undefined && e.at < q.from) return false;
+  if (q.to !== undefined && e.at >= q.to) return false;
   return true;
 }
