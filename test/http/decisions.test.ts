@@ -88,6 +88,7 @@ for (const make of [() => sqliteDeployment(OVERRIDES), () => redisDeployment(2, 
       assert.equal(r.status, 200, JSON.stringify(r.body));
       const row = r.body.data as Row;
       assert.equal(row.decisionId, id);
+      assert.equal(JSON.stringify(r.body).includes(token.token), false, 'no token value in the history');
       assert.equal(row.caller, 'authorize');
       assert.equal(row.allowed, false);
       assert.equal(row.status, 403);
