@@ -103,15 +103,24 @@ function sourceNote(source: string): string {
 /**
  * A decision and every rule's outcome, the failing one marked: the Check access page's dry run, and a
  * kept decision of the Decisions page (the same rules, docs/api.md#decision-history). `id` prefixes
- * the element ids; `dryRun`: session limits were not counted.
+ * the element ids (the heading, `${id}-result`, takes focus when a page moves the reader to it);
+ * `dryRun`: session limits were not counted.
  */
-export function RulesExplanation({ r, id, dryRun = true, children }: { r: CheckResult; id: string; dryRun?: boolean; children?: ComponentChildren }) {
+export function RulesExplanation({
+  r,
+  id,
+  title = 'Result',
+  dryRun = true,
+  children,
+}: { r: CheckResult; id: string; title?: string; dryRun?: boolean; children?: ComponentChildren }) {
   const failing = r.rules.find((x) => x.result === 'fail');
   const country = r.rules.find((x) => x.rule === 'country allowed');
   const pendingLimits = dryRun && r.rules.some((x) => x.rule === 'session limits' && x.result === 'pending');
   return (
     <section class="panel" aria-labelledby={`${id}-result`}>
-      <h2 id={`${id}-result`}>Result</h2>
+      <h2 id={`${id}-result`} tabIndex={-1}>
+        {title}
+      </h2>
       {children}
       <p class={`decision ${r.allowed ? 'allowed' : 'denied'}`} role="status" id={`${id}-decision`}>
         {r.allowed ? 'Allowed' : 'Denied'}: {r.message}

@@ -1,49 +1,84 @@
 // "Why was this viewer refused?" from the decisionId the viewer was told: a kept decision looked up
 // by id, or picked from the account's recent refusals (GET /api/decisions), shown with the same
 // rule-by-rule explanation as the Check access page (docs/api.md#decision-history).
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, type DecisionPage, type KeptDecision } from './api';
 import { RulesExplanation } from './check';
-import { ErrorNotice, Field, formatTime } from './components';
+import { ErrorNotice, Field, errorsFor, formatTime } from './components';
 import { navigate } from './router';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const NOT_AN_ID = 'a decisionId is a UUID, e.g. 019ac6b2-3f41-7c2e-9b1d-5e0f7a6c2d18';
 const RECENT = 25;
 
 export function DecisionsPage({ params }: { params: URLSearchParams }) {
-  const opened = params.get('id') ?? '';
+  const opened = params.get('id')?.trim() ?? '';
   const [pasted, setPasted] = useState(opened);
   const [idError, setIdError] = useState<string[]>([]);
   const [shown, setShown] = useState<KeptDecision | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  // Only the newest lookup's answer is shown; `focusResult`: the reader asked for it (Find, Explain),
+  // so focus moves to it (a picked row sits below the decision it opens).
+  const latest = useRef(0);
+  const focusResult = useRef(false);
 
   const open = async (id: string) => {
+    const n = ++latest.current;
     setError(null);
     setShown(null);
     setBusy(true);
     try {
-      setShown(await api.get<KeptDecision>(`/api/decisions/${encodeURIComponent(id)}`));
+      const d = await api.get<KeptDecision>(`/api/decisions/${encodeURIComponent(id)}`);
+      if (n === latest.current) setShown(d);
     } catch (x) {
-      setError(x);
+      if (n === latest.current) {
+        focusResult.current = false;
+        setError(x);
+      }
     } finally {
-      setBusy(false);
+      if (n === latest.current) setBusy(false);
     }
   };
 
-  // #/decisions?id=… opens that decision (a link from a log line or a support ticket)
+  // #/decisions?id=… opens that decision (a link from a log line or a support ticket); #/decisions
+  // (the nav link) starts over, keeping the recent refusals as they were.
   useEffect(() => {
-    if (UUID.test(opened)) void open(opened);
+    setPasted(opened);
+    if (UUID.test(opened)) {
+      setIdError([]);
+      void open(opened);
+      return;
+    }
+    latest.current++;
+    focusResult.current = false;
+    setShown(null);
+    setError(null);
+    setBusy(false);
+    setIdError(opened ? [NOT_AN_ID] : []);
   }, [opened]);
+
+  useEffect(() => {
+    if (shown === null || !focusResult.current) return;
+    focusResult.current = false;
+    document.getElementById('decision-result')?.focus();
+  }, [shown]);
 
   const submit = (e: Event) => {
     e.preventDefault();
     const id = pasted.trim();
     if (!UUID.test(id)) {
-      setIdError(['a decisionId is a UUID, e.g. 019ac6b2-3f41-7c2e-9b1d-5e0f7a6c2d18']);
+      setIdError([NOT_AN_ID]);
       return;
     }
     setIdError([]);
+    focusResult.current = true;
+    if (id === opened) void open(id);
+    else navigate('decisions', { id });
+  };
+
+  const pick = (id: string) => {
+    focusResult.current = true;
     if (id === opened) void open(id);
     else navigate('decisions', { id });
   };
@@ -58,7 +93,7 @@ export function DecisionsPage({ params }: { params: URLSearchParams }) {
         log line), or pick one of the recent refusals. Every refusal is kept, up to a rate per account, and a sample of allows.
       </p>
       <form class="panel" onSubmit={submit} noValidate aria-label="Find a decision">
-        <div class="grid">
+        <div class="grid id-grid">
           <Field id="decision-id" label="Decision id" value={pasted} onInput={setPasted} placeholder="019ac6b2-3f41-7c2e-9b1d-5e0f7a6c2d18" errors={idError} />
         </div>
         <div class="actions">
@@ -69,7 +104,7 @@ export function DecisionsPage({ params }: { params: URLSearchParams }) {
       </form>
       <ErrorNotice error={error} />
       {shown && <DecisionView d={shown} />}
-      <RecentRefusals onPick={(id) => navigate('decisions', { id })} />
+      <RecentRefusals onPick={pick} />
     </section>
   );
 }
@@ -91,16 +126,16 @@ function DecisionView({ d }: { d: KeptDecision }) {
     ['Session id', d.sessionId ?? '—'],
   ];
   return (
-    <RulesExplanation r={d} id="decision" dryRun={false}>
+    <RulesExplanation r={d} id="decision" title={`Decision ${d.decisionId}`} dryRun={false}>
       <div class="details">
-      <dl id="decision-facts">
-        {facts.map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd class={k === 'Decision id' || k === 'Client address' ? 'mono' : undefined}>{v}</dd>
-          </div>
-        ))}
-      </dl>
+        <dl id="decision-facts">
+          {facts.map(([k, v]) => (
+            <div key={k}>
+              <dt>{k}</dt>
+              <dd class={k === 'Decision id' || k === 'Client address' ? 'mono' : undefined}>{v}</dd>
+            </div>
+          ))}
+        </dl>
       </div>
     </RulesExplanation>
   );
@@ -152,9 +187,9 @@ function RecentRefusals({ onPick }: { onPick: (id: string) => void }) {
         aria-label="Filter the recent refusals"
       >
         <div class="grid">
-          <Field id="recent-stream" label="Stream name" value={stream} onInput={setStream} errors={errors['query.streamName'] ?? errors.streamName} />
-          <Field id="recent-token" label="Token id" value={tokenId} onInput={setTokenId} inputMode="numeric" errors={errors['query.tokenId'] ?? errors.tokenId} />
-          <Field id="recent-ip" label="Client address" value={clientIp} onInput={setClientIp} placeholder="203.0.113.7" errors={errors['query.clientIp'] ?? errors.clientIp} />
+          <Field id="recent-stream" label="Stream name" value={stream} onInput={setStream} errors={errorsFor(errors, 'streamName')} />
+          <Field id="recent-token" label="Token id" value={tokenId} onInput={setTokenId} inputMode="numeric" errors={errorsFor(errors, 'tokenId')} />
+          <Field id="recent-ip" label="Client address" value={clientIp} onInput={setClientIp} placeholder="203.0.113.7" errors={errorsFor(errors, 'clientIp')} />
         </div>
         <div class="actions">
           <button type="submit" disabled={loading}>
@@ -162,7 +197,7 @@ function RecentRefusals({ onPick }: { onPick: (id: string) => void }) {
           </button>
         </div>
       </form>
-      <ErrorNotice error={error} fields={['query.streamName', 'query.tokenId', 'query.clientIp', 'streamName', 'tokenId', 'clientIp']} />
+      <ErrorNotice error={error} fields={['streamName', 'tokenId', 'clientIp']} />
       <table aria-label="Recent refusals, newest first" aria-busy={loading ? 'true' : 'false'}>
         <thead>
           <tr>

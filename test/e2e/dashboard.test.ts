@@ -257,14 +257,21 @@ describe('dashboard in Chromium', () => {
     await page.getByLabel('Decision id').fill(`  ${decisionId} `);
     await page.getByRole('button', { name: 'Find', exact: true }).click();
     await shows('pasted');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'decision-result', 'focus on the decision found');
     await shot('05b-decision-by-id.png');
 
+    // the nav link starts over: no decision shown until one is picked
     await go('#/decisions');
     await eventually(() => text(page.locator('h1')), 'Decisions', 'decisions page again');
+    await eventually(() => text(page.locator('#decision-decision')), '<absent>', 'no decision shown');
     const pick = page.getByRole('button', { name: `Explain decision ${decisionId}` });
     await pick.waitFor();
+    const row = page.getByRole('row').filter({ has: pick });
+    assert.deepEqual((await cells(row)).slice(1, 6), ['cam1', 'origin_not_allowed', 'origin allowed', `${sub.body.data.id}`, '203.0.113.77']);
     await pick.click();
     await shows('picked');
+    assert.equal(new URL(page.url()).hash, `#/decisions?id=${decisionId}`);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'decision-result', 'focus on the decision picked');
     // the subscribe list's paging below counts its own tokens only
     assert.equal((await api('DELETE', `/api/subscribe_token/${sub.body.data.id}`)).status, 200);
   });
