@@ -13,6 +13,7 @@ import { securedStreamRoutes } from './http/management/secured-streams.routes.js
 import { sessionRoutes } from './http/management/sessions.routes.js';
 import { notProvidedRoutes } from './http/management/not-provided.routes.js';
 import { decisionRoutes } from './http/management/decisions.routes.js';
+import { auditRoutes } from './http/management/audit.routes.js';
 import { openApiDocument } from './http/openapi.js';
 import { directorEndpoints } from './http/director.js';
 import { DecisionRoutes } from './http/decision-routes.js';
@@ -37,16 +38,17 @@ export function managementRoutes(s: Services): RouteSpec[] {
   return [
     ...adminRoutes(s.accounts, (id) => s.sessions.secretDeleted(id)),
     ...accountRoutes(s.accounts),
-    ...geoRoutes(s.store),
-    ...clusterRoutes(s.store, s.clusters),
+    ...geoRoutes(s.store, s.accounts),
+    ...clusterRoutes(s.store, s.clusters, s.accounts),
     ...tokenRoutes('publish', s.tokens, s.enforcer, s.patterns),
     ...tokenRoutes('subscribe', s.tokens, s.enforcer, s.patterns),
     ...securedStreamRoutes(s.tokens),
     ...webhookRoutes(s.webhooks, s.store, s.lifecycle, s.patterns),
     ...issuerRoutes(s.issuers, s.enforcer),
     ...analyticsRoutes(s.usage),
-    ...sessionRoutes(s.store, s.sessions),
+    ...sessionRoutes(s.store, s.sessions, s.audit),
     ...decisionRoutes(s.history, s.store),
+    ...auditRoutes(s.audit),
     // last: hosted endpoints Streamgate does not provide, answered 501 (docs/compatibility.md)
     ...notProvidedRoutes(),
   ];
@@ -68,7 +70,7 @@ export function createApp(s: Services): express.Express {
   const routes = managementRoutes(s);
   let openapi: Record<string, unknown> = {};
   const table: Endpoint[] = [
-    ...managementEndpoints(routes, { unknownFields: s.config.api.unknownFields, logger: s.logger, bodyParsers: managementBody }),
+    ...managementEndpoints(routes, { unknownFields: s.config.api.unknownFields, logger: s.logger, bodyParsers: managementBody, trusted }),
     ...directorEndpoints(s, trusted),
     ...callerEndpoints(CALLERS, callerContext(s, trusted)),
     ...operationEndpoints(s, () => openapi),

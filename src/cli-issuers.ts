@@ -3,6 +3,7 @@
 // service behind them, so an issuer made here follows the API's rules (docs/api.md#issuers-from-a-shell).
 // No secret is ever printed, and none is taken on the command line.
 import { readFile } from 'node:fs/promises';
+import { CLI_ACTOR } from './audit/actor.js';
 import { ApiError } from './errors.js';
 import type { AccountService } from './management/accounts.js';
 import type { IssuerService, IssuerView } from './management/issuers.js';
@@ -96,7 +97,7 @@ async function run(cmd: IssuerCommand, ctx: IssuerContext): Promise<void> {
   }
   if (cmd.verb === 'create') {
     const body = await parseOr400Async(issuerSchemas.create, await bodyOf(cmd.body!), 'body');
-    const v = await issuers.create(account.id, Object.assign({}, body, { settings: parseSettings(body.type ?? 'jwt', body.settings) }));
+    const v = await issuers.create(account.id, Object.assign({}, body, { settings: parseSettings(body.type ?? 'jwt', body.settings) }), CLI_ACTOR);
     out(cmd.json ? JSON.stringify(row(account.id, v)) : `created issuer ${v.id} ${where}\n${details(account.id, v)}`);
     return;
   }
@@ -108,10 +109,10 @@ async function run(cmd: IssuerCommand, ctx: IssuerContext): Promise<void> {
     } else if (cmd.verb === 'update') {
       const { rev, ...input } = await parseOr400Async(issuerSchemas.update, await bodyOf(cmd.body!), 'body');
       if (input.settings !== undefined) input.settings = parseSettings((await issuers.read(account.id, id)).type, input.settings);
-      const v = await issuers.update(account.id, id, input, rev);
+      const v = await issuers.update(account.id, id, input, CLI_ACTOR, rev);
       out(cmd.json ? JSON.stringify(row(account.id, v)) : `updated issuer ${id} ${where}: rev ${v.rev}`);
     } else {
-      await issuers.remove(account.id, id);
+      await issuers.remove(account.id, id, CLI_ACTOR);
       out(cmd.json ? JSON.stringify({ id, accountId: account.id, deleted: true }) : `deleted issuer ${id} ${where}`);
     }
   } catch (e) {

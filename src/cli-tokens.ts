@@ -3,6 +3,7 @@
 // /api/{publish,subscribe}_token (src/http/management/schemas.ts) and the token service behind them
 // (src/management/tokens.ts), so a token made here follows the API's rules (docs/api.md#tokens-from-a-shell).
 import { ApiError } from './errors.js';
+import { CLI_ACTOR } from './audit/actor.js';
 import type { Store, Account } from './store/store.js';
 import type { CreateTokenInput, TokenKind } from './domain/tokens.js';
 import { streamPatternProblem } from './domain/matchers.js';
@@ -152,7 +153,7 @@ async function run(cmd: TokenCommand, ctx: TokenContext): Promise<void> {
     // The API's body schema: the same field rules and messages as POST /api/{kind}_token (the
     // synchronous pattern check is the one the API runs on its workers); then the token service.
     const body = await parseOr400Async(tokenSchemas({ problem: streamPatternProblem }).create(kind), cmd.body, 'body');
-    const r = row(kind, account.id, await tokens.create(account.id, kind, body as CreateTokenInput));
+    const r = row(kind, account.id, await tokens.create(account.id, kind, body as CreateTokenInput, CLI_ACTOR));
     if (cmd.json) out(JSON.stringify(r));
     else out(`created ${kind} token ${r.id} in account ${account.id}\n${details(r, ctx.now(), true)}`);
     return;
@@ -161,7 +162,7 @@ async function run(cmd: TokenCommand, ctx: TokenContext): Promise<void> {
   const kind = cmd.kind ?? (await ctx.store.findTokenById(id))?.kind ?? 'publish';
   try {
     if (cmd.verb === 'delete') {
-      await tokens.remove(account.id, kind, id);
+      await tokens.remove(account.id, kind, id, CLI_ACTOR);
       if (cmd.json) out(JSON.stringify({ id, kind, accountId: account.id, deleted: true }));
       else out(`deleted ${kind} token ${id} in account ${account.id}`);
       return;
@@ -169,7 +170,7 @@ async function run(cmd: TokenCommand, ctx: TokenContext): Promise<void> {
     const v =
       cmd.verb === 'show'
         ? await tokens.read(account.id, kind, id)
-        : await tokens.update(account.id, kind, id, { isActive: cmd.verb === 'enable' });
+        : await tokens.update(account.id, kind, id, { isActive: cmd.verb === 'enable' }, CLI_ACTOR);
     const r = row(kind, account.id, v);
     if (cmd.json) out(JSON.stringify(shown(r, cmd.showValues)));
     else if (cmd.verb === 'show') out(details(r, ctx.now(), cmd.showValues));

@@ -25,6 +25,9 @@ import { ISSUER_VERBS, issuerCommand, runIssuerCommand, type IssuerVerb } from '
 import { IssuerService, issuerLimits } from './management/issuers.js';
 import { KeySources } from './enforce/key-sources.js';
 import { copyWith } from './domain/objects.js';
+import { CLI_ACTOR } from './audit/actor.js';
+import { AuditLog } from './audit/log.js';
+import { auditKey } from './audit/key.js';
 
 export const USAGE = `usage:
   streamgate serve [--config <file>]
@@ -210,19 +213,26 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
   }
   const logger = createLogger('warn');
   const store = await createStore(config, logger);
-  const accounts = new AccountService(store);
+  // Every write is recorded as the server records it, actor `cli` (docs/api.md#audit-log), with the
+  // server's key: configured, or the embedded store's <dataDir>/audit-key (made here when the store is new).
+  const audit = new AuditLog(store, auditKey(config, { embedded: !usesRedis(config), create: true }).key, config.audit, logger);
+  const accounts = new AccountService(store, Date.now, audit);
   try {
     if (tokensCommand) {
       // Data of an earlier build brought up to this one's indexes, as the server does at start.
       await store.upgrade?.();
       // No running sessions here to end on a change: callers that re-ask see it (docs/api.md#running-sessions).
       const now = () => Date.now();
-      const ctx = { store, accounts, tokens: createTokenService(config, store, { now }), now, out: io.out };
+      const ctx = { store, accounts, tokens: createTokenService(config, store, { now, audit }), now, out: io.out };
       return await runTokenCommand(tokensCommand, ctx, io.err);
     }
     if (issuersCommand) {
       await store.upgrade?.();
-      return await runIssuerCommand(issuersCommand, { accounts, issuers: new IssuerService(store, issuerLimits(config), Date.now, new KeySources(copyWith(config.issuers, { env }))), out: io.out }, io.err);
+      return await runIssuerCommand(
+        issuersCommand,
+        { accounts, issuers: new IssuerService(store, issuerLimits(config), Date.now, new KeySources(copyWith(config.issuers, { env })), audit), out: io.out },
+        io.err,
+      );
     }
     if (command === 'keys rotate' || command === 'keys rotate director') {
       const r = await KeyRing.rotate(store);
@@ -240,7 +250,7 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
     if (command === 'accounts create') {
       let created: Awaited<ReturnType<AccountService['create']>>;
       try {
-        created = await accounts.create(values.name!);
+        created = await accounts.create(values.name!, CLI_ACTOR);
       } catch (e) {
         if (!(e instanceof AccountNameTaken)) throw e;
         io.err(`streamgate: accounts create: ${e.message}; account names are unique (compared without case and surrounding white space)`);
@@ -255,7 +265,7 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
       return 0;
     }
     if (a === 'refresh') {
-      const apiSecret = await accounts.refreshSecret(b!);
+      const apiSecret = await accounts.refreshSecret(b!, CLI_ACTOR);
       if (!apiSecret) {
         io.err(`streamgate: no account with id ${b}`);
         return 1;
@@ -263,7 +273,7 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
       io.out(JSON.stringify({ id: b, apiSecret }));
       return 0;
     }
-    if (!(await accounts.deleteSecret(b!))) {
+    if (!(await accounts.deleteSecret(b!, CLI_ACTOR))) {
       io.err(`streamgate: no account with id ${b}`);
       return 1;
     }

@@ -35,6 +35,8 @@ import { SignedMemo } from './policy/signed.js';
 import { IssuerJwtMemo } from './policy/issuer-jwt.js';
 import { openHistory } from './history/open.js';
 import type { DecisionHistory } from './history/recorder.js';
+import { AuditLog } from './audit/log.js';
+import { auditKey } from './audit/key.js';
 
 export interface Services {
   config: Config;
@@ -65,6 +67,8 @@ export interface Services {
   poller?: MediamtxPoller;
   /** Decisions kept for /api/decisions and the dashboard (history.enabled; docs/api.md#decision-history). */
   history?: DecisionHistory;
+  /** The audit log of management changes (docs/api.md#audit-log); `enabled` false without a key. */
+  audit: AuditLog;
   /** Set on SIGTERM: readiness fails and responses close their connections. */
   draining: boolean;
   /** Stops background work and closes the store; queued webhooks are delivered until `deadline` (epoch ms; default now + server.shutdownGraceMs). */
@@ -128,10 +132,10 @@ export async function createStore(config: Config, logger: Logger): Promise<Store
 export function createTokenService(
   config: Config,
   store: Store,
-  opts: { now?: () => number; clusters?: Clusters; changed?: TokenChanged } = {},
+  opts: { now?: () => number; clusters?: Clusters; changed?: TokenChanged; audit?: AuditLog } = {},
 ): TokenService {
   const clusters = opts.clusters ?? new Clusters(config.director);
-  return new TokenService(store, opts.now ?? Date.now, config.limits, opts.changed, (stored) => clusters.defaultOf(stored).id);
+  return new TokenService(store, opts.now ?? Date.now, config.limits, opts.changed, (stored) => clusters.defaultOf(stored).id, opts.audit);
 }
 
 export async function createServices(
@@ -153,7 +157,13 @@ export async function createServices(
   const now = opts.now ?? Date.now;
   const geo = opts.geo ?? (await sharedGeo(config.geo.databasePath));
   const metrics = new Metrics({ logLinesDropped: () => logSinkOf(logger)?.dropped ?? 0 });
-  const accounts = new AccountService(store, now);
+  // The audit log's key (docs/operations.md#audit-log): configured, or the embedded store's own
+  // <dataDir>/audit-key (made on the first start); a store handed in is not assumed to live in dataDir.
+  const { key, source } = auditKey(config, { embedded: opts.store === undefined && store.kind === 'sqlite', create: opts.firstStart === true });
+  if (source === 'generated') logger.info({ keyFile: path.resolve(config.dataDir, 'audit-key') }, 'first start: made the audit log key (keep it with the data; never in the store)');
+  const audit = new AuditLog(store, key, config.audit, logger, now);
+  audit.start();
+  const accounts = new AccountService(store, now, audit);
   // The default account exists before the enforcer that reads it is built (first start creates it).
   const first = opts.firstStart ? await accounts.ensureDefaultAccount(config.dataDir) : null;
   if (first) {
@@ -246,7 +256,7 @@ export async function createServices(
   });
   const dispatcher = new WebhookDispatcher(store, opts.poster ?? client, config.webhooks, metrics, logger, `Streamgate-Webhooks/${VERSION}`, now);
   lifecycle.subscribe(dispatcher.onEvent);
-  const webhooks = new WebhookService(store, config.webhooks, (e) => dispatcher.send(e), now);
+  const webhooks = new WebhookService(store, config.webhooks, (e) => dispatcher.send(e), now, audit);
   const patterns = new PatternChecks({ workers: config.limits.patternWorkers, queue: config.limits.patternQueue }, logger);
   const reload = setInterval(() => {
     keys.reload().catch((e: Error) => logger.warn({ err: e.message }, 'signing keys: reload failed'));
@@ -260,6 +270,7 @@ export async function createServices(
     tokens: createTokenService(config, store, {
       now,
       clusters,
+      audit,
       changed: (accountId, id, before, after) => {
         viewers?.tokenChanged(id, after, accountId);
         return sessions.tokenChanged(accountId, id, before, after).catch((e: Error) => logger.warn({ accountId, tokenId: id, err: e.message }, 'sessions of a changed token: not ended'));
@@ -274,12 +285,13 @@ export async function createServices(
     sessions,
     viewers,
     webhooks,
-    issuers: new IssuerService(store, issuerLimits(config), now, keySources),
+    issuers: new IssuerService(store, issuerLimits(config), now, keySources, audit),
     dispatcher,
     usage,
     patterns,
     poller,
     history,
+    audit,
     draining: false,
     close: async (deadline?: number) => {
       clearInterval(reload);
@@ -298,6 +310,8 @@ export async function createServices(
       await issuerKeys.close();
       // the decisions still queued are written before the store's connection closes
       await history?.close().catch((e: Error) => logger.warn({ err: e.message }, 'decision history: not closed cleanly'));
+      // the heads moved since the last log are logged once more
+      await audit.stop().catch((e: Error) => logger.warn({ err: e.message }, 'audit log: heads not logged at shutdown'));
       await store.close();
     },
   };

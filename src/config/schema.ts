@@ -310,6 +310,20 @@ export const configSchema = z.strictObject({
     hourlyRetentionDays: z.number().int().min(1).max(366),
   }),
   dashboard: z.strictObject({ enabled: z.boolean() }),
+  /** The audit log of management changes (docs/api.md#audit-log, docs/operations.md#audit-log). */
+  audit: z.strictObject({
+    enabled: z.boolean(),
+    /** The chain's HMAC key (32+ characters); never stored in the store. */
+    key: optionalSecret,
+    /** A file whose first line is the key, instead of `key`. */
+    keyFile: z.string(),
+    /** Entries older than this many days are removed (an anchor keeps the rest verifiable); 0: kept. */
+    retentionDays: z.number().int().min(0).max(36500),
+    /** An account's chain outlives the account by this many days (counted from its newest entry); 0: goes with it. */
+    keepAfterAccountDeleteDays: z.number().int().min(0).max(36500),
+    /** Each account's head whose chain moved is logged this often. */
+    headLogSeconds: z.number().int().min(1).max(86400),
+  }),
   /** Decision history (docs/api.md#decision-history): what is kept, for how long, and how it is written. */
   history: z.strictObject({
     enabled: z.boolean(),
@@ -387,6 +401,9 @@ export const configSchema = z.strictObject({
   }
   if (c.issuers.jwksMinCacheSeconds > c.issuers.jwksMaxCacheSeconds) {
     ctx.addIssue({ code: 'custom', path: ['issuers', 'jwksMinCacheSeconds'], message: `must be at most issuers.jwksMaxCacheSeconds (${c.issuers.jwksMaxCacheSeconds})` });
+  }
+  if (c.audit.key !== '' && c.audit.keyFile !== '') {
+    ctx.addIssue({ code: 'custom', path: ['audit', 'keyFile'], message: 'give audit.key or audit.keyFile, not both' });
   }
   const chosen = [c.redis.url !== '', c.redis.clusterNodes.length > 0, c.redis.sentinels.length > 0].filter(Boolean);
   if (chosen.length > 1) {

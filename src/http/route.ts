@@ -12,6 +12,9 @@ import { ignoredFieldsHeader, prepareBody } from './body-fields.js';
 import type { Logger } from '../observability/logger.js';
 import { untypedBodyAsJson } from './middleware.js';
 import { mountEndpoints, type Auth, type Endpoint, type Guards as SurfaceGuards } from './surfaces.js';
+import { clientAddress, peerAddress, type TrustedProxies } from './client.js';
+import { apiSecretActor } from '../domain/audit.js';
+import type { Actor } from '../audit/actor.js';
 
 export { namespaceOf, unroutedRequests, type Auth } from './surfaces.js';
 
@@ -24,6 +27,8 @@ export interface HandlerContext<P, Q, B> {
   body: B;
   /** The caller's account (routes with auth 'apiSecret'). */
   account: Account;
+  /** Who calls, as the audit log records a write (docs/api.md#audit-log): the management services' last argument. */
+  actor: Actor;
   req: Request;
   res: Response;
 }
@@ -47,6 +52,8 @@ export interface RouteSpec<P = any, Q = any, B = any> {
   responseHeaders?: Record<string, { description: string; type: 'integer' | 'string' }>;
   /** A body sent without any Content-Type is read as JSON (clients that send none; docs/compatibility.md). */
   jsonWithoutContentType?: true;
+  /** Success description when the handler answers itself (not the JSON envelope): it has sent the answer when it returns. */
+  answer?: string;
   handler: (ctx: HandlerContext<P, Q, B>) => Promise<unknown>;
 }
 
@@ -65,7 +72,21 @@ export interface MountOptions extends BodyOptions {
 }
 
 /** The routes as entries of the route table (surface admin for /admin paths, else management). */
-export function managementEndpoints(routes: readonly RouteSpec[], opts: { unknownFields: BodyOptions['unknownFields']; logger?: Logger; bodyParsers: RequestHandler[] }): Endpoint[] {
+/**
+ * Who calls a route, for the audit log: the API secret's actor (its hash's first 8 hex digits) or
+ * `admin`, the client address (forwarding headers believed only from `trusted` proxies; without,
+ * the peer) and the request id.
+ */
+export function actorOf(auth: Auth, req: Request, res: Response, trusted?: TrustedProxies): Actor {
+  const account = res.locals.account as Account | undefined;
+  const actor = auth === 'admin' ? 'admin' : account?.secretHash !== undefined ? apiSecretActor(account.secretHash) : 'anonymous';
+  return { actor, address: (trusted ? clientAddress(req, trusted) : peerAddress(req)) ?? null, requestId: (res.locals.requestId as string | undefined) ?? null };
+}
+
+export function managementEndpoints(
+  routes: readonly RouteSpec[],
+  opts: { unknownFields: BodyOptions['unknownFields']; logger?: Logger; bodyParsers: RequestHandler[]; trusted?: TrustedProxies },
+): Endpoint[] {
   const turns = new Turns();
   const dropUnknown = opts.unknownFields === 'ignore';
   return routes.map((r): Endpoint => {
@@ -92,7 +113,9 @@ export function managementEndpoints(routes: readonly RouteSpec[], opts: { unknow
         if (typeof retry === 'number') res.set('retry-after', String(retry));
         throw e;
       }
-      const data = await r.handler({ params, query, body, account: res.locals.account as Account, req, res });
+      const actor = actorOf(r.auth, req, res, opts.trusted);
+      const data = await r.handler({ params, query, body, account: res.locals.account as Account, actor, req, res });
+      if (r.answer !== undefined && res.headersSent) return;
       res.status(r.status ?? 200).json({ status: 'success', data });
     };
     const surface = r.path === '/admin' || r.path.startsWith('/admin/') ? 'admin' : 'management';

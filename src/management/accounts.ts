@@ -2,12 +2,14 @@
 // default account. Shared by the admin API, the self-rotation endpoint and the CLI.
 import { writeFileSync, chmodSync } from 'node:fs';
 import path from 'node:path';
-import type { Account, Store } from '../store/store.js';
+import type { Account, AccountPatch, Store } from '../store/store.js';
 import { ensurePrivateDir } from '../store/data-dir.js';
 import { looksLikeSecret, newAccountId, newSecret, sha256Hex } from '../domain/secrets.js';
 import { accountNameKey } from '../domain/store-rules.js';
 import { copyWith } from '../domain/objects.js';
 import { AccountExists, StoreConflict } from '../errors.js';
+import { SYSTEM_ACTOR, type Actor } from '../audit/actor.js';
+import { ACCOUNT, API_SECRET, type AuditLog } from '../audit/log.js';
 
 /** Store metadata naming the account created on first start. */
 export const DEFAULT_ACCOUNT_META = 'accounts.default';
@@ -35,6 +37,8 @@ export class AccountService {
   constructor(
     private readonly store: Store,
     private readonly now: () => number = Date.now,
+    /** Every write's entry (docs/api.md#audit-log); none without. */
+    private readonly audit?: AuditLog,
   ) {}
 
   private async freshAccount(name: string): Promise<{ account: Account; apiSecret: string }> {
@@ -53,13 +57,13 @@ export class AccountService {
    * A new account named `name` (white space around it dropped). Rejects with AccountNameTaken when
    * another account's name is the same but for case and that white space (docs/api.md#account-names).
    */
-  async create(name: string): Promise<{ account: Account; apiSecret: string }> {
+  async create(name: string, by: Actor): Promise<{ account: Account; apiSecret: string }> {
     // Ids are random: one taken (checked here, or by a create racing this one) means draw another.
     for (let attempt = 0; attempt < 20; attempt++) {
       const fresh = await this.freshAccount(name.trim());
       if (await this.store.getAccount(fresh.account.id)) continue;
       try {
-        await this.store.createAccount(fresh.account);
+        await this.store.createAccount(fresh.account, this.audit?.sealer(by, fresh.account.id, 'account', ACCOUNT));
         return fresh;
       } catch (e) {
         if (!(e instanceof AccountExists)) throw e;
@@ -87,9 +91,12 @@ export class AccountService {
     return this.store.getAccount(id);
   }
 
-  /** Changes settings; a new name is stored as create stores one, and refused as create refuses one. */
-  update(id: string, patch: { secureViewer?: boolean; name?: string; ipRulesOnRtmp?: boolean }): Promise<Account | null> {
-    return this.store.updateAccount(id, patch.name === undefined ? patch : copyWith(patch, { name: patch.name.trim() }));
+  /**
+   * Changes settings (the admin's, the account's own country defaults, cluster and geo cascade); a
+   * new name is stored as create stores one, and refused as create refuses one.
+   */
+  update(id: string, patch: AccountPatch, by: Actor): Promise<Account | null> {
+    return this.store.updateAccount(id, patch.name === undefined ? patch : copyWith(patch, { name: patch.name.trim() }), this.audit?.sealer(by, id, 'account', ACCOUNT));
   }
 
   /**
@@ -110,13 +117,13 @@ export class AccountService {
    * account, or (with `replacing`, the hash of the secret the caller authenticated with) that
    * secret was replaced meanwhile: of two racing self-rotations only one hands out a live secret.
    */
-  async refreshSecret(id: string, replacing?: string): Promise<string | null> {
+  async refreshSecret(id: string, by: Actor, replacing?: string): Promise<string | null> {
     const apiSecret = newSecret();
-    return (await this.store.setAccountSecret(id, sha256Hex(apiSecret), replacing)) ? apiSecret : null;
+    return (await this.store.setAccountSecret(id, sha256Hex(apiSecret), replacing, this.audit?.sealer(by, id, 'apiSecret', API_SECRET))) ? apiSecret : null;
   }
 
-  deleteSecret(id: string): Promise<boolean> {
-    return this.store.setAccountSecret(id, null);
+  deleteSecret(id: string, by: Actor): Promise<boolean> {
+    return this.store.setAccountSecret(id, null, undefined, this.audit?.sealer(by, id, 'apiSecret', API_SECRET));
   }
 
   /** The account an API secret belongs to, else null. Malformed secrets never reach the store. */
@@ -131,7 +138,7 @@ export class AccountService {
    */
   async ensureDefaultAccount(dataDir: string): Promise<{ account: Account; secretFile: string } | null> {
     const { account, apiSecret } = await this.freshAccount('default');
-    if (!(await this.store.createFirstAccount(account))) return null;
+    if (!(await this.store.createFirstAccount(account, this.audit?.sealer(SYSTEM_ACTOR, account.id, 'account', ACCOUNT)))) return null;
     // Token-less viewers of a fresh single-account install belong to this account.
     await this.store.setMeta(DEFAULT_ACCOUNT_META, account.id, true);
     ensurePrivateDir(dataDir); // 0700 when Streamgate makes it (src/store/data-dir.ts)

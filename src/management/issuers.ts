@@ -15,6 +15,8 @@ import { signedKeysProblem } from '../policy/signed-keys.js';
 import { signFor, signedRequest, SignProblem, verifySigned, type SignedFacts, type SignInput, type SignOutput } from '../policy/signed.js';
 import type { SignedResult } from '../policy/signed-common.js';
 import type { KeySources } from '../enforce/key-sources.js';
+import type { Actor } from '../audit/actor.js';
+import { ISSUER, type AuditLog } from '../audit/log.js';
 
 /** The entries of a claim map, in the order the docs list them. */
 export const CLAIM_ENTRIES = ['stream', 'permissions', 'action', 'canPublish', 'canSubscribe', 'address', 'viewerId'] as const satisfies ReadonlyArray<keyof IssuerClaimMap>;
@@ -197,6 +199,8 @@ export class IssuerService {
     private readonly now: () => number = Date.now,
     /** Where key references are read (docs/api.md#keys-from-files-and-the-environment); without, a reference is refused. */
     private readonly keys?: KeySources,
+    /** Every write's entry (docs/api.md#audit-log); none without. */
+    private readonly audit?: AuditLog,
   ) {}
 
   /** The record with the keys its references name read (the stored record when it names none). */
@@ -342,7 +346,7 @@ export class IssuerService {
     return this.view(await this.record(accountId, id));
   }
 
-  async create(accountId: string, input: IssuerCreateInput): Promise<IssuerView> {
+  async create(accountId: string, input: IssuerCreateInput, by: Actor): Promise<IssuerView> {
     const type = input.type ?? 'jwt';
     const settings = isSignedFormat(type) ? settingsOf(type, null, input.settings) : null;
     if (type === 'jwt' && input.issuer === undefined) throw ApiError.field('issuer', 'required for a jwt issuer: the iss its JWTs carry, or null for none');
@@ -374,7 +378,7 @@ export class IssuerService {
       throw new ApiError(400, `Issuer limit reached: an account may hold at most ${max} issuers; delete one first`, { limit: max });
     }
     try {
-      return await this.view(await this.store.createIssuer(accountId, fields));
+      return await this.view(await this.store.createIssuer(accountId, fields, this.audit?.sealer(by, accountId, 'issuer', ISSUER)));
     } catch (e) {
       if (e instanceof IssuerConflict) throw conflict(e, type);
       throw e;
@@ -386,7 +390,8 @@ export class IssuerService {
    * must still be at that rev (else 409); without, a concurrent write makes it read and check again,
    * so what is stored is always a record that passed the checks.
    */
-  async update(accountId: string, id: number, input: IssuerInput, expectedRev?: number): Promise<IssuerView> {
+  async update(accountId: string, id: number, input: IssuerInput, by: Actor, expectedRev?: number): Promise<IssuerView> {
+    const seal = this.audit?.sealer(by, accountId, 'issuer', ISSUER);
     if (Object.values(input).every((v) => v === undefined)) {
       throw new ApiError(400, 'No properties specified to update.');
     }
@@ -398,7 +403,7 @@ export class IssuerService {
       const next: NewIssuer = Object.assign({}, cur, patch);
       (await this.problems(accountId, next, input)).throwIfAny();
       try {
-        const stored = await this.store.updateIssuer(accountId, id, patch, cur.rev);
+        const stored = await this.store.updateIssuer(accountId, id, patch, cur.rev, seal);
         if (!stored) throw this.notFound(id);
         return { done: stored };
       } catch (e) {
@@ -450,10 +455,10 @@ export class IssuerService {
   }
 
   /** Deletes the issuer and answers it as it was: its `(iss, key ids)` may be declared again at once. */
-  async remove(accountId: string, id: number): Promise<IssuerView> {
+  async remove(accountId: string, id: number, by: Actor): Promise<IssuerView> {
     const i = await this.record(accountId, id);
     const view = await this.view(i);
-    if (!(await this.store.deleteIssuer(accountId, id))) throw this.notFound(id);
+    if (!(await this.store.deleteIssuer(accountId, id, this.audit?.sealer(by, accountId, 'issuer', ISSUER)))) throw this.notFound(id);
     return view;
   }
 }

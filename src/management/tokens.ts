@@ -17,6 +17,9 @@ import { newSecret } from '../domain/secrets.js';
 import type { ListQuery, Store } from '../store/store.js';
 import type { SecuredStream } from '../domain/secured-streams.js';
 import { IMPLICIT_CLUSTER } from '../director/clusters.js';
+import type { Actor } from '../audit/actor.js';
+import { TOKEN, securedStreams, type AuditLog } from '../audit/log.js';
+import type { AuditSealer } from '../domain/audit.js';
 
 /** What one account may hold (config `limits`). */
 export interface AccountLimits {
@@ -48,7 +51,14 @@ export class TokenService {
     private readonly changed: TokenChanged = () => undefined,
     /** An account's default cluster from the one it stored (docs/api.md#clusters): a configured cluster's id. */
     private readonly defaultCluster: (stored: string | undefined) => string = (stored) => stored || IMPLICIT_CLUSTER,
+    /** Every write's entry (docs/api.md#audit-log); none without. */
+    private readonly audit?: AuditLog,
   ) {}
+
+  /** The sealer of a change of one of the account's tokens by `by`. */
+  private sealer(by: Actor, accountId: string, kind: TokenKind): AuditSealer<TokenRecord> | undefined {
+    return this.audit?.sealer(by, accountId, kind === 'publish' ? 'publishToken' : 'subscribeToken', TOKEN);
+  }
 
   /** Runs limit-checked writes of one account one at a time (in this process). */
   private serial<T>(accountId: string, fn: () => Promise<T>): Promise<T> {
@@ -89,8 +99,8 @@ export class TokenService {
    * Opens the streams an entry of that name kept secured (exact and regex alike): deliberate, like
    * `subscribeRequiresAuth: false` on a token. 404 when the account keeps no such entry.
    */
-  async releaseSecuredStream(accountId: string, streamName: string): Promise<SecuredStream[]> {
-    const removed = await this.store.removeSecuredStream(accountId, streamName);
+  async releaseSecuredStream(accountId: string, streamName: string, by: Actor): Promise<SecuredStream[]> {
+    const removed = await this.store.removeSecuredStream(accountId, streamName, this.audit?.sealer(by, accountId, 'securedStream', securedStreams(streamName)));
     if (removed.length === 0) {
       const message = `No secured stream named: ${streamName}`;
       throw new ApiError(404, message, { streamName: message });
@@ -130,7 +140,7 @@ export class TokenService {
     return Promise.all(ts.map((t) => this.view(t, geo)));
   }
 
-  async create(accountId: string, kind: TokenKind, input: CreateTokenInput): Promise<Record<string, unknown>> {
+  async create(accountId: string, kind: TokenKind, input: CreateTokenInput, by: Actor): Promise<Record<string, unknown>> {
     const rec = newTokenRecord(kind, accountId, input, newSecret(), this.now());
     const created = await this.serial(accountId, async () => {
       const max = this.limits.tokensPerAccount;
@@ -145,7 +155,7 @@ export class TokenService {
         const others = await this.securingRegexesBut(accountId);
         if (others + adding > this.limits.regexStreamsPerAccount) throw ApiError.field('streams', this.regexLimitProblem(others, adding));
       }
-      return this.store.createToken(rec);
+      return this.store.createToken(rec, this.sealer(by, accountId, kind));
     });
     return this.view(created);
   }
@@ -186,7 +196,7 @@ export class TokenService {
     return this.views(accountId, out);
   }
 
-  async update(accountId: string, kind: TokenKind, id: number, input: UpdateTokenInput): Promise<Record<string, unknown>> {
+  async update(accountId: string, kind: TokenKind, id: number, input: UpdateTokenInput, by: Actor): Promise<Record<string, unknown>> {
     if (Object.keys(input).length === 0) {
       const msg = 'No properties specified to update.';
       throw new ApiError(400, msg, { token: msg });
@@ -209,16 +219,17 @@ export class TokenService {
     };
     const mayAddPatterns =
       kind === 'publish' && (input.addTokenStreams?.some((s) => s.isRegex) || input.subscribeRequiresAuth === true);
+    const seal = this.sealer(by, accountId, kind);
     const t = mayAddPatterns
-      ? await this.serial(accountId, async () => this.store.updateToken(accountId, kind, id, change(await this.securingRegexesBut(accountId, id))))
-      : await this.store.updateToken(accountId, kind, id, change());
+      ? await this.serial(accountId, async () => this.store.updateToken(accountId, kind, id, change(await this.securingRegexesBut(accountId, id)), seal))
+      : await this.store.updateToken(accountId, kind, id, change(), seal);
     if (!t) throw this.notFound(kind, id);
     void this.changed(accountId, id, before, t);
     return this.view(t);
   }
 
-  async remove(accountId: string, kind: TokenKind, id: number): Promise<true> {
-    if (!(await this.store.deleteToken(accountId, kind, id))) throw this.notFound(kind, id);
+  async remove(accountId: string, kind: TokenKind, id: number, by: Actor): Promise<true> {
+    if (!(await this.store.deleteToken(accountId, kind, id, this.sealer(by, accountId, kind)))) throw this.notFound(kind, id);
     void this.changed(accountId, id, null, null);
     return true;
   }
@@ -228,7 +239,9 @@ export class TokenService {
     accountId: string,
     kind: TokenKind,
     ids: number[],
+    by: Actor,
   ): Promise<{ successfulTokens: number[]; failedTokens: Array<{ tokenId: number; errorMessage: string }> }> {
+    const seal = this.sealer(by, accountId, kind);
     const successfulTokens: number[] = [];
     const failedTokens: Array<{ tokenId: number; errorMessage: string }> = [];
     for (const id of [...new Set(ids)]) {
@@ -236,7 +249,7 @@ export class TokenService {
       const t = await this.store.updateToken(accountId, kind, id, (cur) => {
         before = cur;
         return applyTokenUpdate(cur, { isActive: false }, this.now(), newSecret);
-      });
+      }, seal);
       if (t) void this.changed(accountId, id, before, t);
       if (t) successfulTokens.push(id);
       else failedTokens.push({ tokenId: id, errorMessage: `No ${kindName(kind)} with id: ${id}` });

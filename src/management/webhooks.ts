@@ -10,6 +10,9 @@ import { urlProblem, resolveProblem } from '../webhooks/guard.js';
 import { SAMPLE_STREAM_NAME, SAMPLE_TRANSCODER_NAME, sampleEvent, type DeliverableEvent, type WebhookType } from '../webhooks/samples.js';
 import { copyWith } from '../domain/objects.js';
 import { compileStreams } from '../policy/rules.js';
+import type { Actor } from '../audit/actor.js';
+import { RECORDING, WEBHOOK, type AuditLog } from '../audit/log.js';
+import type { Recording } from '../store/store.js';
 
 /** The event flags of a webhook, as the hosted API names them. */
 export const HOOK_FLAGS = ['isFeedHooks', 'isRecordingHooks', 'isThumbnailHooks', 'isTranscoderHooks', 'isMediaHooks', 'isViewerConnectionHooks'] as const;
@@ -64,6 +67,8 @@ export class WebhookService {
     /** Queues an event's deliveries; answers how many were queued. */
     private readonly emit: (e: DeliverableEvent) => Promise<number>,
     private readonly now: () => number = Date.now,
+    /** Every write's entry (docs/api.md#audit-log); none without. */
+    private readonly audit?: AuditLog,
   ) {}
 
   private notFound(id: number): ApiError {
@@ -86,7 +91,8 @@ export class WebhookService {
     return (await this.store.listWebhooks(accountId, { itemCount: n, descending: false })).map((w) => w.id);
   }
 
-  async create(accountId: string, input: WebhookInput & { url: string; isFeedHooks: boolean }): Promise<Record<string, unknown>> {
+  async create(accountId: string, input: WebhookInput & { url: string; isFeedHooks: boolean }, by: Actor): Promise<Record<string, unknown>> {
+    const seal = this.audit?.sealer(by, accountId, 'webhook', WEBHOOK);
     const max = this.limits.maxPerAccount;
     if ((await this.firstIds(accountId, max)).length >= max) throw this.tooMany();
     await this.checkUrl(input.url);
@@ -105,11 +111,11 @@ export class WebhookService {
       updatedOn: at,
     };
     if (input.filter) w.filter = input.filter;
-    const created = await this.store.createWebhook(w);
+    const created = await this.store.createWebhook(w, seal);
     // Two creates racing past the check above (on one instance or several) both get written; ids
     // grow, so the one outside the first `max` by id is the extra one, and it is taken back.
     if (!(await this.firstIds(accountId, max)).includes(created.id)) {
-      await this.store.deleteWebhook(accountId, created.id);
+      await this.store.deleteWebhook(accountId, created.id, seal);
       throw this.tooMany();
     }
     return webhookView(created);
@@ -126,7 +132,7 @@ export class WebhookService {
    * `url` other than its current one (as on the hosted platform), which also restarts its count of
    * failed deliveries.
    */
-  async update(accountId: string, id: number, input: WebhookInput): Promise<Record<string, unknown>> {
+  async update(accountId: string, id: number, input: WebhookInput, by: Actor): Promise<Record<string, unknown>> {
     const given = Object.entries(input).filter(([k, v]) => v !== undefined && (v !== null || k === 'filter'));
     if (given.length === 0) throw new ApiError(400, 'No properties specified to update.');
     const url = input.url ?? undefined;
@@ -147,16 +153,21 @@ export class WebhookService {
         delete next.failures;
       }
       return next;
-    });
+    }, this.audit?.sealer(by, accountId, 'webhook', WEBHOOK));
     if (!w) throw this.notFound(id);
     return webhookView(w);
   }
 
   /** Deletes the webhook and answers it as it was (the hosted API's answer). */
-  async remove(accountId: string, id: number): Promise<Record<string, unknown>> {
+  async remove(accountId: string, id: number, by: Actor): Promise<Record<string, unknown>> {
     const w = await this.store.getWebhook(accountId, id);
-    if (!w || !(await this.store.deleteWebhook(accountId, id))) throw this.notFound(id);
+    if (!w || !(await this.store.deleteWebhook(accountId, id, this.audit?.sealer(by, accountId, 'webhook', WEBHOOK)))) throw this.notFound(id);
     return webhookView(w);
+  }
+
+  /** Forgets a recording (`DELETE /api/recordings/{id}`, the webhook half of the API); null when the account has none of that id. */
+  forgetRecording(accountId: string, id: number, by: Actor): Promise<Recording | null> {
+    return this.store.deleteRecording(accountId, id, this.audit?.sealer(by, accountId, 'recording', RECORDING));
   }
 
   async list(accountId: string, q: { startingId?: number; itemCount: number; descending: boolean }): Promise<Array<Record<string, unknown>>> {

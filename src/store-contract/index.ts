@@ -6,6 +6,7 @@
 // `streamgate/store` or errors of its own with those names.
 import type { Store } from '../store/store.js';
 import { type AccountsUnderTest, accountTests } from './accounts.js';
+import { type AuditUnderTest, auditTests } from './audit.js';
 import { type BindsUnderTest, bindTests } from './binds.js';
 import { contract, type StoreFactory } from './factory.js';
 import { type IssuersUnderTest, issuerTests } from './issuers.js';
@@ -22,6 +23,7 @@ export type { StoreFactory } from './factory.js';
 export type { StoreErrorName } from './fixtures.js';
 export type {
   AccountsUnderTest,
+  AuditUnderTest,
   BindsUnderTest,
   IssuersUnderTest,
   LiveStreamsUnderTest,
@@ -48,6 +50,7 @@ export function storeContract(factory: StoreFactory<Store>): void {
     sessionTests(fresh);
     liveStreamTests(fresh);
     markTests(fresh);
+    auditTests(fresh);
   });
 }
 
@@ -104,4 +107,9 @@ export function sessionStoreContract(factory: StoreFactory<SessionsUnderTest>): 
 /** MarkStore. */
 export function markStoreContract(factory: StoreFactory<MarksUnderTest>): void {
   contract(factory, markTests);
+}
+
+/** AuditStore, with the sealed writes of every other aggregate (a whole Store). */
+export function auditStoreContract(factory: StoreFactory<AuditUnderTest>): void {
+  contract(factory, auditTests);
 }

@@ -1,5 +1,6 @@
 // The accounts aggregate: accounts, their API secrets and settings, and the account version every
 // decision cache compares against (docs/architecture.md#the-store-contract).
+import type { AuditSealer } from '../domain/audit.js';
 
 export interface Account {
   id: string;
@@ -51,14 +52,15 @@ export interface AccountStore {
    * Creates an account. Rejects with AccountExists when the id exists, and with AccountNameTaken
    * when another account has a name of the same key (accountNameKey, src/domain/store-rules.ts),
    * atomically across instances sharing the store: of creates racing for one name exactly one
-   * succeeds. A rejected create writes nothing.
+   * succeeds. A rejected create writes nothing. `audit`: the change's entry, sealed (null, account)
+   * and appended in the same atomic step (src/store/audit.ts), as for every write taking one.
    */
-  createAccount(account: Account): Promise<Account>;
+  createAccount(account: Account, audit?: AuditSealer<Account>): Promise<Account>;
   /**
    * Creates `account` only when the store holds no account at all, atomically across instances
    * sharing the store. Returns true when it was created.
    */
-  createFirstAccount(account: Account): Promise<boolean>;
+  createFirstAccount(account: Account, audit?: AuditSealer<Account>): Promise<boolean>;
   getAccount(id: string): Promise<Account | null>;
   /** All accounts, ordered by creation. */
   listAccounts(): Promise<Account[]>;
@@ -69,13 +71,14 @@ export interface AccountStore {
    * already (names two accounts shared before names were unique stay as they are, and either may
    * be renamed; docs/api.md#account-names). Renames racing for one name: exactly one succeeds.
    */
-  updateAccount(id: string, patch: AccountPatch): Promise<Account | null>;
+  updateAccount(id: string, patch: AccountPatch, audit?: AuditSealer<Account>): Promise<Account | null>;
   /**
    * Replaces (hash) or deletes (null) the account's API secret. From the moment this resolves the
    * old secret resolves to no account. False when the account does not exist, or when `expected`
-   * is given and the current secret's hash is no longer it (a concurrent rotation won).
+   * is given and the current secret's hash is no longer it (a concurrent rotation won). `audit` is
+   * sealed with the account before and after.
    */
-  setAccountSecret(id: string, secretHash: string | null, expected?: string): Promise<boolean>;
+  setAccountSecret(id: string, secretHash: string | null, expected?: string, audit?: AuditSealer<Account>): Promise<boolean>;
   /** The account whose current secret has this SHA-256 hash, else null. */
   findAccountBySecretHash(secretHash: string): Promise<Account | null>;
   /**

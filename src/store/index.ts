@@ -8,6 +8,12 @@ export type {
   AccountPatch,
   AccountStore,
   AdmitResult,
+  AuditEnds,
+  AuditEntry,
+  AuditHead,
+  AuditQuery,
+  AuditSealer,
+  AuditStore,
   BindResult,
   BindStore,
   Delivery,
@@ -30,6 +36,7 @@ export type {
   SortBy,
   Store,
   StoreLifecycle,
+  StoredAudit,
   TokenChange,
   TokenStore,
   UsageDay,
@@ -44,6 +51,8 @@ export type {
 } from './store.js';
 export type { NewTokenRecord, TokenKind, TokenRecord } from '../domain/tokens.js';
 export type { SecuredStream } from '../domain/secured-streams.js';
+export type { AuditAction, AuditChange, AuditFields, AuditResource } from '../domain/audit.js';
+export { canonicalJson, chainMac, ChainWalk, sealEntry } from '../domain/audit.js';
 export type { IssuerAlgorithm, IssuerClaimMap, IssuerRecord, RevokedIds } from '../domain/issuers.js';
 export { AccountExists, AccountNameTaken, IssuerChanged, IssuerConflict, StoreConflict, StoreUnavailable } from '../errors.js';
 export {

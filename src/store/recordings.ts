@@ -1,5 +1,6 @@
 // The recordings aggregate (rules both backends apply: completedRecording in domain/store-rules.ts).
 import type { NewRecording, Recording } from '../domain/store-rules.js';
+import type { AuditSealer } from '../domain/audit.js';
 
 export type { NewRecording, Recording };
 
@@ -14,6 +15,9 @@ export interface RecordingStore {
   completeRecording(r: NewRecording & { completedOn: string }): Promise<Recording>;
   /** The account's recordings (of one stream, when given), newest first. */
   listRecordings(accountId: string, streamName?: string): Promise<Recording[]>;
-  /** Removes a recording (and, if it is still open, its open mark); returns it, null when not found. */
-  deleteRecording(accountId: string, id: number): Promise<Recording | null>;
+  /**
+   * Removes a recording (and, if it is still open, its open mark); returns it, null when not found.
+   * `audit`: the removal's entry, sealed (recording, null) in the same atomic step (src/store/audit.ts).
+   */
+  deleteRecording(accountId: string, id: number, audit?: AuditSealer<Recording>): Promise<Recording | null>;
 }

@@ -11,6 +11,7 @@
 // hints, verified against the record on read. Rules both backends apply (recording merge, bind
 // decision, deliveries kept, admission order) are in domain/store-rules.ts.
 import type { AccountStore } from './accounts.js';
+import type { AuditStore } from './audit.js';
 import type { BindStore } from './binds.js';
 import type { IssuerStore } from './issuers.js';
 import type { LiveStreamStore } from './live-streams.js';
@@ -23,6 +24,7 @@ import type { UsageStore } from './usage.js';
 import type { WebhookStore } from './webhooks.js';
 
 export type { Account, AccountGeoCascade, AccountPatch, AccountStore } from './accounts.js';
+export type { AuditEnds, AuditEntry, AuditHead, AuditQuery, AuditSealer, AuditStore, StoredAudit } from './audit.js';
 export type { BindResult, BindStore } from './binds.js';
 export type { IssuerPatch, IssuerStore, NewIssuer } from './issuers.js';
 export type { LiveStream, LiveStreamStore } from './live-streams.js';
@@ -66,4 +68,5 @@ export type Store = StoreLifecycle &
   MetaStore &
   LiveStreamStore &
   SessionStore &
-  MarkStore;
+  MarkStore &
+  AuditStore;

@@ -2,6 +2,7 @@
 // and the secured streams a deleted token leaves behind (docs/api.md#secured-streams).
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../domain/tokens.js';
 import type { SecuredStream } from '../domain/secured-streams.js';
+import type { AuditSealer } from '../domain/audit.js';
 
 export type SortBy = 'Name' | 'AddedOn';
 
@@ -21,8 +22,11 @@ export interface ListQuery {
 export type TokenChange = (current: TokenRecord) => { next: TokenRecord; clearBound: boolean };
 
 export interface TokenStore {
-  /** Stores a new token and assigns its id (a positive integer unique across kinds and accounts). */
-  createToken(token: NewTokenRecord): Promise<TokenRecord>;
+  /**
+   * Stores a new token and assigns its id (a positive integer unique across kinds and accounts).
+   * `audit` (here and below): the change's entry, appended in the same atomic step (src/store/audit.ts).
+   */
+  createToken(token: NewTokenRecord, audit?: AuditSealer<TokenRecord>): Promise<TokenRecord>;
   /** The token of this account and kind with this id, else null. */
   getToken(accountId: string, kind: TokenKind, id: number): Promise<TokenRecord | null>;
   /** A page of the account's tokens of one kind. Name order is case-insensitive, ties by id. */
@@ -31,13 +35,13 @@ export interface TokenStore {
    * Atomic read-modify-write of one token: no concurrent update is lost. When the change asks for
    * it, the bound addresses are cleared in the same atomic step. Null when the token is not found.
    */
-  updateToken(accountId: string, kind: TokenKind, id: number, change: TokenChange): Promise<TokenRecord | null>;
+  updateToken(accountId: string, kind: TokenKind, id: number, change: TokenChange, audit?: AuditSealer<TokenRecord>): Promise<TokenRecord | null>;
   /**
    * Deletes the token and its bound addresses. A publish token that secures viewing leaves its
    * stream rules on the account's secured streams (`securedAfterDelete` in domain/secured-streams.ts),
    * in the same atomic step. False when not found.
    */
-  deleteToken(accountId: string, kind: TokenKind, id: number): Promise<boolean>;
+  deleteToken(accountId: string, kind: TokenKind, id: number, audit?: AuditSealer<TokenRecord>): Promise<boolean>;
   /**
    * The account's secured streams kept after their tokens were deleted (docs/api.md#secured-streams),
    * in `bySecuredName` order. A decision reads them with the securing tokens.
@@ -45,9 +49,10 @@ export interface TokenStore {
   securedStreams(accountId: string): Promise<SecuredStream[]>;
   /**
    * Removes the account's secured-stream entries named `streamName` (exact and regex alike) and
-   * moves the account version when any was removed, in one atomic step. Answers the removed entries.
+   * moves the account version when any was removed, in one atomic step. Answers the removed entries;
+   * `audit` is sealed (removed entries, null) only when some were.
    */
-  removeSecuredStream(accountId: string, streamName: string): Promise<SecuredStream[]>;
+  removeSecuredStream(accountId: string, streamName: string, audit?: AuditSealer<SecuredStream[]>): Promise<SecuredStream[]>;
   /** The token whose current value has this SHA-256 hash (any account, any kind), else null. */
   findTokenByHash(tokenHash: string): Promise<TokenRecord | null>;
   /** The token with this id in any account (enforcement of self-signed JWTs), else null. */

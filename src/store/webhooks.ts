@@ -1,4 +1,5 @@
 // The webhooks aggregate: an account's webhooks and each one's deliveries log.
+import type { AuditSealer } from '../domain/audit.js';
 
 /** An account's webhook (docs/api.md#webhooks). */
 export interface Webhook {
@@ -38,13 +39,16 @@ export interface Delivery {
 }
 
 export interface WebhookStore {
-  /** Stores a webhook and assigns its id (unique per deployment). */
-  createWebhook(w: Omit<Webhook, 'id' | 'rev'>): Promise<Webhook>;
+  /**
+   * Stores a webhook and assigns its id (unique per deployment). `audit` (here and below): the
+   * change's entry, appended in the same atomic step (src/store/audit.ts).
+   */
+  createWebhook(w: Omit<Webhook, 'id' | 'rev'>, audit?: AuditSealer<Webhook>): Promise<Webhook>;
   getWebhook(accountId: string, id: number): Promise<Webhook | null>;
   /** Atomic read-modify-write (the change may run again on a newer version). Null: not found. */
-  updateWebhook(accountId: string, id: number, change: (cur: Webhook) => Webhook): Promise<Webhook | null>;
+  updateWebhook(accountId: string, id: number, change: (cur: Webhook) => Webhook, audit?: AuditSealer<Webhook>): Promise<Webhook | null>;
   /** Deletes the webhook and its deliveries log. */
-  deleteWebhook(accountId: string, id: number): Promise<boolean>;
+  deleteWebhook(accountId: string, id: number, audit?: AuditSealer<Webhook>): Promise<boolean>;
   /** The account's webhooks by id: from `startingId` (inclusive) in the given direction. */
   listWebhooks(accountId: string, q: { startingId?: number; itemCount: number; descending: boolean }): Promise<Webhook[]>;
   /** Appends a delivery attempt to the webhook's log (while it exists), keeping the newest 100 (DELIVERIES_KEPT). */

@@ -10,6 +10,7 @@ import { AccountService } from '../../src/management/accounts.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createStore, createTokenService } from '../../src/services.js';
 import type { NewIssuer } from '../../src/store/store.js';
+import { CLI_ACTOR } from '../../src/audit/actor.js';
 
 export interface SeededIssuer {
   accountId: string;
@@ -34,7 +35,7 @@ export async function seedIssuer(
     const first = await new AccountService(store, Date.now).ensureDefaultAccount(config.dataDir);
     if (!first) throw new Error(`the store of ${config.dataDir} holds an account already: seed a new data directory`);
     const accountId = first.account.id;
-    const policy = await createTokenService(config, store).create(accountId, kind, token);
+    const policy = await createTokenService(config, store).create(accountId, kind, token, CLI_ACTOR);
     const policyTokenId = Number(policy.id);
     return { accountId, policyTokenId, issuer: await store.createIssuer(accountId, issuer(policyTokenId)) };
   } finally {

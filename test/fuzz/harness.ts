@@ -88,6 +88,8 @@ export async function fuzzTarget(overrides: Record<string, unknown> = {}): Promi
       // A generous store deadline: on this shared 2-core box a slow tick must not turn into the
       // (documented, but here wrong) 503 "store unreachable".
       enforcement: { storeTimeoutMs: 10000 },
+      // every management write appends an audit entry: a refused one must append none (the snapshot's `audit`)
+      audit: { key: 'fuzz-audit-key-0123456789abcdefghijklmnop' },
       hooks: { secret: '', omeSecret: '', trustedProxies: ['127.0.0.1'], accountInPath: false, mediamtx: { allowApiFrom: ['127.0.0.1'], pathPrefix: 'live/' } },
       ...overrides,
     },
@@ -178,6 +180,7 @@ export async function fuzzTarget(overrides: Record<string, unknown> = {}): Promi
         issuers: await store.listIssuers(a.id),
         live: await store.activePublishTokenIds(a.id),
         usage: await store.usageByTracking(a.id, ['viewers', 'x', 'group-a'], '2000-01-01', today.replace(/^\d{4}/, (y) => String(Number(y) + 1))),
+        audit: await store.auditEnds(a.id),
       });
     }
     const sessions = [];

@@ -8,6 +8,7 @@ import { managementRoutes } from '../../src/app.js';
 import { NOT_PROVIDED } from '../../src/http/management/not-provided.routes.js';
 import { checkOne, finishRun, fuzzOptions, fuzzTarget, startRun, type Target } from './harness.js';
 import { caseOf, toRequest, type EntryPoint } from './cases.js';
+import { SYSTEM_ACTOR } from '../../src/audit/actor.js';
 
 const createToken = (kind: 'publish' | 'subscribe') => () => ({
   label: 'fuzz',
@@ -108,6 +109,9 @@ const FIXTURES: Record<string, Omit<EntryPoint, 'method' | 'path' | 'auth'>> = {
   'GET /api/monitoring/streams/:streamName': {},
   'GET /api/decisions': { query: () => 'streamName=cam1&reason=token_invalid&clientIp=203.0.113.7&allowed=false&from=2026-01-01T00:00:00Z&limit=10' },
   'GET /api/decisions/:decisionId': {},
+  'GET /api/audit': { query: () => 'resource=publishToken&actor=admin&from=2026-01-01T00:00:00Z&to=2030-01-01T00:00:00Z&limit=10' },
+  'GET /api/audit/export': { query: () => 'resource=account' },
+  'GET /api/audit/verify': {},
   'DELETE /admin/accounts/:accountId/decisions': {},
   'GET /api/secured_streams': { query: () => 'page=1&itemsOnPage=10' },
   'DELETE /api/secured_streams/:streamName': {},
@@ -168,7 +172,7 @@ async function keepSecretsCurrent(t: Target, route: string, path: string, auth: 
       : path.includes(s.otherAccountId) ? 'other' : path.includes(s.accountId) ? 'own' : undefined;
   if (!which) return;
   const id = which === 'own' ? s.accountId : s.otherAccountId;
-  const given = route.startsWith('DELETE') ? await t.services.accounts.refreshSecret(id) : (JSON.parse(text).data.apiSecret as string);
+  const given = route.startsWith('DELETE') ? await t.services.accounts.refreshSecret(id, SYSTEM_ACTOR) : (JSON.parse(text).data.apiSecret as string);
   if (!given) return;
   if (which === 'own') s.secret = given;
   else s.otherSecret = given;

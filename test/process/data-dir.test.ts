@@ -13,7 +13,17 @@ import { CREATED_MARKER, dataDirWarning } from '../../src/store/data-dir.js';
 const mode = (p: string) => statSync(p).mode & 0o777;
 /** Every entry of the directory with its mode, in octal. */
 const modes = (dir: string) => Object.fromEntries(readdirSync(dir).sort().map((f) => [f, mode(path.join(dir, f)).toString(8)]));
-const STORE_FILES = { 'default-api-secret': '600', 'streamgate.db': '600', 'streamgate.db-shm': '600', 'streamgate.db-wal': '600' };
+/** The embedded store, its decision history beside it (docs/api.md#decision-history), the audit key and the first start's secret. */
+const STORE_FILES = {
+  'audit-key': '600',
+  'default-api-secret': '600',
+  'streamgate-history.db': '600',
+  'streamgate-history.db-shm': '600',
+  'streamgate-history.db-wal': '600',
+  'streamgate.db': '600',
+  'streamgate.db-shm': '600',
+  'streamgate.db-wal': '600',
+};
 
 const warnings = (s: RunningServer) =>
   s.logs.flatMap((l) => l.split('\n')).flatMap((l) => {
@@ -123,6 +133,7 @@ describe('the data directory', () => {
     const r = await runNode(['--import', 'tsx', 'src/cli.ts', 'accounts', 'create', '--name', 'acme'], { STREAMGATE_DATA_DIR: dir });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(mode(dir), 0o700);
-    assert.deepEqual(modes(dir), { [CREATED_MARKER]: '600', 'streamgate.db': '600' });
+    // the audit log's key, made beside the store as the server makes it (docs/operations.md#audit-log)
+    assert.deepEqual(modes(dir), { [CREATED_MARKER]: '600', 'audit-key': '600', 'streamgate.db': '600' });
   });
 });

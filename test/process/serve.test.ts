@@ -101,7 +101,8 @@ describe('the service as a process', () => {
     it('selects the Redis store and serves the API from it', async () => {
       const dir = tmp();
       const prefix = redis.prefix();
-      const s = await startServer({ STREAMGATE_DATA_DIR: dir, REDIS_URL: redis.url, STREAMGATE_REDIS_KEYPREFIX: prefix });
+      // an audit key shared by every instance (without one, /readyz warns that the audit log is off)
+      const s = await startServer({ STREAMGATE_DATA_DIR: dir, REDIS_URL: redis.url, STREAMGATE_REDIS_KEYPREFIX: prefix, STREAMGATE_AUDIT_KEY: 'serve-test-audit-key-0123456789abcdef' });
       try {
         const secret = readFileSync(path.join(dir, 'default-api-secret'), 'utf8').trim();
         const ready = await fetch(`${s.base}/readyz`);

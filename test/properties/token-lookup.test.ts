@@ -12,6 +12,7 @@ import { redisFactory, sqliteFactory, type StoreFactory } from '../helpers/store
 import { testApp, type TestApp } from '../helpers/app.js';
 import { fcOptions } from '../helpers/property.js';
 import { kind, updateInput } from './arbitraries.js';
+import { SYSTEM_ACTOR } from '../../src/audit/actor.js';
 
 type Op =
   | { op: 'create'; kind: TokenKind }
@@ -56,7 +57,7 @@ for (const factory of [sqliteFactory(), redisFactory()] as StoreFactory[]) {
           const pick = (i: number) => (model.length === 0 ? undefined : model[i % model.length]);
           for (const o of ops) {
             if (o.op === 'create') {
-              const r = (await tokens.create(accountId, o.kind, { label: 'seq', streams: [{ streamName: 'cam1' }] })) as { id: number; token: string };
+              const r = (await tokens.create(accountId, o.kind, { label: 'seq', streams: [{ streamName: 'cam1' }] }, SYSTEM_ACTOR)) as { id: number; token: string };
               model.push({ id: r.id, kind: o.kind, value: r.token, isActive: true, deleted: false });
               issued.push({ value: r.token, id: r.id });
             } else {
@@ -65,9 +66,9 @@ for (const factory of [sqliteFactory(), redisFactory()] as StoreFactory[]) {
               const input: UpdateTokenInput =
                 o.op === 'update' ? o.input : o.op === 'refresh' ? { refreshToken: true } : o.op === 'delete' ? {} : { isActive: o.op === 'enable' };
               try {
-                if (o.op === 'delete') await tokens.remove(accountId, m.kind, m.id);
+                if (o.op === 'delete') await tokens.remove(accountId, m.kind, m.id, SYSTEM_ACTOR);
                 else {
-                  const r = (await tokens.update(accountId, m.kind, m.id, input)) as { token: string; isActive: boolean };
+                  const r = (await tokens.update(accountId, m.kind, m.id, input, SYSTEM_ACTOR)) as { token: string; isActive: boolean };
                   if (r.token !== m.value) issued.push({ value: r.token, id: m.id });
                   assert.equal(r.token !== m.value, input.refreshToken === true, 'a new value exactly on refreshToken');
                   m.value = r.token;

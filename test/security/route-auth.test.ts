@@ -16,6 +16,7 @@ import { sqliteFactory } from '../helpers/stores.js';
 import type { Endpoint } from '../../src/http/surfaces.js';
 import { mountRoutes, namespaceOf, route, unroutedRequests, type Guards, type RouteSpec } from '../../src/http/route.js';
 import { ApiError } from '../../src/errors.js';
+import { SYSTEM_ACTOR } from '../../src/audit/actor.js';
 
 const UNAUTHORIZED = { status: 'fail', data: { message: 'Unauthorized' } };
 
@@ -89,7 +90,7 @@ describe('security: the declared authentication guards every management route', 
     keylessHttp = await listen(keyless.app);
     routes = keyed.app.locals.managementRoutes as RouteSpec[];
     acct = await keyed.account();
-    const made = await keyless.services.accounts.create('acme');
+    const made = await keyless.services.accounts.create('acme', SYSTEM_ACTOR);
     keylessAccount = { id: made.account.id, secret: made.apiSecret };
     const pub = await request(keyed.app).post('/api/publish_token').set('authorization', `Bearer ${acct.secret}`).send({ label: 'l', streams: [{ streamName: 'cam1' }] });
     assert.equal(pub.status, 200);

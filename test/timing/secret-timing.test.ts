@@ -19,6 +19,7 @@ import { AccountService } from '../../src/management/accounts.js';
 import { sqliteFactory } from '../helpers/stores.js';
 import { soak } from '../helpers/soak.js';
 import { seededRandom, type SeededRandom } from '../helpers/property.js';
+import { SYSTEM_ACTOR } from '../../src/audit/actor.js';
 
 const REPEATS = soak(5, 7);
 const BATCHES = soak(40, 80);
@@ -104,8 +105,8 @@ describe('security: timing of secret comparison', () => {
   before(async () => {
     await factory.setup();
     accounts = new AccountService(await factory.make());
-    for (let i = 0; i < 50; i++) await accounts.create(`filler-${i}`);
-    apiSecret = (await accounts.create('target')).apiSecret;
+    for (let i = 0; i < 50; i++) await accounts.create(`filler-${i}`, SYSTEM_ACTOR);
+    apiSecret = (await accounts.create('target', SYSTEM_ACTOR)).apiSecret;
   });
   after(() => factory.teardown());
 

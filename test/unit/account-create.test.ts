@@ -9,6 +9,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { AccountService } from '../../src/management/accounts.js';
 import { AccountExists, StoreConflict } from '../../src/errors.js';
 import type { Account, Store } from '../../src/store/store.js';
+import { SYSTEM_ACTOR } from '../../src/audit/actor.js';
 
 const sqlite = () => new SqliteStore({ file: path.join(mkdtempSync(path.join(tmpdir(), 'sg-acct-')), 'db'), synchronous: 'NORMAL' });
 
@@ -29,7 +30,7 @@ describe('account create', () => {
   it('draws another id when the first is taken by a racing create', async () => {
     const store = sqlite();
     const s = racing(store, 2);
-    const { account } = await new AccountService(s).create('acme');
+    const { account } = await new AccountService(s).create('acme', SYSTEM_ACTOR);
     assert.equal(s.calls.length, 3);
     assert.equal(new Set(s.calls).size, 3, 'a new id each time');
     assert.equal(s.calls[2], account.id);
@@ -40,7 +41,7 @@ describe('account create', () => {
   it('gives up after 20 taken ids with a retryable conflict', async () => {
     const store = sqlite();
     const s = racing(store, Number.POSITIVE_INFINITY);
-    await assert.rejects(new AccountService(s).create('acme'), StoreConflict);
+    await assert.rejects(new AccountService(s).create('acme', SYSTEM_ACTOR), StoreConflict);
     assert.equal(s.calls.length, 20);
     assert.deepEqual(await store.listAccounts(), []);
     await store.close();

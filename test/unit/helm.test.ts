@@ -65,6 +65,22 @@ describe('Helm chart', () => {
     assert.doesNotMatch(tpl, /hook-secret: \{\{ \.Values/, 'the empty value is never rendered');
   });
 
+  it('the audit log key: given, else the live one, else randAlphaNum 48; every replica reads it as STREAMGATE_AUDIT_KEY, optional for an older existing Secret', () => {
+    const tpl = readFileSync(`${CHART}/templates/secret.yaml`, 'utf8');
+    assert.match(tpl, /\$auditKey := \.Values\.secrets\.auditKey/);
+    assert.match(tpl, /\$auditKey = index \$live\.data "audit-key" \| b64dec/);
+    const generated = /\$auditKey = randAlphaNum (\d+)/.exec(tpl);
+    assert.ok(generated && Number(generated[1]) >= 32, 'randAlphaNum of 32+ characters');
+    assert.match(tpl, /audit-key: \{\{ \$auditKey \| quote \}\}/);
+    const deployment = readFileSync(`${CHART}/templates/deployment.yaml`, 'utf8');
+    assert.match(deployment, /- name: STREAMGATE_AUDIT_KEY\s+valueFrom:\s+secretKeyRef: \{ name: \{\{ include "streamgate\.secretName" \. \}\}, key: audit-key, optional: true \}/);
+    assert.equal(loadConfig({ env: { STREAMGATE_AUDIT_KEY: 'k'.repeat(48) } }).audit.key, 'k'.repeat(48), 'the variable names the setting');
+    const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+    const secrets = values.secrets as Record<string, string>;
+    assert.equal(validate({ ...values, secrets: { ...secrets, auditKey: 'short' } }), false);
+    assert.equal(validate({ ...values, secrets: { ...secrets, auditKey: 'a'.repeat(32) } }), true);
+  });
+
   it('an issuer keys Secret is mounted read-only as issuers.keyDir through a variable Streamgate takes; item paths are <account id>/<file name>', () => {
     const tpl = readFileSync(`${CHART}/templates/deployment.yaml`, 'utf8');
     const dir = /- name: STREAMGATE_ISSUERS_KEYDIR\s+value: (\S+)/.exec(tpl)?.[1];

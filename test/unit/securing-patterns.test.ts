@@ -7,6 +7,7 @@ import { CHUNK_COST, SecuringPatterns } from '../../src/enforce/securing-pattern
 import { MAX_PATTERN_COST, patternCost } from '../../src/domain/pattern-cost.js';
 import { sqliteFactory } from '../helpers/stores.js';
 import { testApp } from '../helpers/app.js';
+import { SYSTEM_ACTOR } from '../../src/audit/actor.js';
 
 /** The costliest pattern shape the cap accepts (the adversarial `(?i:[Ͱ-Ͽ]){497}`, with fewer repetitions). */
 const heavy = (k: number, i: number) => `s${k}_${i}(?i:[Ͱ-Ͽ]){94}`;
@@ -95,7 +96,7 @@ describe('token-less decisions while an account recompiles', () => {
     const { id } = await t.account();
     for (let k = 0; k < 20; k++) {
       const streams = Array.from({ length: 100 }, (_, i) => ({ streamName: heavy(k, i), isRegex: true }));
-      await t.services.tokens.create(id, 'publish', { label: `t${k}`, streams, subscribeRequiresAuth: true });
+      await t.services.tokens.create(id, 'publish', { label: `t${k}`, streams, subscribeRequiresAuth: true }, SYSTEM_ACTOR);
     }
     const lookup = t.services.enforcer.lookup;
     // A decision that waited for the compile would answer exactly (open: false); it fails closed instead.
@@ -113,7 +114,7 @@ describe('token-less decisions while an account recompiles', () => {
     const first = (await t.services.store.securingTokens(id))[0];
     ahead += 150; // the account's entry is past its ttl
     ctx.mock.timers.tick(150);
-    await t.services.tokens.update(id, 'publish', first.id, { label: 'bump' });
+    await t.services.tokens.update(id, 'publish', first.id, { label: 'bump' }, SYSTEM_ACTOR);
     assert.equal(await lookup.secured(id, 'open'), false, 'same patterns: answered at once');
   });
 });

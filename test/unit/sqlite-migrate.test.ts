@@ -10,6 +10,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { newTokenRecord } from '../../src/domain/tokens.js';
+import { sealEntry, type AuditHead } from '../../src/domain/audit.js';
 
 describe('SQLite: opening a file of the previous layout', () => {
   it('adds the account country columns and indexes publish tokens with country lists, active or not', async () => {
@@ -40,7 +41,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     assert.deepEqual((await s.updateAccount('ACC001', { deniedCountries: ['DE'] }))?.deniedCountries, ['DE']);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 7);
+    assert.equal(again.pragma('user_version', { simple: true }), 8);
     again.close();
   });
 
@@ -68,7 +69,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     });
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 7);
+    assert.equal(again.pragma('user_version', { simple: true }), 8);
     assert.deepEqual(
       (again.prepare('PRAGMA table_info(accounts)').all() as Array<{ name: string }>).map((c) => c.name).filter((n) => ['default_cluster', 'geo_cascade', 'ip_rules_on_rtmp'].includes(n)),
       ['default_cluster', 'geo_cascade', 'ip_rules_on_rtmp'],
@@ -118,7 +119,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     assert.deepEqual(await s.issuersOf('https://idp.example.com/'), [made]);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 7);
+    assert.equal(again.pragma('user_version', { simple: true }), 8);
     again.close();
   });
 
@@ -143,7 +144,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     assert.deepEqual(await s.getIssuer('ACC005', made.id), made);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 7);
+    assert.equal(again.pragma('user_version', { simple: true }), 8);
     // the columns added at the end of the table
     assert.deepEqual((again.prepare('PRAGMA table_info(issuers)').all() as Array<{ name: string }>).map((c) => c.name).slice(-5), ['rev', 'settings', 'signing_key', 'secret_from', 'signing_key_from']);
     again.close();
@@ -169,7 +170,37 @@ describe('SQLite: opening a file of the previous layout', () => {
     assert.deepEqual([read?.secret, read?.secretFrom, read?.signingKeyFrom], ['ab'.repeat(16), null, null]);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 7);
+    assert.equal(again.pragma('user_version', { simple: true }), 8);
+    again.close();
+  });
+
+  it('a file of user_version 7 gets the audit chains, empty: its accounts kept, and the next sealed write starts the chain at 1', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'sg-migrate-')), 'db');
+    const createdOn = new Date().toISOString();
+    const first = new SqliteStore({ file, synchronous: 'NORMAL' });
+    await first.createAccount({ id: 'ACC007', name: 'g', createdOn, secureViewer: false, secretHash: 'h7' });
+    await first.close();
+
+    // back to version 7: no audit tables
+    const raw = new Database(file);
+    raw.exec('DROP TABLE audit_entries; DROP TABLE audit_heads');
+    raw.pragma('user_version = 7');
+    raw.close();
+
+    const s = new SqliteStore({ file, synchronous: 'NORMAL' });
+    assert.deepEqual(await s.getAccount('ACC007'), { id: 'ACC007', name: 'g', createdOn, secureViewer: false, secretHash: 'h7' });
+    assert.deepEqual(await s.auditEnds('ACC007'), { head: null, anchor: null });
+    const seal = (_b: unknown, _a: unknown, head: AuditHead | null) =>
+      sealEntry('k'.repeat(32), head, { accountId: 'ACC007', at: createdOn, actor: 'cli', address: null, requestId: null, action: 'update', resource: 'account', resourceId: 'ACC007', changes: { secureViewer: { from: false, to: true } } });
+    await s.updateAccount('ACC007', { secureViewer: true }, seal);
+    assert.deepEqual((await s.listAudit('ACC007', { limit: 10 })).map((e) => [e.seq, e.resource, e.changes]), [[1, 'account', { secureViewer: { from: false, to: true } }]]);
+    await s.close();
+    const again = new Database(file);
+    assert.equal(again.pragma('user_version', { simple: true }), 8);
+    assert.deepEqual(
+      (again.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'audit_%' ORDER BY name").all() as Array<{ name: string }>).map((t) => t.name),
+      ['audit_entries', 'audit_heads'],
+    );
     again.close();
   });
 });

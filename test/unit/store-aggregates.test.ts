@@ -59,6 +59,7 @@ describe('the store split by aggregate', () => {
     const aggregates = all.filter((i) => i.name.endsWith('Store') && i.methods > 0).map((i) => i.name).sort();
     assert.deepEqual(aggregates, [
       'AccountStore',
+      'AuditStore',
       'BindStore',
       'IssuerStore',
       'LiveStreamStore',

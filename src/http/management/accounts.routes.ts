@@ -28,8 +28,8 @@ export function adminRoutes(accounts: AccountService, onSecretDeleted: (accountI
       body: createAccountSchema,
       response: accountOut.extend({ apiSecret: z.string() }),
       status: 201,
-      handler: async ({ body }) => {
-        const { account, apiSecret } = await accounts.create(body.name);
+      handler: async ({ body, actor }) => {
+        const { account, apiSecret } = await accounts.create(body.name, actor);
         const v = accountView(account);
         return { id: v.id, name: v.name, apiSecret, createdOn: v.createdOn };
       },
@@ -52,9 +52,9 @@ export function adminRoutes(accounts: AccountService, onSecretDeleted: (accountI
       params: accountIdParamsSchema,
       body: updateAccountSchema,
       response: accountOut,
-      handler: async ({ params, body }) => {
+      handler: async ({ params, body, actor }) => {
         if (Object.keys(body).length === 0) throw new ApiError(400, 'No properties specified to update.');
-        const a = await accounts.update(params.accountId, body);
+        const a = await accounts.update(params.accountId, body, actor);
         if (!a) throw noAccount(params.accountId);
         return accountView(a);
       },
@@ -67,8 +67,8 @@ export function adminRoutes(accounts: AccountService, onSecretDeleted: (accountI
       auth: 'admin',
       params: accountIdParamsSchema,
       response: secretOut,
-      handler: async ({ params }) => {
-        const apiSecret = await accounts.refreshSecret(params.accountId);
+      handler: async ({ params, actor }) => {
+        const apiSecret = await accounts.refreshSecret(params.accountId, actor);
         if (!apiSecret) throw noAccount(params.accountId);
         return { apiSecret };
       },
@@ -81,8 +81,8 @@ export function adminRoutes(accounts: AccountService, onSecretDeleted: (accountI
       auth: 'admin',
       params: accountIdParamsSchema,
       response: z.literal(true),
-      handler: async ({ params }) => {
-        if (!(await accounts.deleteSecret(params.accountId))) throw noAccount(params.accountId);
+      handler: async ({ params, actor }) => {
+        if (!(await accounts.deleteSecret(params.accountId, actor))) throw noAccount(params.accountId);
         await onSecretDeleted(params.accountId);
         return true;
       },
@@ -99,9 +99,9 @@ export function accountRoutes(accounts: AccountService): RouteSpec[] {
       tag: 'Account',
       auth: 'apiSecret',
       response: secretOut,
-      handler: async ({ account }) => {
+      handler: async ({ account, actor }) => {
         // only if the secret of this call is still the account's (a racing rotation may have won)
-        const apiSecret = await accounts.refreshSecret(account.id, account.secretHash ?? '');
+        const apiSecret = await accounts.refreshSecret(account.id, actor, account.secretHash ?? '');
         if (!apiSecret) throw ApiError.unauthorized();
         return { apiSecret };
       },

@@ -8,6 +8,7 @@ import { MAX_LIST } from '../../domain/tokens.js';
 import { ALL_CLUSTERS, type Clusters } from '../../director/clusters.js';
 import type { AccountGeoCascade, Store } from '../../store/store.js';
 import { route, type RouteSpec } from '../route.js';
+import type { AccountService } from '../../management/accounts.js';
 import { text } from '../text.js';
 
 /** The hosted UpdateClusterInfoModel. */
@@ -50,7 +51,7 @@ export const NO_GEO_CASCADE: AccountGeoCascade = { isEnabled: false, clusters: [
 
 const unknownCluster = (clusters: Clusters, id: string) => `unknown cluster '${id}': the available clusters are ${clusters.ids()}`;
 
-export function clusterRoutes(store: Store, clusters: Clusters): RouteSpec[] {
+export function clusterRoutes(store: Store, clusters: Clusters, accounts: AccountService): RouteSpec[] {
   const tag = 'Account';
   const current = async (accountId: string) => {
     const a = await store.getAccount(accountId);
@@ -77,10 +78,10 @@ export function clusterRoutes(store: Store, clusters: Clusters): RouteSpec[] {
       jsonWithoutContentType: true,
       body: updateClusterSchema,
       response: clustersInfoOut,
-      handler: async ({ account, body }) => {
+      handler: async ({ account, body, actor }) => {
         const cluster = clusters.find(body.defaultCluster);
         if (!cluster) throw ApiError.field('defaultCluster', unknownCluster(clusters, body.defaultCluster));
-        const updated = await store.updateAccount(account.id, { defaultCluster: cluster.id });
+        const updated = await accounts.update(account.id, { defaultCluster: cluster.id }, actor);
         if (!updated) throw ApiError.unauthorized();
         return info(updated.defaultCluster);
       },
@@ -103,9 +104,9 @@ export function clusterRoutes(store: Store, clusters: Clusters): RouteSpec[] {
       jsonWithoutContentType: true,
       body: updateGeoCascadeSchema,
       response: geoCascadeOut,
-      handler: async ({ account, body }) => {
+      handler: async ({ account, body, actor }) => {
         const next = geoCascadeOf(clusters, body.isEnabled, body.clusters);
-        const updated = await store.updateAccount(account.id, { geoCascade: next });
+        const updated = await accounts.update(account.id, { geoCascade: next }, actor);
         if (!updated) throw ApiError.unauthorized();
         return updated.geoCascade ?? NO_GEO_CASCADE;
       },

@@ -6,6 +6,7 @@ import { countryProblem } from '../../domain/matchers.js';
 import { MAX_LIST } from '../../domain/tokens.js';
 import type { Account, Store } from '../../store/store.js';
 import { route, type RouteSpec } from '../route.js';
+import type { AccountService } from '../../management/accounts.js';
 
 const countryList = z
   .array(
@@ -42,7 +43,7 @@ const geoOf = (a: Pick<Account, 'allowedCountries' | 'deniedCountries'>): Accoun
 
 const normalise = (codes: string[]): string[] => [...new Set(codes.map((c) => c.toUpperCase()))];
 
-export function geoRoutes(store: Store): RouteSpec[] {
+export function geoRoutes(store: Store, accounts: AccountService): RouteSpec[] {
   const tag = 'Account';
   return [
     route({
@@ -66,7 +67,7 @@ export function geoRoutes(store: Store): RouteSpec[] {
       auth: 'apiSecret',
       body: updateAccountGeoSchema,
       response: accountGeoOut,
-      handler: async ({ account, body }) => {
+      handler: async ({ account, body, actor }) => {
         const current = await store.getAccount(account.id);
         if (!current) throw ApiError.unauthorized();
         const both = (['allowedCountries', 'deniedCountries'] as const).filter((k) => body[k] != null && body[k === 'allowedCountries' ? 'updateAllowedCountries' : 'updateDeniedCountries'] != null);
@@ -89,7 +90,7 @@ export function geoRoutes(store: Store): RouteSpec[] {
           });
         }
         // Both lists in one write: a pair from one request never mixes with a concurrent request's.
-        const updated = await store.updateAccount(account.id, next);
+        const updated = await accounts.update(account.id, next, actor);
         if (!updated) throw ApiError.unauthorized();
         return geoOf(updated);
       },

@@ -358,7 +358,7 @@ export function issuerRoutes(issuers: IssuerService, enforcer: Enforcer): RouteS
       body: issuerSchemas.create,
       response: issuerOut,
       status: 201,
-      handler: ({ account, body }) => issuers.create(account.id, Object.assign({}, body, { settings: parseSettings(body.type ?? 'jwt', body.settings) })),
+      handler: ({ account, body, actor }) => issuers.create(account.id, Object.assign({}, body, { settings: parseSettings(body.type ?? 'jwt', body.settings) }), actor),
     }),
     route({
       method: 'get',
@@ -379,12 +379,12 @@ export function issuerRoutes(issuers: IssuerService, enforcer: Enforcer): RouteS
       params: idParamsSchema,
       body: issuerSchemas.update,
       response: issuerOut,
-      handler: async ({ account, params, body, req }) => {
+      handler: async ({ account, params, body, req, actor }) => {
         const { rev, ...input } = body;
         const header = ifMatchRev(req);
         if (rev !== undefined && header !== undefined && rev !== header) throw ApiError.field('rev', `${rev} differs from If-Match (${header}): give one rev`);
         if (input.settings !== undefined) input.settings = parseSettings((await issuers.read(account.id, params.id)).type, input.settings);
-        return issuers.update(account.id, params.id, input, rev ?? header);
+        return issuers.update(account.id, params.id, input, actor, rev ?? header);
       },
     }),
     route({
@@ -470,7 +470,7 @@ export function issuerRoutes(issuers: IssuerService, enforcer: Enforcer): RouteS
       auth: 'apiSecret',
       params: idParamsSchema,
       response: issuerOut,
-      handler: ({ account, params }) => issuers.remove(account.id, params.id),
+      handler: ({ account, params, actor }) => issuers.remove(account.id, params.id, actor),
     }),
   ];
 }

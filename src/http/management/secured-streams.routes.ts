@@ -39,7 +39,7 @@ export function securedStreamRoutes(tokens: TokenService): RouteSpec[] {
       auth: 'apiSecret',
       params: z.object({ streamName: text(1, MAX_NAME) }),
       response: z.array(securedOut),
-      handler: ({ account, params }) => tokens.releaseSecuredStream(account.id, params.streamName),
+      handler: ({ account, params, actor }) => tokens.releaseSecuredStream(account.id, params.streamName, actor),
     }),
   ];
 }

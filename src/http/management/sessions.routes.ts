@@ -8,6 +8,7 @@ import type { TokenRecord } from '../../domain/tokens.js';
 import type { SessionControl } from '../../sessions/control.js';
 import { route, type RouteSpec } from '../route.js';
 import { queryBool } from './schemas.js';
+import type { AuditLog } from '../../audit/log.js';
 
 const MAX_PAGE = 100;
 
@@ -160,7 +161,11 @@ async function liveStreams(sessions: SessionControl, accountId: string): Promise
   return out;
 }
 
-export function sessionRoutes(store: Store, sessions: SessionControl): RouteSpec[] {
+/**
+ * The session routes. `audit`: cuts and stops are recorded (docs/api.md#audit-log), each as an entry
+ * of its own once done: a cut ends registry records and asks media servers, not one store write.
+ */
+export function sessionRoutes(store: Store, sessions: SessionControl, audit?: AuditLog): RouteSpec[] {
   return [
     route({
       method: 'get',
@@ -202,9 +207,15 @@ export function sessionRoutes(store: Store, sessions: SessionControl): RouteSpec
       auth: 'apiSecret',
       params: sessionIdParams,
       response: sessionOut,
-      handler: async ({ account, params }) => {
+      handler: async ({ account, params, actor }) => {
         const s = await sessions.cut(account.id, params.id);
         if (!s) throw new ApiError(404, `No live session with id: ${params.id}`);
+        await audit?.note(actor, account.id, 'session', s.id, 'cut', {
+          streamName: { from: s.streamName },
+          direction: { from: s.action },
+          tokenId: { from: s.tokenId ?? null },
+          endedReason: { to: s.endedReason ?? 'stopped' },
+        });
         return sessionView(s);
       },
     }),
@@ -216,8 +227,10 @@ export function sessionRoutes(store: Store, sessions: SessionControl): RouteSpec
       auth: 'apiSecret',
       body: stopBody,
       response: stoppedOut,
-      handler: async ({ account, body }) => {
-        const n = await sessions.stopStream(account.id, streamNameOf(account.id, body.streamId));
+      handler: async ({ account, body, actor }) => {
+        const streamName = streamNameOf(account.id, body.streamId);
+        const n = await sessions.stopStream(account.id, streamName);
+        await audit?.note(actor, account.id, 'stream', streamName, 'stop', { publishers: { from: n, to: 0 } });
         return { stoppingLevel: n > 0 ? 'Stream' : 'None' };
       },
     }),
@@ -228,8 +241,9 @@ export function sessionRoutes(store: Store, sessions: SessionControl): RouteSpec
       tag: 'Stream',
       auth: 'apiSecret',
       response: stoppedOut,
-      handler: async ({ account }) => {
+      handler: async ({ account, actor }) => {
         const n = await sessions.stopAll(account.id);
+        await audit?.note(actor, account.id, 'stream', '*', 'stop', { publishers: { from: n, to: 0 } });
         return { stoppingLevel: n > 0 ? 'Account' : 'None' };
       },
     }),

@@ -49,10 +49,10 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enf
     params: idParamsSchema,
     body: schemas.update(kind),
     response: out,
-    handler: ({ account, params, body }) => {
+    handler: ({ account, params, body, actor }) => {
       const { input, errors } = normalizeUpdate(body as Record<string, unknown>);
       if (Object.keys(errors).length > 0) throw ApiError.validation(errors);
-      return tokens.update(account.id, kind, params.id, input);
+      return tokens.update(account.id, kind, params.id, input, actor);
     },
   });
   const routes: RouteSpec[] = [
@@ -64,7 +64,7 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enf
       auth: 'apiSecret',
       body: schemas.create(kind),
       response: out,
-      handler: ({ account, body }) => tokens.create(account.id, kind, body as CreateTokenInput),
+      handler: ({ account, body, actor }) => tokens.create(account.id, kind, body as CreateTokenInput, actor),
     }),
     route({
       method: 'get',
@@ -118,7 +118,7 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enf
         auth: 'apiSecret',
         body: disableSchema,
         response: disableOut,
-        handler: ({ account, body }) => tokens.disable(account.id, kind, body.tokenIds),
+        handler: ({ account, body, actor }) => tokens.disable(account.id, kind, body.tokenIds, actor),
       }),
       route({
         method: 'get',
@@ -198,7 +198,7 @@ export function tokenRoutes(kind: TokenKind, tokens: TokenService, enforcer: Enf
       auth: 'apiSecret',
       params: idParamsSchema,
       response: z.literal(true),
-      handler: ({ account, params }) => tokens.remove(account.id, kind, params.id),
+      handler: ({ account, params, actor }) => tokens.remove(account.id, kind, params.id, actor),
     }),
   );
   return routes;

@@ -128,7 +128,7 @@ export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle:
       auth: 'apiSecret',
       body: schemas.create,
       response: webhookOut,
-      handler: ({ account, body }) => webhooks.create(account.id, body),
+      handler: ({ account, body, actor }) => webhooks.create(account.id, body, actor),
     }),
     route({
       method: 'get',
@@ -198,7 +198,7 @@ export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle:
       params: idParamsSchema,
       body: schemas.update,
       response: webhookOut,
-      handler: ({ account, params, body }) => webhooks.update(account.id, params.id, body),
+      handler: ({ account, params, body, actor }) => webhooks.update(account.id, params.id, body, actor),
     }),
     route({
       method: 'delete',
@@ -208,7 +208,7 @@ export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle:
       auth: 'apiSecret',
       params: idParamsSchema,
       response: webhookOut,
-      handler: ({ account, params }) => webhooks.remove(account.id, params.id),
+      handler: ({ account, params, actor }) => webhooks.remove(account.id, params.id, actor),
     }),
     route({
       method: 'get',
@@ -228,8 +228,8 @@ export function webhookRoutes(webhooks: WebhookService, store: Store, lifecycle:
       auth: 'apiSecret',
       params: idParamsSchema,
       response: z.literal(true),
-      handler: async ({ account, params }) => {
-        const r = await store.deleteRecording(account.id, params.id);
+      handler: async ({ account, params, actor }) => {
+        const r = await webhooks.forgetRecording(account.id, params.id, actor);
         if (!r) throw ApiError.notFound('recording', params.id, 'recordingId');
         lifecycle.signal({
           kind: 'recording',

@@ -5,9 +5,12 @@ import type { Account, AccountGeoCascade, AccountPatch, AccountStore } from '../
 import { keys } from './keys.js';
 import { AccountExists, AccountNameTaken, StoreConflict } from '../../errors.js';
 import { accountNameKey } from '../../domain/store-rules.js';
-import { Reply, codeOf, unexpectedReply } from './codes.js';
+import { Reply, auditMoved, codeOf, unexpectedReply } from './codes.js';
 import { MAX_CAS_ATTEMPTS, type RedisConnection } from './connection.js';
 import { upgradeAccountNames } from './upgrade.js';
+import type { AuditSealer } from '../../domain/audit.js';
+import { compareAndSet } from '../failures.js';
+import { sealFor } from './audit.js';
 
 /**
  * How long a create or rename may take from claiming the name to confirming it: meanwhile other
@@ -101,17 +104,18 @@ export class RedisAccounts implements AccountStore {
    * record: the list entry and the secret hint are verified against the record on read, so a crash
    * between them and the record leaves nothing a reader believes.
    */
-  async createAccount(a: Account): Promise<Account> {
+  async createAccount(a: Account, audit?: AuditSealer<Account>): Promise<Account> {
     await this.#claimName(a.id, a.name, false);
     try {
-      await this.#writeAccount(a);
+      await this.#writeAccount(a, audit);
     } catch (e) {
       await this.#releaseName(a.id, a.name).catch(() => undefined);
       throw e;
     }
     if (!(await this.#confirmName(a.id, a.name))) {
-      // taken by another account after this one's deadline: the account is taken back
-      await this.c.redis.del(keys.account(a.id));
+      // taken by another account after this one's deadline: the account is taken back, and the
+      // chain its create began goes with it (the account never was)
+      await this.c.redis.del(keys.account(a.id), keys.auditLog(a.id), keys.auditHead(a.id));
       await this.c.redis.zrem(keys.accountList, a.id);
       if (a.secretHash) await this.c.redis.del(keys.secret(a.secretHash));
       throw new AccountNameTaken(a.name);
@@ -120,7 +124,7 @@ export class RedisAccounts implements AccountStore {
     return { ...a };
   }
 
-  async #writeAccount(a: Account): Promise<void> {
+  async #writeAccount(a: Account, audit: AuditSealer<Account> | undefined): Promise<void> {
     if (a.secretHash) await this.c.redis.set(keys.secret(a.secretHash), a.id);
     await this.c.redis.zadd(keys.accountList, 'NX', Date.parse(a.createdOn), a.id);
     await this.c.redis.set(keys.bootstrap, a.id, 'NX');
@@ -136,18 +140,22 @@ export class RedisAccounts implements AccountStore {
       ...(a.ipRulesOnRtmp === false ? [['ipRulesOnRtmp', '0']] : []),
       ...(a.secretHash ? [['secretHash', a.secretHash]] : []),
     ].flat();
-    const r = codeOf(await this.c.run('accountCreate', keys.account(a.id), keys.version(a.id), ...fields));
+    const r = await compareAndSet(`account ${a.id}`, MAX_CAS_ATTEMPTS, async () => {
+      const sealed = await sealFor(this.c, a.id, audit, null, { ...a });
+      const reply = await this.c.run('accountCreate', keys.account(a.id), keys.version(a.id), ...sealed.keys, ...sealed.argv, ...fields);
+      return auditMoved(reply) ? 'retry' : { done: codeOf(reply) };
+    });
     if (r === Reply.EXISTS) {
       if (a.secretHash) await this.c.redis.del(keys.secret(a.secretHash));
       throw new AccountExists(a.id);
     }
   }
 
-  async createFirstAccount(a: Account): Promise<boolean> {
+  async createFirstAccount(a: Account, audit?: AuditSealer<Account>): Promise<boolean> {
     // The bootstrap marker is set by every account creation: NX wins only on an empty store.
     const won = await this.c.redis.set(keys.bootstrap, a.id, 'NX');
     if (won !== 'OK') return false;
-    await this.createAccount(a);
+    await this.createAccount(a, audit);
     return true;
   }
 
@@ -161,7 +169,27 @@ export class RedisAccounts implements AccountStore {
     return all.filter((a): a is Account => a !== null);
   }
 
-  async updateAccount(id: string, patch: AccountPatch): Promise<Account | null> {
+  /**
+   * One script: the fields set, the version moved and the record read back, with the change's
+   * entry when sealed: the record is read first for its `before`, and a head moved meanwhile (every
+   * sealed write of the account moves it) means reading and sealing again.
+   */
+  async #update(id: string, fields: string[], audit: AuditSealer<Account> | undefined): Promise<unknown> {
+    return compareAndSet(`account ${id}`, MAX_CAS_ATTEMPTS, async () => {
+      let sealed = await sealFor(this.c, id, undefined, null, null);
+      if (audit !== undefined) {
+        const h = await this.c.redis.hgetall(keys.account(id));
+        const before = accountFrom(h);
+        const next: Record<string, string> = Object.assign({}, h);
+        for (let i = 0; i < fields.length; i += 2) next[fields[i]] = fields[i + 1];
+        if (before !== null) sealed = await sealFor(this.c, id, audit, before, accountFrom(next));
+      }
+      const reply = await this.c.run('accountUpdate', keys.account(id), keys.version(id), ...sealed.keys, ...sealed.argv, ...fields);
+      return auditMoved(reply) ? 'retry' : { done: reply };
+    });
+  }
+
+  async updateAccount(id: string, patch: AccountPatch, audit?: AuditSealer<Account>): Promise<Account | null> {
     const fields: string[] = [];
     if (patch.secureViewer !== undefined) fields.push('secureViewer', patch.secureViewer ? '1' : '0');
     if (patch.name !== undefined) fields.push('name', patch.name);
@@ -179,7 +207,7 @@ export class RedisAccounts implements AccountStore {
     // one script: the change, the version and the record read back (no other writer in between)
     let reply: unknown;
     try {
-      reply = await this.c.run('accountUpdate', keys.account(id), keys.version(id), ...fields);
+      reply = await this.#update(id, fields, audit);
     } catch (e) {
       if (patch.name !== undefined) await this.#releaseName(id, patch.name).catch(() => undefined);
       throw e;
@@ -190,7 +218,7 @@ export class RedisAccounts implements AccountStore {
     }
     if (patch.name !== undefined && renamedFrom !== null && !(await this.#confirmName(id, patch.name))) {
       // taken by another account after this one's deadline: the name the account had is put back
-      await this.c.run('accountUpdate', keys.account(id), keys.version(id), 'name', renamedFrom);
+      await this.#update(id, ['name', renamedFrom], audit);
       throw new AccountNameTaken(patch.name);
     }
     if (fields.length > 0) await this.c.replicated();
@@ -201,12 +229,19 @@ export class RedisAccounts implements AccountStore {
     return accountFrom(h);
   }
 
-  async setAccountSecret(id: string, secretHash: string | null, expected?: string): Promise<boolean> {
+  async setAccountSecret(id: string, secretHash: string | null, expected?: string, audit?: AuditSealer<Account>): Promise<boolean> {
     // the hint first (it is verified against the account on read), then the account itself in one
     // script that answers the hash it replaced, whose hint goes; of two racing rotations with the
     // same expected hash exactly one wins, and an unconditional one never needs another attempt
     if (secretHash) await this.c.redis.set(keys.secret(secretHash), id);
-    const reply = await this.c.run('secretSet', keys.account(id), expected !== undefined ? '1' : '0', expected ?? '', secretHash ?? '');
+    const reply = await compareAndSet(`account ${id}`, MAX_CAS_ATTEMPTS, async () => {
+      const before = audit === undefined ? null : await this.getAccount(id);
+      const after = before === null ? null : Object.assign({}, before, { secretHash: secretHash ?? undefined });
+      if (after !== null && secretHash === null) delete after.secretHash;
+      const sealed = await sealFor(this.c, id, before === null ? undefined : audit, before, after);
+      const r = await this.c.run('secretSet', keys.account(id), ...sealed.keys, expected !== undefined ? '1' : '0', expected ?? '', secretHash ?? '', ...sealed.argv);
+      return auditMoved(r) ? 'retry' : { done: r };
+    });
     if (codeOf(reply) !== Reply.DONE) {
       if (secretHash) await this.c.redis.del(keys.secret(secretHash));
       return false;

@@ -31,10 +31,18 @@ export const Reply = {
   STREAM_TAKEN: -8,
   /** An admission: the token's maxConcurrentSessions are live. */
   SESSION_LIMIT: -9,
+  /**
+   * A sealed write: the account's audit head moved since the caller read it (another change was
+   * recorded first): nothing written; seal again on the new head and retry (docs/api.md#audit-log).
+   */
+  AUDIT_MOVED: -10,
 } as const;
 
 export type ReplyName = keyof typeof Reply;
 export type ReplyCode = (typeof Reply)[ReplyName];
+
+/** Whether a sealed write's script refused because the audit head moved (seal again and retry). */
+export const auditMoved = (reply: unknown): boolean => codeOf(reply) === Reply.AUDIT_MOVED;
 
 /** The code of a script's answer: the answer itself, or the first element of a table. */
 export function codeOf(reply: unknown): number {

@@ -12,7 +12,9 @@ import { IssuerChanged, IssuerConflict, StoreConflict } from '../../errors.js';
 import type { IssuerPatch, IssuerStore, NewIssuer } from '../issuers.js';
 import { compareAndSet } from '../failures.js';
 import { keys } from './keys.js';
-import { Reply, casReply, codeOf, unexpectedReply } from './codes.js';
+import { Reply, auditMoved, casReply, codeOf, unexpectedReply } from './codes.js';
+import type { AuditSealer } from '../../domain/audit.js';
+import { sealFor } from './audit.js';
 import { MAX_CAS_ATTEMPTS, type RedisConnection } from './connection.js';
 
 /**
@@ -126,22 +128,46 @@ export class RedisIssuers implements IssuerStore {
     await this.c.run('issuerRelease', keys.issuerClaims(indexKey), accountId, String(id), writer, below, randomUUID());
   }
 
-  async createIssuer(accountId: string, fields: NewIssuer): Promise<IssuerRecord> {
+  /** The issuer record removed if still at `rev`, with the removal's entry when sealed (a delete, or a create taken back). */
+  async #delete(accountId: string, id: number, current: IssuerRecord, audit: AuditSealer<IssuerRecord> | undefined): Promise<unknown> {
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const sealed = await sealFor(this.c, accountId, audit, current, null);
+      const reply = await this.c.run('issuerDelete', keys.issuer(accountId, id), keys.issuers(accountId), keys.version(accountId), ...sealed.keys, current.rev, id, ...sealed.argv);
+      if (!auditMoved(reply)) return reply;
+    }
+    throw new StoreConflict(`issuer ${id}`, MAX_CAS_ATTEMPTS);
+  }
+
+  /** The record set to `next` if still at `from.rev`, with the change's entry when sealed. */
+  async #write(accountId: string, id: number, from: IssuerRecord, next: IssuerRecord, audit: AuditSealer<IssuerRecord> | undefined): Promise<unknown> {
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const sealed = await sealFor(this.c, accountId, audit, from, next);
+      const reply = await this.c.run('issuerUpdate', keys.issuer(accountId, id), keys.version(accountId), ...sealed.keys, from.rev, encodeIssuer(next), ...sealed.argv);
+      if (!auditMoved(reply)) return reply;
+    }
+    throw new StoreConflict(`issuer ${id}`, MAX_CAS_ATTEMPTS);
+  }
+
+  async createIssuer(accountId: string, fields: NewIssuer, audit?: AuditSealer<IssuerRecord>): Promise<IssuerRecord> {
     const id = await this.c.redis.incr(keys.issuerSeq);
     const at = new Date(this.c.now()).toISOString();
     const record: IssuerRecord = copyWith(fields, { id, accountId, addedOn: at, updatedOn: at, rev: 1 });
     const writer = randomUUID();
     await this.#claim(record, writer);
     try {
-      const reply = await this.c.run('issuerCreate', keys.issuer(accountId, id), keys.issuers(accountId), keys.version(accountId), encodeIssuer(record), id);
+      const reply = await compareAndSet(`issuer ${id}`, MAX_CAS_ATTEMPTS, async () => {
+        const sealed = await sealFor(this.c, accountId, audit, null, record);
+        const r = await this.c.run('issuerCreate', keys.issuer(accountId, id), keys.issuers(accountId), keys.version(accountId), ...sealed.keys, encodeIssuer(record), id, ...sealed.argv);
+        return auditMoved(r) ? 'retry' : { done: r };
+      });
       if (codeOf(reply) !== Reply.DONE) throw new Error(`issuer id ${id} already taken (sequence reset?)`);
     } catch (e) {
       await this.#release(accountId, id, issuerRecordKey(record), writer, 0).catch(() => undefined);
       throw e;
     }
     if (!(await this.#confirm(record, writer, 1))) {
-      // taken by another write after this one's deadline: the issuer is taken back
-      await this.c.run('issuerDelete', keys.issuer(accountId, id), keys.issuers(accountId), keys.version(accountId), 1, id);
+      // taken by another write after this one's deadline: the issuer is taken back (its own entry)
+      await this.#delete(accountId, id, record, audit);
       throw new IssuerConflict(record.issuer, record.keyIds, false);
     }
     await this.c.replicated();
@@ -165,7 +191,7 @@ export class RedisIssuers implements IssuerStore {
    * record is still at the rev read. The takings of attempts that wrote nothing are let go of; on
    * success, the holdings of earlier revisions too, on the iss it had when it moved to another.
    */
-  async updateIssuer(accountId: string, id: number, patch: IssuerPatch, expectedRev?: number): Promise<IssuerRecord | null> {
+  async updateIssuer(accountId: string, id: number, patch: IssuerPatch, expectedRev?: number, audit?: AuditSealer<IssuerRecord>): Promise<IssuerRecord | null> {
     const writer = randomUUID();
     const taken = new Set<string>();
     let written: { current: IssuerRecord; next: IssuerRecord } | undefined;
@@ -177,7 +203,9 @@ export class RedisIssuers implements IssuerStore {
         const next = patchedIssuer(current, patch, new Date(this.c.now()).toISOString());
         taken.add(issuerRecordKey(next));
         await this.#claim(next, writer);
-        const reply = await this.c.run('issuerUpdate', keys.issuer(accountId, id), keys.version(accountId), current.rev, encodeIssuer(next));
+        const sealed = await sealFor(this.c, accountId, audit, current, next);
+        const reply = await this.c.run('issuerUpdate', keys.issuer(accountId, id), keys.version(accountId), ...sealed.keys, current.rev, encodeIssuer(next), ...sealed.argv);
+        if (auditMoved(reply)) return 'retry';
         const step = casReply<IssuerRecord | null>(reply, () => next, () => null);
         if (step !== 'retry' && step.done) written = { current, next };
         return step;
@@ -185,8 +213,8 @@ export class RedisIssuers implements IssuerStore {
       if (!written) return out;
       const { current, next } = written;
       if (!(await this.#confirm(next, writer, next.rev))) {
-        // taken by another write after this one's deadline: the record is put back as it was
-        await this.c.run('issuerUpdate', keys.issuer(accountId, id), keys.version(accountId), next.rev, encodeIssuer(copyWith(current, { rev: next.rev + 1 })));
+        // taken by another write after this one's deadline: the record is put back as it was (its own entry)
+        await this.#write(accountId, id, next, copyWith(current, { rev: next.rev + 1 }), audit);
         throw new IssuerConflict(next.issuer, next.keyIds, false);
       }
       taken.delete(issuerRecordKey(next));
@@ -198,11 +226,13 @@ export class RedisIssuers implements IssuerStore {
     }
   }
 
-  async deleteIssuer(accountId: string, id: number): Promise<boolean> {
+  async deleteIssuer(accountId: string, id: number, audit?: AuditSealer<IssuerRecord>): Promise<boolean> {
     const gone = await compareAndSet(`issuer ${id}`, MAX_CAS_ATTEMPTS, async () => {
       const current = await this.#read(accountId, id);
       if (!current) return { done: null };
-      const reply = await this.c.run('issuerDelete', keys.issuer(accountId, id), keys.issuers(accountId), keys.version(accountId), current.rev, id);
+      const sealed = await sealFor(this.c, accountId, audit, current, null);
+      const reply = await this.c.run('issuerDelete', keys.issuer(accountId, id), keys.issuers(accountId), keys.version(accountId), ...sealed.keys, current.rev, id, ...sealed.argv);
+      if (auditMoved(reply)) return 'retry';
       return casReply<IssuerRecord | null>(reply, () => current, () => null);
     });
     if (!gone) return false;

@@ -120,6 +120,12 @@ export const keys = {
   historyAddresses: (accountId: string, bucket: number) => `${tag(accountId)}:hda:${bucket}`,
   /** The accounts that have a history (retention walks them). */
   historyAccounts: 'hdaccounts',
+  /** An account's audit entries (docs/api.md#audit-log): a zset of the entries' JSON, scored by seq. */
+  auditLog: (accountId: string) => `${tag(accountId)}:audit`,
+  /** An account's audit head: a hash {seq, mac} of its last entry, and {anchorSeq, anchorMac} of the last one pruned. */
+  auditHead: (accountId: string) => `${tag(accountId)}:audithead`,
+  /** Hint: the accounts that have an audit chain (retention and head logging walk them; verified against their heads). */
+  auditAccounts: 'auditaccounts',
 };
 
 /** Members of the list indexes sort as strings: ids are zero-padded to keep numeric order. */

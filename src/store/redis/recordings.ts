@@ -3,7 +3,9 @@ import type { NewRecording, Recording, RecordingStore } from '../recordings.js';
 import { keys } from './keys.js';
 import { completedRecording, type CompletedRecording } from '../../domain/store-rules.js';
 import { compareAndSet } from '../failures.js';
-import { Reply, codeOf } from './codes.js';
+import { Reply, auditMoved, codeOf } from './codes.js';
+import type { AuditSealer } from '../../domain/audit.js';
+import { sealFor } from './audit.js';
 import { copyWith } from '../../domain/objects.js';
 import { MAX_CAS_ATTEMPTS, type RedisConnection } from './connection.js';
 
@@ -68,8 +70,15 @@ export class RedisRecordings implements RecordingStore {
       .filter((r) => streamName === undefined || r.streamName === streamName);
   }
 
-  async deleteRecording(accountId: string, id: number): Promise<Recording | null> {
-    const reply = await this.c.run('recordingDelete', keys.recording(accountId, id), keys.recordings(accountId), keys.openRecordings(accountId), id);
+  async deleteRecording(accountId: string, id: number, audit?: AuditSealer<Recording>): Promise<Recording | null> {
+    const reply = await compareAndSet(`recording ${id}`, MAX_CAS_ATTEMPTS, async () => {
+      // sealed on the record read: the script removes it only if it is still that one
+      const raw = audit === undefined ? null : await this.c.redis.get(keys.recording(accountId, id));
+      if (audit !== undefined && raw === null) return { done: Reply.GONE };
+      const sealed = await sealFor(this.c, accountId, raw === null ? undefined : audit, raw === null ? null : (JSON.parse(raw) as Recording), null);
+      const r = await this.c.run('recordingDelete', keys.recording(accountId, id), keys.recordings(accountId), keys.openRecordings(accountId), ...sealed.keys, id, raw ?? '', ...sealed.argv);
+      return auditMoved(r) || codeOf(r) === Reply.MOVED ? 'retry' : { done: r };
+    });
     if (codeOf(reply) === Reply.GONE) return null;
     await this.c.replicated();
     return JSON.parse((reply as [number, string])[1]) as Recording;

@@ -21,6 +21,7 @@ import { RedisMeta } from './meta.js';
 import { RedisLiveStreams } from './live-streams.js';
 import { RedisSessions } from './sessions.js';
 import { RedisMarks } from './marks.js';
+import { RedisAudit } from './audit.js';
 
 export type { RedisStoreOptions } from './connection.js';
 export { SCRIPTS, type ScriptSpec } from './scripts.js';
@@ -64,6 +65,7 @@ class RedisBackend implements StoreLifecycle {
       new RedisLiveStreams(c),
       new RedisSessions(c),
       new RedisMarks(c),
+      new RedisAudit(c),
     ]);
     typeStoreFailures(this as unknown as Store, isRedisUnavailable);
     // Every write that can move an account version forgets the shared version reads, when it

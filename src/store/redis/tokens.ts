@@ -8,7 +8,9 @@ import type { ListQuery, TokenChange, TokenStore } from '../tokens.js';
 import { nameSortKey } from '../sort.js';
 import { keys, idMember, nameMember, idFromMember } from './keys.js';
 import { compareAndSet } from '../failures.js';
-import { Reply, casReply, codeOf } from './codes.js';
+import { Reply, auditMoved, casReply, codeOf } from './codes.js';
+import type { AuditSealer } from '../../domain/audit.js';
+import { sealFor } from './audit.js';
 import { copyWith } from '../../domain/objects.js';
 import { MAX_CAS_ATTEMPTS, type RedisConnection } from './connection.js';
 import { decodeToken, encodeToken, readTokens } from './token-record.js';
@@ -25,27 +27,34 @@ function securedEntries(streamName: string, isRegex: boolean, raw: string | null
 export class RedisTokens implements TokenStore {
   constructor(private readonly c: RedisConnection) {}
 
-  async createToken(t: NewTokenRecord): Promise<TokenRecord> {
+  async createToken(t: NewTokenRecord, audit?: AuditSealer<TokenRecord>): Promise<TokenRecord> {
     const id = await this.c.redis.incr(keys.tokenSeq);
     await this.c.redis.hset(...keys.tokenValue(tokenHash(t.token)), `${t.accountId}:${id}`);
     await this.c.redis.hset(...keys.tokenId(id), t.accountId);
-    const ok = await this.c.run(
-      'tokenCreate',
-      keys.token(t.accountId, id),
-      keys.byName(t.accountId, t.kind),
-      keys.byAdded(t.accountId, t.kind),
-      keys.version(t.accountId),
-      keys.securing(t.accountId),
-      encodeToken(t),
-      nameMember(nameSortKey(t.label), id),
-      Date.parse(t.addedOn),
-      idMember(id),
-      setsViewerRules(t) ? '1' : '0',
-      id,
-    );
+    const created = copyWith(t, { id, rev: 1 });
+    const ok = await compareAndSet(`token ${id}`, MAX_CAS_ATTEMPTS, async () => {
+      const sealed = await sealFor(this.c, t.accountId, audit, null, created);
+      const reply = await this.c.run(
+        'tokenCreate',
+        keys.token(t.accountId, id),
+        keys.byName(t.accountId, t.kind),
+        keys.byAdded(t.accountId, t.kind),
+        keys.version(t.accountId),
+        keys.securing(t.accountId),
+        ...sealed.keys,
+        encodeToken(t),
+        nameMember(nameSortKey(t.label), id),
+        Date.parse(t.addedOn),
+        idMember(id),
+        setsViewerRules(t) ? '1' : '0',
+        id,
+        ...sealed.argv,
+      );
+      return auditMoved(reply) ? 'retry' : { done: reply };
+    });
     if (codeOf(ok) !== Reply.DONE) throw new Error(`token id ${id} already taken (sequence reset?)`);
     await this.c.replicated();
-    return copyWith(t, { id, rev: 1 });
+    return created;
   }
 
   async #readToken(accountId: string, id: number): Promise<TokenRecord | null> {
@@ -71,7 +80,7 @@ export class RedisTokens implements TokenStore {
     return readTokens(this.c, accountId, members.map(idFromMember));
   }
 
-  async updateToken(accountId: string, kind: TokenKind, id: number, change: TokenChange): Promise<TokenRecord | null> {
+  async updateToken(accountId: string, kind: TokenKind, id: number, change: TokenChange, audit?: AuditSealer<TokenRecord>): Promise<TokenRecord | null> {
     return compareAndSet(`token ${id}`, MAX_CAS_ATTEMPTS, async () => {
       const current = await this.getToken(accountId, kind, id);
       if (!current) return { done: null };
@@ -79,6 +88,7 @@ export class RedisTokens implements TokenStore {
       const newHash = tokenHash(next.token);
       const oldHash = tokenHash(current.token);
       if (newHash !== oldHash) await this.c.redis.hset(...keys.tokenValue(newHash), `${accountId}:${id}`);
+      const sealed = await sealFor(this.c, accountId, audit, current, copyWith(next, { id, rev: current.rev + 1 }));
       const reply = await this.c.run(
         'tokenUpdate',
         keys.token(accountId, id),
@@ -86,6 +96,7 @@ export class RedisTokens implements TokenStore {
         keys.bound(accountId, id),
         keys.version(accountId),
         keys.securing(accountId),
+        ...sealed.keys,
         current.rev,
         encodeToken(next),
         nameMember(nameSortKey(current.label), id),
@@ -93,7 +104,9 @@ export class RedisTokens implements TokenStore {
         clearBound ? '1' : '0',
         setsViewerRules(next) ? '1' : '0',
         id,
+        ...sealed.argv,
       );
+      if (auditMoved(reply)) return 'retry';
       const step = casReply<TokenRecord | null>(reply, (rev) => copyWith(next, { id, rev }), () => null);
       if (step !== 'retry' && step.done) {
         if (newHash !== oldHash) await this.c.redis.hdel(...keys.tokenValue(oldHash));
@@ -103,10 +116,11 @@ export class RedisTokens implements TokenStore {
     });
   }
 
-  async deleteToken(accountId: string, kind: TokenKind, id: number): Promise<boolean> {
+  async deleteToken(accountId: string, kind: TokenKind, id: number, audit?: AuditSealer<TokenRecord>): Promise<boolean> {
     return compareAndSet(`token ${id}`, MAX_CAS_ATTEMPTS, async () => {
       const current = await this.getToken(accountId, kind, id);
       if (!current) return { done: false };
+      const sealed = await sealFor(this.c, accountId, audit, current, null);
       const reply = await this.c.run(
         'tokenDelete',
         keys.token(accountId, id),
@@ -116,16 +130,19 @@ export class RedisTokens implements TokenStore {
         keys.version(accountId),
         keys.securing(accountId),
         keys.secured(accountId),
+        ...sealed.keys,
         current.rev,
         nameMember(nameSortKey(current.label), id),
         idMember(id),
         id,
+        ...sealed.argv,
         ...securedAfterDelete(current, new Date(this.c.now()).toISOString()).flatMap((e) => [
           keys.securedField(e.streamName, e.isRegex),
           JSON.stringify(Object.assign({ tokenId: e.tokenId, addedOn: e.addedOn }, keptRules(e))),
         ]),
       );
       // MOVED: changed since we read it, so the index members may differ: read again
+      if (auditMoved(reply)) return 'retry';
       const step = casReply(reply, () => true, () => false);
       if (step !== 'retry' && step.done) {
         // the hints live in other Cluster slots: separate commands
@@ -144,12 +161,21 @@ export class RedisTokens implements TokenStore {
     return out.sort(bySecuredName);
   }
 
-  async removeSecuredStream(accountId: string, streamName: string): Promise<SecuredStream[]> {
-    const [, exact, regex] = (await this.c.run('securedRemove', keys.secured(accountId), keys.version(accountId), keys.securedField(streamName, false), keys.securedField(streamName, true))) as [
-      number,
-      string | null,
-      string | null,
-    ];
+  async removeSecuredStream(accountId: string, streamName: string, audit?: AuditSealer<SecuredStream[]>): Promise<SecuredStream[]> {
+    const fields = [keys.securedField(streamName, false), keys.securedField(streamName, true)] as const;
+    const [, exact, regex] = (await compareAndSet(`secured streams of ${accountId}`, MAX_CAS_ATTEMPTS, async () => {
+      // sealed on the entries read: the script removes them only if they are still those
+      let sealed = await sealFor(this.c, accountId, undefined, null, null);
+      let read = '';
+      if (audit !== undefined) {
+        const [e, r] = await this.c.redis.hmget(keys.secured(accountId), ...fields);
+        const seen = [...securedEntries(streamName, false, e), ...securedEntries(streamName, true, r)].sort(bySecuredName);
+        if (seen.length > 0) sealed = await sealFor(this.c, accountId, audit, seen, null);
+        read = `${e ?? ''}\n${r ?? ''}`;
+      }
+      const reply = await this.c.run('securedRemove', keys.secured(accountId), keys.version(accountId), ...sealed.keys, ...fields, ...sealed.argv, read);
+      return auditMoved(reply) ? 'retry' : { done: reply };
+    })) as [number, string | null, string | null];
     const out = [...securedEntries(streamName, false, exact), ...securedEntries(streamName, true, regex)].sort(bySecuredName);
     if (out.length > 0) await this.c.replicated();
     return out;

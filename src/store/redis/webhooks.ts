@@ -3,7 +3,9 @@ import type { Delivery, Webhook, WebhookStore } from '../webhooks.js';
 import { keys } from './keys.js';
 import { DELIVERIES_KEPT } from '../../domain/store-rules.js';
 import { compareAndSet } from '../failures.js';
-import { casReply } from './codes.js';
+import { Reply, auditMoved, casReply, codeOf, unexpectedReply } from './codes.js';
+import type { AuditSealer } from '../../domain/audit.js';
+import { sealFor } from './audit.js';
 import { copyWith } from '../../domain/objects.js';
 import { MAX_CAS_ATTEMPTS, type RedisConnection } from './connection.js';
 
@@ -17,41 +19,60 @@ export class RedisWebhooks implements WebhookStore {
     return w.accountId === accountId ? copyWith(w, { id, rev: Number(h.rev) }) : null;
   }
 
-  async createWebhook(w: Omit<Webhook, 'id' | 'rev'>): Promise<Webhook> {
+  async createWebhook(w: Omit<Webhook, 'id' | 'rev'>, audit?: AuditSealer<Webhook>): Promise<Webhook> {
     const id = await this.c.redis.incr(keys.webhookSeq);
-    await this.c.redis
-      .multi()
-      .hset(keys.webhook(w.accountId, id), 'json', JSON.stringify(w), 'rev', 1)
-      .zadd(keys.webhooks(w.accountId), id, String(id))
-      .exec();
+    const created = copyWith(w, { id, rev: 1 });
+    await compareAndSet(`webhook ${id}`, MAX_CAS_ATTEMPTS, async () => {
+      const sealed = await sealFor(this.c, w.accountId, audit, null, created);
+      const reply = await this.c.run('webhookCreate', keys.webhook(w.accountId, id), keys.webhooks(w.accountId), ...sealed.keys, JSON.stringify(w), id, ...sealed.argv);
+      if (auditMoved(reply)) return 'retry';
+      if (codeOf(reply) !== Reply.DONE) throw new Error(`webhook id ${id} already taken (sequence reset?)`);
+      return { done: true };
+    });
     await this.c.replicated();
-    return copyWith(w, { id, rev: 1 });
+    return created;
   }
 
   async getWebhook(accountId: string, id: number): Promise<Webhook | null> {
     return this.#readWebhook(accountId, id);
   }
 
-  async updateWebhook(accountId: string, id: number, change: (cur: Webhook) => Webhook): Promise<Webhook | null> {
+  async updateWebhook(accountId: string, id: number, change: (cur: Webhook) => Webhook, audit?: AuditSealer<Webhook>): Promise<Webhook | null> {
     return compareAndSet(`webhook ${id}`, MAX_CAS_ATTEMPTS, async () => {
       const cur = await this.#readWebhook(accountId, id);
       if (!cur) return { done: null };
       const { id: _i, rev: _r, ...next } = change(cur);
-      const reply = await this.c.run('recordCas', keys.webhook(accountId, id), cur.rev, JSON.stringify(next));
+      const sealed = await sealFor(this.c, accountId, audit, cur, copyWith(next, { id, rev: cur.rev + 1 }));
+      const reply = await this.c.run('recordCas', keys.webhook(accountId, id), ...sealed.keys, cur.rev, JSON.stringify(next), ...sealed.argv);
+      if (auditMoved(reply)) return 'retry';
       const step = casReply<Webhook | null>(reply, (rev) => copyWith(next, { id, rev }), () => null);
       if (step !== 'retry' && step.done) await this.c.replicated();
       return step;
     });
   }
 
-  async deleteWebhook(accountId: string, id: number): Promise<boolean> {
-    if (!(await this.#readWebhook(accountId, id))) return false;
-    const res = await this.c.redis
-      .multi()
-      .del(keys.webhook(accountId, id), keys.deliveries(accountId, id))
-      .zrem(keys.webhooks(accountId), String(id))
-      .exec();
-    const deleted = Number(res?.[0]?.[1] ?? 0) > 0;
+  async deleteWebhook(accountId: string, id: number, audit?: AuditSealer<Webhook>): Promise<boolean> {
+    const deleted = await compareAndSet(`webhook ${id}`, MAX_CAS_ATTEMPTS, async () => {
+      const cur = await this.#readWebhook(accountId, id);
+      if (!cur) return { done: false };
+      const sealed = await sealFor(this.c, accountId, audit, cur, null);
+      const reply = await this.c.run(
+        'webhookDelete',
+        keys.webhook(accountId, id),
+        keys.deliveries(accountId, id),
+        keys.webhooks(accountId),
+        ...sealed.keys,
+        cur.rev,
+        id,
+        ...sealed.argv,
+      );
+      if (auditMoved(reply)) return 'retry';
+      const code = codeOf(reply);
+      if (code === Reply.DONE) return { done: true };
+      if (code === Reply.GONE) return { done: false };
+      if (code === Reply.MOVED) return 'retry';
+      throw unexpectedReply('webhook-delete', reply);
+    });
     if (deleted) await this.c.replicated();
     return deleted;
   }

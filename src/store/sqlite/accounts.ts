@@ -5,6 +5,8 @@ import { accountNameKey } from '../../domain/store-rules.js';
 import { copyWith } from '../../domain/objects.js';
 import { VERSIONS_KEPT } from './connection.js';
 import type { SqliteConnection } from './connection.js';
+import type { AuditSealer } from '../../domain/audit.js';
+import { appendSealed } from './audit.js';
 
 interface AccountRow {
   id: string;
@@ -38,13 +40,14 @@ const accountFromRow = (r: AccountRow): Account => {
 export class SqliteAccounts implements AccountStore {
   constructor(private readonly c: SqliteConnection) {}
 
-  async createAccount(a: Account): Promise<Account> {
+  async createAccount(a: Account, audit?: AuditSealer<Account>): Promise<Account> {
     try {
       this.c.tx(() => {
         // the id first: a create of an existing account is AccountExists, whatever its name
         if (this.c.stmt('SELECT 1 FROM accounts WHERE id = ?').get(a.id)) throw new AccountExists(a.id);
         this.#refuseTakenName(a.name, a.id);
         this.#insertAccount(a);
+        appendSealed(this.c, a.id, audit, null, { ...a });
       });
     } catch (e) {
       if ((e as { code?: unknown })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new AccountExists(a.id);
@@ -85,11 +88,12 @@ export class SqliteAccounts implements AccountStore {
     this.c.bumpVersion(a.id); // a cached "no such account" must not outlive its creation
   }
 
-  async createFirstAccount(a: Account): Promise<boolean> {
+  async createFirstAccount(a: Account, audit?: AuditSealer<Account>): Promise<boolean> {
     return this.c.tx(() => {
       const n = this.c.stmt('SELECT COUNT(*) AS n FROM accounts').get() as { n: number };
       if (n.n > 0) return false;
       this.#insertAccount(a);
+      appendSealed(this.c, a.id, audit, null, { ...a });
       return true;
     });
   }
@@ -103,7 +107,7 @@ export class SqliteAccounts implements AccountStore {
     return (this.c.stmt('SELECT * FROM accounts ORDER BY seq').all() as AccountRow[]).map(accountFromRow);
   }
 
-  async updateAccount(id: string, patch: AccountPatch): Promise<Account | null> {
+  async updateAccount(id: string, patch: AccountPatch, audit?: AuditSealer<Account>): Promise<Account | null> {
     return this.c.tx(() => {
       const r = this.c.stmt('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
       if (!r) return null;
@@ -134,15 +138,20 @@ export class SqliteAccounts implements AccountStore {
         id,
       );
       this.c.bumpVersion(id);
-      return accountFromRow(next);
+      const after = accountFromRow(next);
+      appendSealed(this.c, id, audit, accountFromRow(r), after);
+      return after;
     });
   }
 
-  async setAccountSecret(id: string, secretHash: string | null, expected?: string): Promise<boolean> {
-    if (expected !== undefined) {
-      return this.c.tx(() => this.c.stmt('UPDATE accounts SET secret_hash = ? WHERE id = ? AND secret_hash = ?').run(secretHash, id, expected).changes === 1);
-    }
-    return this.c.tx(() => this.c.stmt('UPDATE accounts SET secret_hash = ? WHERE id = ?').run(secretHash, id).changes === 1);
+  async setAccountSecret(id: string, secretHash: string | null, expected?: string, audit?: AuditSealer<Account>): Promise<boolean> {
+    return this.c.tx(() => {
+      const r = this.c.stmt('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
+      if (!r || (expected !== undefined && r.secret_hash !== expected)) return false;
+      this.c.stmt('UPDATE accounts SET secret_hash = ? WHERE id = ?').run(secretHash, id);
+      appendSealed(this.c, id, audit, accountFromRow(r), accountFromRow(copyWith(r, { secret_hash: secretHash })));
+      return true;
+    });
   }
 
   async findAccountBySecretHash(secretHash: string): Promise<Account | null> {

@@ -8,6 +8,8 @@ import { copyWith } from '../../domain/objects.js';
 import { IssuerChanged, IssuerConflict } from '../../errors.js';
 import type { IssuerPatch, IssuerStore, NewIssuer } from '../issuers.js';
 import type { SqliteConnection } from './connection.js';
+import type { AuditSealer } from '../../domain/audit.js';
+import { appendSealed } from './audit.js';
 
 interface IssuerRow {
   id: number;
@@ -117,7 +119,7 @@ export class SqliteIssuers implements IssuerStore {
     return r ? fromRow(r) : null;
   }
 
-  async createIssuer(accountId: string, fields: NewIssuer): Promise<IssuerRecord> {
+  async createIssuer(accountId: string, fields: NewIssuer, audit?: AuditSealer<IssuerRecord>): Promise<IssuerRecord> {
     return this.c.tx(() => {
       const at = new Date(this.c.now()).toISOString();
       // id 0 is no issuer's: nothing stored is skipped as the issuer itself
@@ -125,7 +127,9 @@ export class SqliteIssuers implements IssuerStore {
       const record = copyWith(fields, { accountId, addedOn: at, updatedOn: at, rev: 1 });
       const info = this.c.stmt(`INSERT INTO issuers (${WRITE_COLUMNS}) VALUES (${WRITE_COLUMNS.split(',').map(() => '?').join(', ')})`).run(...values(record));
       this.c.bumpVersion(accountId);
-      return this.#read(accountId, Number(info.lastInsertRowid))!;
+      const created = this.#read(accountId, Number(info.lastInsertRowid))!;
+      appendSealed(this.c, accountId, audit, null, created);
+      return created;
     });
   }
 
@@ -137,7 +141,7 @@ export class SqliteIssuers implements IssuerStore {
     return (this.c.stmt(`SELECT ${COLUMNS} FROM issuers WHERE account_id = ? ORDER BY id`).all(accountId) as IssuerRow[]).map(fromRow);
   }
 
-  async updateIssuer(accountId: string, id: number, patch: IssuerPatch, expectedRev?: number): Promise<IssuerRecord | null> {
+  async updateIssuer(accountId: string, id: number, patch: IssuerPatch, expectedRev?: number, audit?: AuditSealer<IssuerRecord>): Promise<IssuerRecord | null> {
     return this.c.tx(() => {
       const current = this.#read(accountId, id);
       if (!current) return null;
@@ -146,14 +150,18 @@ export class SqliteIssuers implements IssuerStore {
       this.#refuseOverlap(next);
       this.c.stmt(`UPDATE issuers SET (${WRITE_COLUMNS}) = (${WRITE_COLUMNS.split(',').map(() => '?').join(', ')}) WHERE id = ?`).run(...values(next), id);
       this.c.bumpVersion(accountId);
+      appendSealed(this.c, accountId, audit, current, next);
       return next;
     });
   }
 
-  async deleteIssuer(accountId: string, id: number): Promise<boolean> {
+  async deleteIssuer(accountId: string, id: number, audit?: AuditSealer<IssuerRecord>): Promise<boolean> {
     return this.c.tx(() => {
-      if (this.c.stmt('DELETE FROM issuers WHERE id = ? AND account_id = ?').run(id, accountId).changes === 0) return false;
+      const current = this.#read(accountId, id);
+      if (!current) return false;
+      this.c.stmt('DELETE FROM issuers WHERE id = ? AND account_id = ?').run(id, accountId);
       this.c.bumpVersion(accountId);
+      appendSealed(this.c, accountId, audit, current, null);
       return true;
     });
   }

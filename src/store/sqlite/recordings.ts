@@ -3,6 +3,8 @@ import type { NewRecording, Recording, RecordingStore } from '../recordings.js';
 import { completedRecording, type CompletedRecording } from '../../domain/store-rules.js';
 import { copyWith } from '../../domain/objects.js';
 import type { SqliteConnection } from './connection.js';
+import type { AuditSealer } from '../../domain/audit.js';
+import { appendSealed } from './audit.js';
 
 export class SqliteRecordings implements RecordingStore {
   constructor(private readonly c: SqliteConnection) {}
@@ -38,12 +40,14 @@ export class SqliteRecordings implements RecordingStore {
     return rows.map((r) => copyWith(JSON.parse(r.data) as Recording, { id: r.id }));
   }
 
-  async deleteRecording(accountId: string, id: number): Promise<Recording | null> {
+  async deleteRecording(accountId: string, id: number, audit?: AuditSealer<Recording>): Promise<Recording | null> {
     return this.c.tx(() => {
       const r = this.c.stmt('SELECT id, data FROM recordings WHERE id = ? AND account_id = ?').get(id, accountId) as { id: number; data: string } | undefined;
       if (!r) return null;
       this.c.stmt('DELETE FROM recordings WHERE id = ?').run(id);
-      return copyWith(JSON.parse(r.data) as Recording, { id: r.id });
+      const removed = copyWith(JSON.parse(r.data) as Recording, { id: r.id });
+      appendSealed(this.c, accountId, audit, removed, null);
+      return removed;
     });
   }
 }

@@ -198,12 +198,18 @@ CREATE INDEX IF NOT EXISTS issuers_by_iss ON issuers (iss_key, id);
  */
 export function migrate(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number;
-  if (version >= 7) {
+  if (version >= 8) {
+    fillNameKeys(db);
+    return;
+  }
+  if (version === 7) {
+    addAuditTables(db);
     fillNameKeys(db);
     return;
   }
   if (version === 5 || version === 6) {
     addIssuerColumns(db);
+    addAuditTables(db);
     fillNameKeys(db);
     return;
   }
@@ -239,7 +245,42 @@ export function migrate(db: Database.Database): void {
     // `user_version` 5: credential issuers (src/store/sqlite/issuers.ts), indexed by account and by
     // the key of their `iss` (issuerIndexKey), which every JWT presented with that `iss` reads.
     db.exec(ISSUERS_TABLE);
-    db.pragma('user_version = 7');
+    // `user_version` 8: the audit chains (below)
+    db.exec(AUDIT_TABLES);
+    db.pragma('user_version = 8');
+  })();
+}
+
+/**
+ * The audit chains (docs/api.md#audit-log; src/store/sqlite/audit.ts): each account's entries by
+ * seq, `data` the entry's JSON as sealed (the columns beside it index the list's filters), and per
+ * account its head and the anchor retention left. Written in the transaction of the change each
+ * entry records.
+ */
+const AUDIT_TABLES = `
+CREATE TABLE IF NOT EXISTS audit_entries (
+  account_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  at_ms INTEGER NOT NULL,
+  resource TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (account_id, seq)
+);
+CREATE TABLE IF NOT EXISTS audit_heads (
+  account_id TEXT PRIMARY KEY,
+  seq INTEGER NOT NULL,
+  mac TEXT NOT NULL,
+  anchor_seq INTEGER NOT NULL DEFAULT 0,
+  anchor_mac TEXT NOT NULL DEFAULT ''
+);
+`;
+
+/** `user_version` 8: the audit chains, empty (a file at 7 or earlier recorded no change). */
+function addAuditTables(db: Database.Database): void {
+  db.transaction(() => {
+    db.exec(AUDIT_TABLES);
+    db.pragma('user_version = 8');
   })();
 }
 

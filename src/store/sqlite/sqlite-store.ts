@@ -15,6 +15,7 @@ import { SqliteMeta } from './meta.js';
 import { SqliteLiveStreams } from './live-streams.js';
 import { SqliteSessions } from './sessions.js';
 import { SqliteMarks } from './marks.js';
+import { SqliteAudit } from './audit.js';
 
 export type { SqliteStoreOptions } from './connection.js';
 
@@ -42,6 +43,7 @@ class SqliteBackend implements StoreLifecycle {
       new SqliteLiveStreams(c),
       new SqliteSessions(c),
       new SqliteMarks(c),
+      new SqliteAudit(c),
     ]);
   }
 

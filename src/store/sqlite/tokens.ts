@@ -8,6 +8,8 @@ import type { ListQuery, TokenChange, TokenStore } from '../tokens.js';
 import { nameSortKey } from '../sort.js';
 import { copyWith } from '../../domain/objects.js';
 import type { SqliteConnection } from './connection.js';
+import type { AuditSealer } from '../../domain/audit.js';
+import { appendSealed } from './audit.js';
 
 interface SecuredRow {
   stream_name: string;
@@ -36,7 +38,7 @@ const toData = (t: NewTokenRecord | TokenRecord): string => {
 export class SqliteTokens implements TokenStore {
   constructor(private readonly c: SqliteConnection) {}
 
-  async createToken(t: NewTokenRecord): Promise<TokenRecord> {
+  async createToken(t: NewTokenRecord, audit?: AuditSealer<TokenRecord>): Promise<TokenRecord> {
     return this.c.tx(() => {
       const info = this.c.stmt(
         `INSERT INTO tokens (account_id, kind, token_hash, sort_name, added_ms, rev, securing, data)
@@ -44,7 +46,9 @@ export class SqliteTokens implements TokenStore {
       )
         .run(t.accountId, t.kind, tokenHash(t.token), nameSortKey(t.label), Date.parse(t.addedOn), viewerRuleFlags(t), toData(t));
       this.c.bumpVersion(t.accountId);
-      return copyWith(t, { id: Number(info.lastInsertRowid), rev: 1 });
+      const created = copyWith(t, { id: Number(info.lastInsertRowid), rev: 1 });
+      appendSealed(this.c, t.accountId, audit, null, created);
+      return created;
     });
   }
 
@@ -66,7 +70,7 @@ export class SqliteTokens implements TokenStore {
     return rows.map(fromRow);
   }
 
-  async updateToken(accountId: string, kind: TokenKind, id: number, change: TokenChange): Promise<TokenRecord | null> {
+  async updateToken(accountId: string, kind: TokenKind, id: number, change: TokenChange, audit?: AuditSealer<TokenRecord>): Promise<TokenRecord | null> {
     return this.c.tx(() => {
       const current = this.#readToken(accountId, kind, id);
       if (!current) return null;
@@ -76,11 +80,13 @@ export class SqliteTokens implements TokenStore {
         .run(tokenHash(next.token), nameSortKey(next.label), rev, viewerRuleFlags(next), toData(next), id);
       this.c.bumpVersion(accountId);
       if (clearBound) this.c.stmt('DELETE FROM bound_addresses WHERE token_id = ?').run(id);
-      return copyWith(next, { id, rev });
+      const updated = copyWith(next, { id, rev });
+      appendSealed(this.c, accountId, audit, current, updated);
+      return updated;
     });
   }
 
-  async deleteToken(accountId: string, kind: TokenKind, id: number): Promise<boolean> {
+  async deleteToken(accountId: string, kind: TokenKind, id: number, audit?: AuditSealer<TokenRecord>): Promise<boolean> {
     return this.c.tx(() => {
       const current = this.#readToken(accountId, kind, id);
       if (!current) return false;
@@ -91,6 +97,7 @@ export class SqliteTokens implements TokenStore {
         keep.run(accountId, s.streamName, s.isRegex ? 1 : 0, s.tokenId, s.addedOn, JSON.stringify(keptRules(s)));
       }
       this.c.bumpVersion(accountId);
+      appendSealed(this.c, accountId, audit, current, null);
       return true;
     });
   }
@@ -100,14 +107,16 @@ export class SqliteTokens implements TokenStore {
     return rows.map(securedOf).sort(bySecuredName);
   }
 
-  async removeSecuredStream(accountId: string, streamName: string): Promise<SecuredStream[]> {
+  async removeSecuredStream(accountId: string, streamName: string, audit?: AuditSealer<SecuredStream[]>): Promise<SecuredStream[]> {
     return this.c.tx(() => {
       const rows = this.c.stmt('SELECT stream_name, is_regex, token_id, added_on, rules FROM secured_streams WHERE account_id = ? AND stream_name = ?')
         .all(accountId, streamName) as SecuredRow[];
       if (rows.length === 0) return [];
       this.c.stmt('DELETE FROM secured_streams WHERE account_id = ? AND stream_name = ?').run(accountId, streamName);
       this.c.bumpVersion(accountId);
-      return rows.map(securedOf).sort(bySecuredName);
+      const removed = rows.map(securedOf).sort(bySecuredName);
+      appendSealed(this.c, accountId, audit, removed, null);
+      return removed;
     });
   }
 

@@ -3,6 +3,8 @@ import type { Delivery, Webhook, WebhookStore } from '../webhooks.js';
 import { DELIVERIES_KEPT } from '../../domain/store-rules.js';
 import { copyWith } from '../../domain/objects.js';
 import type { SqliteConnection } from './connection.js';
+import type { AuditSealer } from '../../domain/audit.js';
+import { appendSealed } from './audit.js';
 
 /** A row of a table with a JSON column and a revision. */
 interface RevRow {
@@ -19,31 +21,40 @@ export class SqliteWebhooks implements WebhookStore {
     return r ? copyWith(JSON.parse(r.data) as Webhook, { id: r.id, rev: r.rev }) : null;
   }
 
-  async createWebhook(w: Omit<Webhook, 'id' | 'rev'>): Promise<Webhook> {
-    const info = this.c.tx(() => this.c.stmt('INSERT INTO webhooks (account_id, rev, data) VALUES (?, 1, ?)').run(w.accountId, JSON.stringify(w)));
-    return copyWith(w, { id: Number(info.lastInsertRowid), rev: 1 });
+  async createWebhook(w: Omit<Webhook, 'id' | 'rev'>, audit?: AuditSealer<Webhook>): Promise<Webhook> {
+    return this.c.tx(() => {
+      const info = this.c.stmt('INSERT INTO webhooks (account_id, rev, data) VALUES (?, 1, ?)').run(w.accountId, JSON.stringify(w));
+      const created = copyWith(w, { id: Number(info.lastInsertRowid), rev: 1 });
+      appendSealed(this.c, w.accountId, audit, null, created);
+      return created;
+    });
   }
 
   async getWebhook(accountId: string, id: number): Promise<Webhook | null> {
     return this.#readWebhook(accountId, id);
   }
 
-  async updateWebhook(accountId: string, id: number, change: (cur: Webhook) => Webhook): Promise<Webhook | null> {
+  async updateWebhook(accountId: string, id: number, change: (cur: Webhook) => Webhook, audit?: AuditSealer<Webhook>): Promise<Webhook | null> {
     return this.c.tx(() => {
       const cur = this.#readWebhook(accountId, id);
       if (!cur) return null;
       const { id: _i, rev: _r, ...next } = change(cur);
       const rev = cur.rev + 1;
       this.c.stmt('UPDATE webhooks SET rev = ?, data = ? WHERE id = ?').run(rev, JSON.stringify(next), id);
-      return copyWith(next, { id, rev });
+      const updated = copyWith(next, { id, rev });
+      appendSealed(this.c, accountId, audit, cur, updated);
+      return updated;
     });
   }
 
-  async deleteWebhook(accountId: string, id: number): Promise<boolean> {
+  async deleteWebhook(accountId: string, id: number, audit?: AuditSealer<Webhook>): Promise<boolean> {
     return this.c.tx(() => {
-      const n = this.c.stmt('DELETE FROM webhooks WHERE id = ? AND account_id = ?').run(id, accountId).changes;
-      if (n === 1) this.c.stmt('DELETE FROM deliveries WHERE webhook_id = ?').run(id);
-      return n === 1;
+      const cur = this.#readWebhook(accountId, id);
+      if (!cur) return false;
+      this.c.stmt('DELETE FROM webhooks WHERE id = ? AND account_id = ?').run(id, accountId);
+      this.c.stmt('DELETE FROM deliveries WHERE webhook_id = ?').run(id);
+      appendSealed(this.c, accountId, audit, cur, null);
+      return true;
     });
   }
 

@@ -1,0 +1,244 @@
+// The audit log of management changes (docs/api.md#audit-log): the sealers the management services
+// hand their store writes (the HMAC key closed over: it never reaches the store), the entries of
+// changes the store does not hold (session cuts, stream stops), the reads behind /api/audit, the
+// verification, and the background work: each moved head logged every audit.headLogSeconds, and
+// retention (audit.retentionDays, audit.keepAfterAccountDeleteDays) swept hourly.
+import {
+  auditDiff,
+  ChainWalk,
+  sealEntry,
+  type AuditAction,
+  type AuditChange,
+  type AuditEntry,
+  type AuditHead,
+  type AuditResource,
+  type AuditSealer,
+  type AuditVerdict,
+  type DiffRules,
+} from '../domain/audit.js';
+import type { Account, AuditEnds, AuditQuery, Recording, Store, Webhook } from '../store/store.js';
+import type { TokenRecord } from '../domain/tokens.js';
+import type { IssuerRecord } from '../domain/issuers.js';
+import type { SecuredStream } from '../domain/secured-streams.js';
+import type { Logger } from '../observability/logger.js';
+import type { Config } from '../config/schema.js';
+import type { Actor } from './actor.js';
+
+/** How one kind of record shows in an entry: its id, the diff of a change, and (when not create/update/delete by presence) the action. */
+export interface Describer<T> {
+  id(record: T): string;
+  changes(before: T | null, after: T | null): Record<string, AuditChange>;
+  action?(before: T | null, after: T | null): AuditAction;
+}
+
+const differ =
+  <T extends object>(rules: DiffRules, shown: (r: T) => object = (r) => r) =>
+  (before: T | null, after: T | null) =>
+    auditDiff(before === null ? null : shown(before), after === null ? null : shown(after), rules);
+
+/** An account's settings; its secret's hash only as MASK (the create sets one). */
+export const ACCOUNT: Describer<Account> = {
+  id: (a) => a.id,
+  changes: differ<Account>({ secret: ['secretHash'], ignore: [] }),
+};
+
+/** An account's API secret: created, replaced or deleted; its hash never shown. */
+export const API_SECRET: Describer<Account> = {
+  id: (a) => a.id,
+  changes: differ<Account>({ secret: ['secretHash'], ignore: [] }, (a) => ({ secretHash: a.secretHash })),
+  action: (b, a) => (b?.secretHash === undefined ? 'create' : a?.secretHash === undefined ? 'delete' : 'update'),
+};
+
+/** A publish or subscribe token; its value never shown. */
+export const TOKEN: Describer<TokenRecord> = {
+  id: (t) => String(t.id),
+  changes: differ<TokenRecord>({ secret: ['token'], ignore: ['id', 'accountId', 'rev', 'updatedOn'] }),
+};
+
+/** A webhook; its signing secret never shown. */
+export const WEBHOOK: Describer<Webhook> = {
+  id: (w) => String(w.id),
+  changes: differ<Webhook>({ secret: ['secret'], ignore: ['id', 'accountId', 'rev', 'updatedOn'] }),
+};
+
+/** A credential issuer; its secret, private key and an EdgeAuth salt never shown. */
+export const ISSUER: Describer<IssuerRecord> = {
+  id: (i) => String(i.id),
+  changes: differ<IssuerRecord>({ secret: ['secret', 'signingKey', 'settings.salt'], ignore: ['id', 'accountId', 'rev', 'updatedOn'] }, (i) => {
+    const salt = i.settings !== null && 'salt' in i.settings ? i.settings.salt : undefined;
+    if (salt === undefined) return i;
+    const { salt: _salt, ...settings } = i.settings as { salt: unknown };
+    return Object.assign({}, i, { settings, 'settings.salt': salt });
+  }),
+};
+
+/** A recording forgotten. */
+export const RECORDING: Describer<Recording> = {
+  id: (r) => String(r.id),
+  changes: differ<Recording>({ secret: [], ignore: ['id', 'accountId'] }),
+};
+
+/** The secured-stream entries of one name, removed. */
+export const securedStreams = (streamName: string): Describer<SecuredStream[]> => ({
+  id: () => streamName,
+  changes: (before) => ({ entries: { from: before ?? [] } }),
+});
+
+const DAY_MS = 86_400_000;
+/** How often retention runs (and every head that moved, wherever it moved, is logged). */
+export const AUDIT_SWEEP_MS = 3_600_000;
+/** Stored entries read per round trip by verify and export. */
+const PAGE = 500;
+
+export type AuditOptions = Pick<Config['audit'], 'retentionDays' | 'keepAfterAccountDeleteDays' | 'headLogSeconds'>;
+
+/** What /api/audit/verify answers. */
+export type AuditReport = AuditVerdict & { head: AuditHead | null; anchor: AuditHead | null };
+
+export class AuditLog {
+  /** Accounts whose chain this instance moved since their heads were last logged. */
+  private readonly dirty = new Set<string>();
+  /** The seq of each account's head as last logged by this instance. */
+  private readonly logged = new Map<string, number>();
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    private readonly store: Store,
+    /** The HMAC key; null: the log is off (nothing sealed, the routes answer 404). */
+    private readonly key: string | null,
+    private readonly opts: AuditOptions,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get enabled(): boolean {
+    return this.key !== null;
+  }
+
+  /**
+   * The sealer of one change by `by` of the account's record of `resource`, for the store write
+   * that makes it; undefined when the log is off (the write records nothing).
+   */
+  sealer<T>(by: Actor, accountId: string, resource: AuditResource, d: Describer<T>): AuditSealer<T> | undefined {
+    const key = this.key;
+    if (key === null) return undefined;
+    return (before, after, head) => {
+      this.dirty.add(accountId);
+      const record = (after ?? before) as T;
+      return sealEntry(key, head, {
+        accountId,
+        at: new Date(this.now()).toISOString(),
+        actor: by.actor,
+        address: by.address,
+        requestId: by.requestId,
+        action: d.action?.(before, after) ?? (before === null ? 'create' : after === null ? 'delete' : 'update'),
+        resource,
+        resourceId: d.id(record),
+        changes: d.changes(before, after),
+      });
+    };
+  }
+
+  /** Records a change the store does not hold (a session cut, streams stopped) as an entry of its own. */
+  async note(by: Actor, accountId: string, resource: AuditResource, resourceId: string, action: AuditAction, changes: Record<string, AuditChange>): Promise<void> {
+    const seal = this.sealer<null>(by, accountId, resource, { id: () => resourceId, changes: () => changes, action: () => action });
+    if (seal !== undefined) await this.store.appendAudit(accountId, seal);
+  }
+
+  /** A page of the account's entries, newest first, and the cursor of the next (null: the last page). */
+  async list(accountId: string, q: AuditQuery): Promise<{ entries: AuditEntry[]; next: number | null }> {
+    const entries = await this.store.listAudit(accountId, q);
+    return { entries, next: entries.length === q.limit ? entries[entries.length - 1].seq : null };
+  }
+
+  /** Every entry matching the query, oldest first, handed to `line` one JSON text at a time. */
+  async export(accountId: string, q: Omit<AuditQuery, 'limit' | 'ascending' | 'cursor'>, line: (text: string) => Promise<void> | void): Promise<number> {
+    let cursor: number | undefined;
+    let n = 0;
+    for (;;) {
+      const page = await this.store.listAudit(accountId, Object.assign({}, q, { limit: PAGE, ascending: true, cursor }));
+      for (const e of page) await line(JSON.stringify(e));
+      n += page.length;
+      if (page.length < PAGE) return n;
+      cursor = page[page.length - 1].seq;
+    }
+  }
+
+  /** The account's chain walked from its anchor: ok, or its first broken link; `logged`: a head logged earlier to hold it to. */
+  async verify(accountId: string, logged?: AuditHead): Promise<AuditReport> {
+    if (this.key === null) throw new Error('the audit log is off');
+    const ends: AuditEnds = await this.store.auditEnds(accountId);
+    const walk = new ChainWalk(this.key, accountId, ends.anchor, logged);
+    // from the start, anchor or not: an entry slipped in below the anchor is found out of place
+    let after = 0;
+    for (;;) {
+      const page = await this.store.auditEntries(accountId, after, PAGE);
+      for (const s of page) walk.push(s.text);
+      if (page.length < PAGE) break;
+      after = page[page.length - 1].pos;
+    }
+    return Object.assign(walk.finish(ends.head), { head: ends.head, anchor: ends.anchor });
+  }
+
+  /** Starts the head log and the hourly retention sweep (timers that do not keep the process alive). */
+  start(): void {
+    if (this.key === null || this.timers.length > 0) return;
+    const heads = setInterval(() => void this.logHeads([...this.dirty]), this.opts.headLogSeconds * 1000);
+    const sweep = setInterval(() => void this.sweep(), AUDIT_SWEEP_MS);
+    heads.unref();
+    sweep.unref();
+    this.timers = [heads, sweep];
+  }
+
+  /** Stops them; the heads this instance moved since the last log are logged once more. */
+  async stop(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    if (this.dirty.size > 0) await this.logHeads([...this.dirty]);
+  }
+
+  /** Logs the head of each account given whose chain moved since this instance last logged it (never the key). */
+  async logHeads(accountIds: string[]): Promise<void> {
+    for (const accountId of accountIds) {
+      this.dirty.delete(accountId);
+      try {
+        const { head } = await this.store.auditEnds(accountId);
+        if (head === null || this.logged.get(accountId) === head.seq) continue;
+        this.logged.set(accountId, head.seq);
+        this.logger.info({ accountId, seq: head.seq, mac: head.mac }, 'audit head');
+      } catch (e) {
+        this.dirty.add(accountId);
+        this.logger.warn({ accountId, err: (e as Error).message }, 'audit head: not read');
+      }
+    }
+  }
+
+  /**
+   * Retention: the chains of accounts that no longer exist go once their newest entry is older than
+   * audit.keepAfterAccountDeleteDays; the others lose their entries older than audit.retentionDays
+   * (an anchor keeps the rest verifiable). Then every head that moved (here, on another instance or
+   * by the CLI) is logged.
+   */
+  async sweep(): Promise<void> {
+    if (this.key === null) return;
+    const now = this.now();
+    try {
+      const chains = await this.store.auditAccounts();
+      for (const c of chains) {
+        if (!c.exists) {
+          const keep = this.opts.keepAfterAccountDeleteDays * DAY_MS;
+          if (keep === 0 || c.lastAt === null || c.lastAt < now - keep) {
+            await this.store.deleteAccountAudit(c.accountId);
+            this.logged.delete(c.accountId);
+            this.logger.info({ accountId: c.accountId }, 'audit: the chain of a deleted account removed');
+          }
+          continue;
+        }
+        if (this.opts.retentionDays > 0) await this.store.pruneAudit(c.accountId, now - this.opts.retentionDays * DAY_MS);
+      }
+      await this.logHeads(chains.filter((c) => c.exists).map((c) => c.accountId));
+    } catch (e) {
+      this.logger.warn({ err: (e as Error).message }, 'audit: retention not run');
+    }
+  }
+}

@@ -1,0 +1,4 @@
+import { auditSuite } from './audit.suite.js';
+import { redisFactory } from '../helpers/stores.js';
+
+auditSuite(redisFactory());

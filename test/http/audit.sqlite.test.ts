@@ -1,0 +1,4 @@
+import { auditSuite } from './audit.suite.js';
+import { sqliteFactory } from '../helpers/stores.js';
+
+auditSuite(sqliteFactory());

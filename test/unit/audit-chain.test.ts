@@ -1,0 +1,115 @@
+// The audit chain without a store (docs/api.md#audit-log): the canonical form, the MAC chain, the
+// diff with secret values masked, and the walk that names a chain's first broken link.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { auditDiff, canonicalJson, ChainWalk, CHANGED, MASK, sealEntry, type AuditEntry, type AuditHead } from '../../src/domain/audit.js';
+import { ISSUER, TOKEN } from '../../src/audit/log.js';
+import { newTokenRecord } from '../../src/domain/tokens.js';
+
+const KEY = 'unit-test-audit-key-0123456789abcdef';
+const T = '2026-11-28T20:00:00.000Z';
+
+/** A chain of n entries of account A. */
+function chain(n: number, from: AuditHead | null = null, key = KEY): AuditEntry[] {
+  const out: AuditEntry[] = [];
+  let head = from;
+  for (let i = 0; i < n; i++) {
+    const e = sealEntry(key, head, { accountId: 'A', at: T, actor: 'admin', address: '203.0.113.7', requestId: `r${i}`, action: 'update', resource: 'account', resourceId: 'A', changes: { n: { from: i, to: i + 1 } } });
+    out.push(e);
+    head = { seq: e.seq, mac: e.mac };
+  }
+  return out;
+}
+
+function verdict(texts: string[], opts: { anchor?: AuditHead | null; head?: AuditHead | null; logged?: AuditHead; key?: string } = {}) {
+  const w = new ChainWalk(opts.key ?? KEY, 'A', opts.anchor ?? null, opts.logged);
+  for (const t of texts) w.push(t);
+  return w.finish(opts.head === undefined ? null : opts.head);
+}
+const texts = (es: AuditEntry[]) => es.map((e) => JSON.stringify(e));
+const headOf = (e: AuditEntry): AuditHead => ({ seq: e.seq, mac: e.mac });
+
+describe('audit chain', () => {
+  it('canonical JSON sorts keys at every depth and leaves undefined members out', () => {
+    assert.equal(canonicalJson({ b: 1, a: { d: [2, { z: 1, y: undefined }], c: null } }), '{"a":{"c":null,"d":[2,{"z":1}]},"b":1}');
+    assert.equal(canonicalJson({ x: 'é"' }), '{"x":"é\\""}');
+  });
+
+  it('mac_n = HMAC-SHA256(key, mac_{n-1} || canonical JSON of entry n with its seq)', () => {
+    const [a, b] = chain(2);
+    const { mac: macA, ...restA } = a;
+    assert.equal(macA, createHmac('sha256', KEY).update(canonicalJson(restA)).digest('hex'));
+    const { mac: macB, ...restB } = b;
+    assert.equal(b.seq, 2);
+    assert.equal(macB, createHmac('sha256', KEY).update(macA + canonicalJson(restB)).digest('hex'));
+  });
+
+  it('a sound chain verifies, from its anchor too, and against a logged head it holds', () => {
+    const es = chain(5);
+    assert.deepEqual(verdict(texts(es), { head: headOf(es[4]) }), { ok: true, entries: 5, first: 1, last: 5 });
+    assert.deepEqual(verdict(texts(es.slice(2)), { anchor: headOf(es[1]), head: headOf(es[4]) }), { ok: true, entries: 3, first: 3, last: 5 });
+    assert.deepEqual(verdict(texts(es), { head: headOf(es[4]), logged: headOf(es[2]) }), { ok: true, entries: 5, first: 1, last: 5, logged: 'matched' });
+    assert.deepEqual(verdict(texts(es.slice(3)), { anchor: headOf(es[2]), head: headOf(es[4]), logged: headOf(es[0]) }), { ok: true, entries: 2, first: 4, last: 5, logged: 'pruned' });
+    assert.deepEqual(verdict([], {}), { ok: true, entries: 0, first: null, last: null });
+  });
+
+  it('names the first broken link: deleted, edited, reordered, forged, unsealed, unreadable, another key', () => {
+    const es = chain(5);
+    const t = texts(es);
+    const head = headOf(es[4]);
+    const broken = (v: ReturnType<typeof verdict>) => (v.ok ? null : [v.broken.seq, v.broken.problem]);
+    assert.deepEqual(broken(verdict([t[0], t[1], t[3], t[4]], { head })), [3, 'missing']);
+    assert.deepEqual(broken(verdict([t[1], t[2], t[3], t[4]], { head })), [1, 'missing'], 'the first one deleted');
+    const edited = JSON.stringify(Object.assign({}, es[2], { actor: 'cli' }));
+    assert.deepEqual(broken(verdict([t[0], t[1], edited, t[3], t[4]], { head })), [3, 'edited']);
+    assert.deepEqual(broken(verdict([t[0], t[2], t[1], t[3], t[4]], { head })), [2, 'out_of_order']);
+    assert.deepEqual(broken(verdict([t[0], t[1], t[2], t[2], t[3], t[4]], { head })), [3, 'out_of_order'], 'an entry twice');
+    const forged = JSON.stringify(Object.assign({}, es[4], { seq: 6, mac: 'f'.repeat(64) }));
+    assert.deepEqual(broken(verdict([...t, forged], { head: { seq: 6, mac: 'f'.repeat(64) } })), [6, 'edited']);
+    const { mac: _mac, ...unsealed } = es[1];
+    assert.deepEqual(broken(verdict([t[0], JSON.stringify(unsealed), t[2], t[3], t[4]], { head })), [2, 'unsealed']);
+    assert.deepEqual(broken(verdict([t[0], '{not json', t[2], t[3], t[4]], { head })), [2, 'edited']);
+    assert.deepEqual(broken(verdict(t, { head, key: 'another-key-0123456789abcdef0123456' })), [1, 'edited']);
+    const moved = JSON.stringify(Object.assign({}, es[0], { accountId: 'B' }));
+    assert.deepEqual(broken(verdict([moved, ...t.slice(1)], { head })), [1, 'edited'], 'an entry of another account');
+  });
+
+  it('a tail cut off shows only against a head: the stored one, or a logged one when the stored head was cut too', () => {
+    const es = chain(5);
+    const t = texts(es);
+    assert.equal(verdict(t.slice(0, 3), { head: headOf(es[2]) }).ok, true, 'cut with its head: nothing shows');
+    const v = verdict(t.slice(0, 3), { head: headOf(es[2]), logged: headOf(es[4]) });
+    assert.deepEqual(v.ok ? null : v.broken, { seq: 4, problem: 'missing', detail: 'entry 4 is missing: the logged head names entry 5, the chain ends at 3' });
+    const s = verdict(t.slice(0, 3), { head: headOf(es[4]) });
+    assert.deepEqual(s.ok ? null : [s.broken.seq, s.broken.problem], [4, 'missing']);
+    // rebuilt with another key from entry 3 on: the logged head's link differs
+    const rebuilt = [...es.slice(0, 2), ...chain(3, headOf(es[1]), 'attacker-key-0123456789abcdef01234')];
+    const r = verdict(texts(rebuilt), { head: headOf(rebuilt[4]), logged: headOf(es[4]) });
+    assert.deepEqual(r.ok ? null : [r.broken.seq, r.broken.problem], [3, 'edited']);
+  });
+
+  it('diffs mask secrets: a set secret shows ***, a replaced one *** → changed, a removed one *** → null; unchanged fields are left out', () => {
+    const rules = { secret: ['secret'], ignore: ['rev'] };
+    assert.deepEqual(auditDiff(null, { a: 1, secret: 's3cr3t', rev: 1 }, rules), { a: { to: 1 }, secret: { to: MASK } });
+    assert.deepEqual(auditDiff({ a: 1, secret: 'x', rev: 1 }, { a: 2, secret: 'y', rev: 2 }, rules), { a: { from: 1, to: 2 }, secret: { from: MASK, to: CHANGED } });
+    assert.deepEqual(auditDiff({ a: 1, secret: 'x' }, { a: 1, secret: null }, rules), { secret: { from: MASK, to: null } });
+    assert.deepEqual(auditDiff({ a: [1], secret: 'x' }, null, rules), { a: { from: [1] }, secret: { from: MASK } });
+    assert.deepEqual(auditDiff({ a: { b: 1 } }, { a: { b: 1 } }, rules), {});
+  });
+
+  it("a token's value and an issuer's secret, private key and EdgeAuth salt never reach an entry", () => {
+    const before = Object.assign(newTokenRecord('publish', 'A', { label: 'l', streams: [{ streamName: 'cam1' }] }, 'a'.repeat(64), Date.parse(T)), { id: 1, rev: 1 });
+    const after = Object.assign({}, before, { token: 'b'.repeat(64), label: 'm', rev: 2 });
+    const changes = TOKEN.changes(before, after);
+    assert.deepEqual(changes, { label: { from: 'l', to: 'm' }, token: { from: MASK, to: CHANGED } });
+    assert.doesNotMatch(JSON.stringify(TOKEN.changes(null, before)), /a{64}/);
+    const issuer = { id: 2, secret: 'issuer-secret-value-xyz', signingKey: '-----BEGIN PRIVATE KEY-----', settings: { format: 'akamai-edgeauth', salt: 'salty-salt-value', names: ['hdnts'] } };
+    const text = JSON.stringify([
+      ISSUER.changes(null, issuer as never),
+      ISSUER.changes(issuer as never, Object.assign({}, issuer, { settings: Object.assign({}, issuer.settings, { salt: 'other-salt' }) }) as never),
+    ]);
+    for (const secret of ['issuer-secret-value-xyz', 'PRIVATE KEY', 'salty-salt-value', 'other-salt']) assert.ok(!text.includes(secret), secret);
+    assert.match(text, /"settings\.salt":\{"from":"\*\*\*","to":"changed"\}/);
+  });
+});
