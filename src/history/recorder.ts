@@ -20,6 +20,8 @@ interface Bucket {
 
 /** How often retention runs (age, count per account, addresses). */
 const PRUNE_MS = 60_000;
+/** How often the history looks for accounts that no longer exist, whose entries go with them. */
+export const GONE_SWEEP_MS = 3_600_000;
 /** Accounts whose rates are tracked at once (the least recent forgotten: they start full again). */
 const ACCOUNTS_TRACKED = 10_000;
 
@@ -36,6 +38,7 @@ export class DecisionHistory {
   readonly tallies: HistoryTallies = { kept: 0, rate: 0, queue: 0, failed: 0, no_account: 0 };
   private readonly flushTimer: NodeJS.Timeout;
   private readonly pruneTimer: NodeJS.Timeout;
+  private readonly goneTimer: NodeJS.Timeout;
 
   constructor(
     private readonly cfg: Config['history'],
@@ -48,6 +51,8 @@ export class DecisionHistory {
     this.flushTimer.unref();
     this.pruneTimer = setInterval(() => void this.prune(), PRUNE_MS);
     this.pruneTimer.unref();
+    this.goneTimer = setInterval(() => void this.sweepGone(), GONE_SWEEP_MS);
+    this.goneTimer.unref();
   }
 
   /**
@@ -154,6 +159,27 @@ export class DecisionHistory {
     }
   }
 
+  /**
+   * The entries of accounts that no longer exist go with them (docs/api.md#decision-history). Reads
+   * each account's existence from the store afresh; an account the store cannot answer for is kept.
+   */
+  async sweepGone(): Promise<void> {
+    try {
+      for (const accountId of await this.sink.accounts()) {
+        let exists: boolean;
+        try {
+          exists = await this.accountExists(accountId);
+        } catch {
+          continue;
+        }
+        this.exists.set(accountId, exists);
+        if (!exists) await this.erase(accountId);
+      }
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'decision history: the sweep of deleted accounts did not run');
+    }
+  }
+
   /** Erases what was kept of an account, its queued entries included (an erasure request; the account's deletion). */
   async erase(accountId: string): Promise<void> {
     this.queue = this.queue.filter((e) => e.accountId !== accountId);
@@ -165,6 +191,7 @@ export class DecisionHistory {
   async close(): Promise<void> {
     clearInterval(this.flushTimer);
     clearInterval(this.pruneTimer);
+    clearInterval(this.goneTimer);
     await this.flush();
     this.closed = true;
     await this.sink.close();

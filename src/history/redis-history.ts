@@ -158,6 +158,10 @@ export class RedisHistory implements HistorySink {
     }
   }
 
+  async accounts(): Promise<string[]> {
+    return this.redis.smembers(keys.historyAccounts);
+  }
+
   async deleteAccount(accountId: string, now: number): Promise<void> {
     // every address bucket that can still exist: those of the last addressSeconds (and one width), in the account's slot
     const buckets: string[] = [keys.history(accountId)];

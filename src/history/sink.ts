@@ -17,6 +17,8 @@ export interface HistorySink {
   query(accountId: string, q: DecisionQuery): Promise<DecisionPage>;
   /** Drops what its retention says is past (age, count per account, addresses), at `now` (ms). */
   prune(now: number): Promise<void>;
+  /** The accounts the history holds entries of. */
+  accounts(): Promise<string[]>;
   /** Everything kept of an account (its deletion), at `now` (ms). */
   deleteAccount(accountId: string, now: number): Promise<void>;
   close(): Promise<void>;

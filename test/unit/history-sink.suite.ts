@@ -100,7 +100,9 @@ export function historySinkSuite(f: SinkFactory): void {
       const s = await f.make(RETENTION);
       const t = Date.now();
       await s.append([entry('E1', t), entry('E1', t + 1), entry('E2', t + 2)]);
+      assert.deepEqual((await s.accounts()).filter((a) => a.startsWith('E')).sort(), ['E1', 'E2']);
       await s.deleteAccount('E1', t + 3);
+      assert.deepEqual((await s.accounts()).filter((a) => a.startsWith('E')), ['E2']);
       assert.deepEqual((await s.query('E1', { limit: 10 })).items, []);
       assert.equal((await s.query('E2', { limit: 10 })).items.length, 1);
       await s.close();

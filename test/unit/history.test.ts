@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { DecisionHistory } from '../../src/history/recorder.js';
+import { DecisionHistory, GONE_SWEEP_MS } from '../../src/history/recorder.js';
 import { SqliteHistory } from '../../src/history/sqlite-history.js';
 import { decisionIdAt, decisionIdTime, truncateAddress, type DecisionEntry } from '../../src/history/entry.js';
 import type { HistorySink } from '../../src/history/sink.js';
@@ -45,6 +45,9 @@ class Kept implements HistorySink {
     return { items: this.batches.flat() };
   }
   async prune() {}
+  async accounts() {
+    return [...new Set(this.batches.flat().map((e) => e.accountId))];
+  }
   async deleteAccount(id: string) {
     this.erased.push(id);
   }
@@ -126,6 +129,30 @@ describe('decision history recorder', () => {
     await h.erase('A');
     assert.deepEqual(sink.erased, ['A']);
     assert.deepEqual(sink.batches.flat().map((e) => e.accountId), ['B']);
+  });
+});
+
+describe('decision history: deleted accounts', () => {
+  it('drops the entries of accounts the store no longer holds, hourly, and keeps those it cannot answer for', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval', 'setImmediate', 'Date'], now: 1_000_000 });
+    const sink = new Kept();
+    let gone = new Set<string>();
+    let down = false;
+    const h = new DecisionHistory(CFG, sink, async (id) => {
+      if (down) throw new Error('store down');
+      return !gone.has(id);
+    }, silent);
+    for (const a of ['A', 'B', 'C']) h.push(entry(a, 1));
+    await h.flush();
+    gone = new Set(['B']);
+    down = true;
+    await h.sweepGone();
+    assert.deepEqual(sink.erased, []);
+    down = false;
+    t.mock.timers.tick(GONE_SWEEP_MS);
+    // the timer's sweep runs on its own; wait for what it started
+    await h.sweepGone();
+    assert.deepEqual([...new Set(sink.erased)], ['B']);
   });
 });
 
