@@ -1,7 +1,8 @@
 // Debian's Chromium for the browser tests (the dashboard, the Web SDK), headless, with what keeps
 // it quiet on a CI box; it fails naming the package when it is missing, never skips.
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import assert from 'node:assert/strict';
+import { chromium, type Browser, type Locator } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -30,3 +31,17 @@ export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
     ],
   });
 }
+
+/** Polls a page until `read()` returns `expected` (10 s), then asserts, so a failure shows the last value seen. */
+export async function eventually<T>(read: () => Promise<T>, expected: T, what: string): Promise<void> {
+  const deadline = Date.now() + 10000;
+  let last: T = await read();
+  while (JSON.stringify(last) !== JSON.stringify(expected) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    last = await read();
+  }
+  assert.deepEqual(last, expected, what);
+}
+
+/** The first element's trimmed text, or '<absent>'. */
+export const text = async (l: Locator): Promise<string> => ((await l.count()) ? ((await l.first().textContent()) ?? '').trim() : '<absent>');

@@ -6,23 +6,10 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { build } from 'vite';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from './chromium.js';
+import type { Browser, Page } from 'playwright-core';
+import { eventually, launchChromium, requireChromium, text } from './chromium.js';
 import { redisDeployment, type Deployment } from '../helpers/instances.js';
 import { ROOT } from '../helpers/process.js';
-
-const text = async (l: Locator) => ((await l.count()) ? ((await l.first().textContent()) ?? '').trim() : '<absent>');
-
-/** Polls until `read()` returns `expected` (10 s), then asserts, so a failure shows the last value seen. */
-async function eventually(read: () => Promise<string>, expected: string, what: string): Promise<void> {
-  const deadline = Date.now() + 10000;
-  let last = await read();
-  while (last !== expected && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    last = await read();
-  }
-  assert.equal(last, expected, what);
-}
 
 describe('dashboard decisions in Chromium: two instances on one Redis', () => {
   let d: Deployment;

@@ -11,7 +11,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { build } from 'vite';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from './chromium.js';
+import { eventually, launchChromium, requireChromium, text } from './chromium.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { sqliteFactory } from '../helpers/stores.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -21,18 +21,6 @@ import { createHttpServer } from '../../src/http/server.js';
 const SHOTS = path.join(ROOT, 'test/e2e/screenshots');
 const WRONG_SECRET = 'f'.repeat(64);
 
-/** Polls until `read()` returns `expected` (10 s), then asserts, so a failure shows the last value seen. */
-async function eventually<T>(read: () => Promise<T>, expected: T, what: string): Promise<void> {
-  const deadline = Date.now() + 10000;
-  let last: T = await read();
-  while (!isDeepEqual(last, expected) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    last = await read();
-  }
-  assert.deepEqual(last, expected, what);
-}
-const isDeepEqual = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-const text = async (l: Locator) => ((await l.count()) ? ((await l.first().textContent()) ?? '').trim() : '<absent>');
 /** A time as the dashboard shows it. */
 const fmt = (iso: string) => `${new Date(iso).toISOString().replace('T', ' ').slice(0, 19)} UTC`;
 const cells = (row: Locator) => row.locator('td').allTextContents().then((xs) => xs.map((x) => x.trim()));
