@@ -3,6 +3,7 @@
 // changes the store does not hold (session cuts, stream stops), the reads behind /api/audit, the
 // verification, and the background work: each moved head logged every audit.headLogSeconds, and
 // retention (audit.retentionDays, audit.keepAfterAccountDeleteDays) swept hourly.
+import { setImmediate } from 'node:timers/promises';
 import {
   auditDiff,
   ChainWalk,
@@ -87,8 +88,16 @@ export const securedStreams = (streamName: string): Describer<SecuredStream[]> =
 const DAY_MS = 86_400_000;
 /** How often retention runs (and every head that moved, wherever it moved, is logged). */
 export const AUDIT_SWEEP_MS = 3_600_000;
-/** Stored entries read per round trip by verify and export. */
+/** Stored entries read per round trip by verify and export (the event loop is yielded between pages). */
 const PAGE = 500;
+/** How far ahead another instance's clock may run when retention's bound is checked at verify. */
+const CLOCK_ALLOWANCE_MS = 300_000;
+/** Walks of a chain retention cut short while verify read it, before the last one is answered as found. */
+const VERIFY_ATTEMPTS = 3;
+/** Times verify reads on to a head that moved while it read, before it answers on the last one read. */
+const MAX_READ_ON = 20;
+
+const sameLink = (a: AuditHead | null, b: AuditHead | null): boolean => (a === null ? b === null : b !== null && a.seq === b.seq && a.mac === b.mac);
 
 export type AuditOptions = Pick<Config['audit'], 'retentionDays' | 'keepAfterAccountDeleteDays' | 'headLogSeconds'>;
 
@@ -161,23 +170,43 @@ export class AuditLog {
       n += page.length;
       if (page.length < PAGE) return n;
       cursor = page[page.length - 1].seq;
+      await setImmediate();
     }
   }
 
-  /** The account's chain walked from its anchor: ok, or its first broken link; `logged`: a head logged earlier to hold it to. */
+  /**
+   * The account's chain walked from its anchor: ok, or its first broken link; `logged`: a head logged
+   * earlier to hold it to. Changes made while it reads are not breaks: entries appended meanwhile are
+   * read on to the head that follows them, and a walk that retention cut short is walked again.
+   */
   async verify(accountId: string, logged?: AuditHead): Promise<AuditReport> {
     if (this.key === null) throw new Error('the audit log is off');
-    const ends: AuditEnds = await this.store.auditEnds(accountId);
-    const walk = new ChainWalk(this.key, accountId, ends.anchor, logged);
-    // from the start, anchor or not: an entry slipped in below the anchor is found out of place
-    let after = 0;
-    for (;;) {
-      const page = await this.store.auditEntries(accountId, after, PAGE);
-      for (const s of page) walk.push(s.text);
-      if (page.length < PAGE) break;
-      after = page[page.length - 1].pos;
+    // retention removes entries made before its bound at each hourly sweep; the allowance covers
+    // instances whose clocks run ahead of this one's
+    const removableBefore = this.opts.retentionDays > 0 ? this.now() - this.opts.retentionDays * DAY_MS + CLOCK_ALLOWANCE_MS : null;
+    for (let attempt = 1; ; attempt++) {
+      const ends: AuditEnds = await this.store.auditEnds(accountId);
+      const walk = new ChainWalk(this.key, accountId, ends.anchor, removableBefore, logged);
+      // from the start, anchor or not: an entry slipped in below the anchor is found out of place
+      let after = 0;
+      let head = ends.head;
+      for (let round = 0; ; round++) {
+        for (;;) {
+          const page = await this.store.auditEntries(accountId, after, PAGE);
+          for (const s of page) walk.push(s.text);
+          if (page.length > 0) after = page[page.length - 1].pos;
+          if (page.length < PAGE) break;
+          await setImmediate();
+        }
+        const now = await this.store.auditEnds(accountId);
+        if (!sameLink(now.anchor, ends.anchor) && attempt < VERIFY_ATTEMPTS) break;
+        if (sameLink(now.head, head) || round >= MAX_READ_ON) {
+          return Object.assign(walk.finish(head), { head, anchor: ends.anchor && { seq: ends.anchor.seq, mac: ends.anchor.mac } });
+        }
+        // appended while it read: read on from where it stopped, to the new head
+        head = now.head;
+      }
     }
-    return Object.assign(walk.finish(ends.head), { head: ends.head, anchor: ends.anchor });
   }
 
   /** Starts the head log and the hourly retention sweep (timers that do not keep the process alive). */

@@ -61,6 +61,18 @@ export interface AuditHead {
 }
 
 /**
+ * Where a chain starts once retention removed its oldest entries: the last removed entry, whole, and
+ * the MAC of the entry before it. Verify recomputes the anchor's own MAC, so whoever writes the store
+ * cannot move a chain's start without the key, and checks that retention could have removed it.
+ */
+export interface AuditAnchor extends AuditHead {
+  /** The removed entry's text, as it was stored. */
+  text: string;
+  /** The MAC of the entry before it ('' before the first). */
+  previousMac: string;
+}
+
+/**
  * Seals the entry of one change: given the record before and after it (null: none, a create or a
  * delete) and the account's head as the store holds it in the same atomic step, answers the entry
  * numbered head.seq + 1 and chained to head.mac. Synchronous and pure (the key is closed over):
@@ -153,8 +165,42 @@ export type AuditVerdict =
 const HEX_MAC = /^[0-9a-f]{64}$/;
 
 /**
+ * What is wrong with an anchor, if anything: it must be a genuine entry of this account (its MAC
+ * recomputed on the MAC before it) made before retention's bound. Otherwise the chain's start was
+ * moved by whoever wrote the store, and the entries before it are missing, not pruned.
+ */
+function anchorBreak(key: string | Buffer, accountId: string, anchor: AuditAnchor, removableBefore: number | null): AuditBreak | undefined {
+  const { seq } = anchor;
+  let e: Partial<AuditEntry> | undefined;
+  try {
+    e = JSON.parse(anchor.text) as Partial<AuditEntry>;
+  } catch {
+    e = undefined;
+  }
+  if (e === null || typeof e !== 'object' || e.seq !== seq || e.mac !== anchor.mac || e.accountId !== accountId) {
+    return { seq, problem: 'edited', detail: `the anchor (entry ${seq}, the last one retention removed) is not that entry: the chain's start was moved` };
+  }
+  const { mac, ...rest } = e as AuditEntry;
+  if (chainMac(key, anchor.previousMac, rest) !== mac) {
+    return { seq, problem: 'edited', detail: `the anchor (entry ${seq}, the last one retention removed) does not match its MAC: the chain's start was moved` };
+  }
+  const at = Date.parse(String(e.at));
+  if (removableBefore === null) {
+    return { seq, problem: 'missing', detail: `entries up to ${seq} were removed, and retention is off (audit.retentionDays is 0)` };
+  }
+  if (!(at < removableBefore)) {
+    return {
+      seq,
+      problem: 'missing',
+      detail: `entries up to ${seq} were removed, but retention removes only entries made before ${new Date(removableBefore).toISOString()} and entry ${seq} was made at ${String(e.at)}`,
+    };
+  }
+  return undefined;
+}
+
+/**
  * Walks an account's stored entries in the order the store keeps them (by seq), from its anchor
- * (the last pruned link, else none), recomputing every MAC. Fed in chunks (`push`), then `finish`
+ * (the last pruned link, itself checked, else none), recomputing every MAC. Fed in chunks (`push`), then `finish`
  * compares the end with the stored head and, when given, a head logged earlier: the first broken
  * link is named with its seq and what is wrong — `missing` (deleted, or the tail cut off),
  * `edited` (its MAC does not match: changed, forged, or moved from elsewhere), `out_of_order`
@@ -173,17 +219,29 @@ export class ChainWalk {
 
   private loggedFound: 'matched' | 'pruned' | undefined;
 
-  /** `logged`: a head logged earlier, whose link the chain must hold (unless pruned past it). */
+  /**
+   * `anchor`: where retention left the chain's start; `removableBefore`: the time (epoch ms) before
+   * which retention may have removed entries (null: retention is off, so nothing may be missing at
+   * the start); `logged`: a head logged earlier, whose link the chain must hold (unless pruned past it).
+   */
   constructor(
     private readonly key: string | Buffer,
     private readonly accountId: string,
-    anchor: AuditHead | null,
+    anchor: AuditAnchor | null,
+    removableBefore: number | null,
     private readonly logged?: AuditHead,
   ) {
     this.previousMac = anchor?.mac ?? '';
     this.expected = (anchor?.seq ?? 0) + 1;
+    if (anchor) this.broken = anchorBreak(key, accountId, anchor, removableBefore);
+    if (this.broken !== undefined) return;
     if (logged && anchor && logged.seq < anchor.seq) this.loggedFound = 'pruned';
     if (logged && anchor && logged.seq === anchor.seq) this.checkLogged(anchor.seq, anchor.mac);
+  }
+
+  /** The seq of the last entry vouched for so far (the anchor's, or 0, before any). */
+  get end(): number {
+    return this.expected - 1;
   }
 
   private checkLogged(seq: number, mac: string): void {

@@ -46,7 +46,7 @@ function sealer<T>(accountId: string, resource: 'account' | 'publishToken' | 'is
 /** The account's chain walked from its anchor, as verify walks it. */
 async function walk(s: AuditUnderTest, accountId: string) {
   const ends = await s.auditEnds(accountId);
-  const w = new ChainWalk(KEY, accountId, ends.anchor);
+  const w = new ChainWalk(KEY, accountId, ends.anchor, Number.MAX_SAFE_INTEGER);
   for (const e of await s.auditEntries(accountId, 0, 1000)) w.push(e.text);
   return w.finish(ends.head);
 }
@@ -158,14 +158,18 @@ export function auditTests(fresh: Fresh<AuditUnderTest>): void {
       assert.deepEqual((await s.listAudit('AU4', { limit: 10, ascending: true, cursor: 4 })).map((e) => e.seq), [5, 6]);
       assert.deepEqual((await s.auditEntries('AU4', 2, 2)).map((e) => e.pos), [3, 4]);
 
+      const listed = await s.listAudit('AU4', { limit: 10 });
+      const entry = (seq: number) => listed.find((e) => e.seq === seq)!;
       assert.equal(await s.pruneAudit('AU4', T0 + 2500), 3, 'entries 1-3 were made before');
       const ends = await s.auditEnds('AU4');
       assert.equal(ends.anchor?.seq, 3);
+      assert.deepEqual(ends.anchor, { seq: 3, mac: entry(3).mac, text: JSON.stringify(entry(3)), previousMac: entry(2).mac }, 'the anchor: entry 3 whole, and the MAC before it');
       assert.equal(ends.head?.seq, 6);
       assert.deepEqual(await walk(s, 'AU4'), { ok: true, entries: 3, first: 4, last: 6 });
       assert.equal(await s.pruneAudit('AU4', T0 + 2500), 0, 'nothing more before then');
       assert.equal(await s.pruneAudit('AU4', T0 + 10_000), 3);
-      assert.deepEqual(await s.auditEnds('AU4'), { head: ends.head, anchor: ends.head }, 'all pruned: the anchor is the head');
+      const all = await s.auditEnds('AU4');
+      assert.deepEqual(all, { head: ends.head, anchor: { seq: 6, mac: entry(6).mac, text: JSON.stringify(entry(6)), previousMac: entry(5).mac } }, 'all pruned: the anchor is the head, chained to entry 5 through the anchor before');
       assert.deepEqual(await walk(s, 'AU4'), { ok: true, entries: 0, first: null, last: null });
       await s.appendAudit('AU4', sealer<null>('AU4', 'session', calls, () => T0 + 20_000));
       assert.deepEqual(await walk(s, 'AU4'), { ok: true, entries: 1, first: 7, last: 7 });

@@ -6,9 +6,9 @@
 // sealed entry it answers beside the change, or nothing at all (docs/architecture.md#the-audit-chain).
 // This interface holds the rest: an entry of its own (a change the store does not hold), the reads,
 // retention and the removal of an account's chain. The HMAC key never reaches the store.
-import type { AuditEntry, AuditHead, AuditSealer } from '../domain/audit.js';
+import type { AuditAnchor, AuditEntry, AuditHead, AuditSealer } from '../domain/audit.js';
 
-export type { AuditEntry, AuditHead, AuditSealer } from '../domain/audit.js';
+export type { AuditAnchor, AuditEntry, AuditHead, AuditSealer } from '../domain/audit.js';
 
 /** A page of an account's entries. */
 export interface AuditQuery {
@@ -37,7 +37,7 @@ export interface StoredAudit {
 /** The ends of an account's chain: its last entry, and the last one retention removed. */
 export interface AuditEnds {
   head: AuditHead | null;
-  anchor: AuditHead | null;
+  anchor: AuditAnchor | null;
 }
 
 export interface AuditStore {
@@ -58,8 +58,8 @@ export interface AuditStore {
   auditEnds(accountId: string): Promise<AuditEnds>;
   /**
    * Removes the account's oldest entries, up to (not including) the first entry made at or after
-   * `before` (epoch ms), and keeps the last removed one's seq and MAC as the anchor the rest verifies
-   * from; atomically. Answers how many were removed.
+   * `before` (epoch ms), and keeps the last removed one (its seq, MAC and text, and the MAC of the
+   * entry before it) as the anchor the rest verifies from; atomically. Answers how many were removed.
    */
   pruneAudit(accountId: string, before: number): Promise<number>;
   /** Removes the account's whole chain: entries, head and anchor. */

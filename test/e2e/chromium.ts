@@ -43,5 +43,11 @@ export async function eventually<T>(read: () => Promise<T>, expected: T, what: s
   assert.deepEqual(last, expected, what);
 }
 
-/** The first element's trimmed text, or '<absent>'. */
-export const text = async (l: Locator): Promise<string> => ((await l.count()) ? ((await l.first().textContent()) ?? '').trim() : '<absent>');
+/**
+ * The first element's trimmed text, or '<absent>'. One read that never waits: an element removed
+ * between a count and a read would otherwise make the read wait out Playwright's 30 s timeout.
+ */
+export const text = async (l: Locator): Promise<string> => {
+  const [first] = await l.allTextContents();
+  return first === undefined ? '<absent>' : first.trim();
+};

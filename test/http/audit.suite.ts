@@ -35,6 +35,7 @@ interface Tamper {
   replace(accountId: string, pos: number, text: string): Promise<void>;
   remove(accountId: string, pos: number): Promise<void>;
   setHead(accountId: string, seq: number, mac: string): Promise<void>;
+  setAnchor(accountId: string, anchor: { seq: number; mac: string; text: string; previousMac: string }): Promise<void>;
   deleteAccount(accountId: string): Promise<void>;
   /** The environment a CLI run needs to open this store. */
   cliEnv(): Record<string, string>;
@@ -54,6 +55,8 @@ function tamperOf(store: Store): Tamper {
       },
       remove: async (a, pos) => void db.prepare('DELETE FROM audit_entries WHERE account_id = ? AND seq = ?').run(a, pos),
       setHead: async (a, seq, mac) => void db.prepare('UPDATE audit_heads SET seq = ?, mac = ? WHERE account_id = ?').run(seq, mac, a),
+      setAnchor: async (a, x) =>
+        void db.prepare('UPDATE audit_heads SET anchor_seq = ?, anchor_mac = ?, anchor_text = ?, anchor_prev = ? WHERE account_id = ?').run(x.seq, x.mac, x.text, x.previousMac, a),
       deleteAccount: async (a) => void db.prepare('DELETE FROM accounts WHERE id = ?').run(a),
       cliEnv: () => ({ STREAMGATE_DATA_DIR: path.dirname(file), STREAMGATE_STORE_SQLITEFILE: path.basename(file), STREAMGATE_AUDIT_KEY: KEY }),
       close: async () => void db.close(),
@@ -76,6 +79,7 @@ function tamperOf(store: Store): Tamper {
     },
     remove: async (a, pos) => void (await (await ready).zremrangebyscore(keys.auditLog(a), pos, pos)),
     setHead: async (a, seq, mac) => void (await (await ready).hset(keys.auditHead(a), 'seq', seq, 'mac', mac)),
+    setAnchor: async (a, x) => void (await (await ready).hset(keys.auditHead(a), 'anchorSeq', x.seq, 'anchorMac', x.mac, 'anchorText', x.text, 'anchorPrev', x.previousMac)),
     deleteAccount: async (a) => void (await (await ready).del(keys.account(a))),
     cliEnv: () => ({ REDIS_URL: `redis://${main.options.host}:${main.options.port}`, STREAMGATE_REDIS_KEYPREFIX: main.options.keyPrefix ?? '', STREAMGATE_AUDIT_KEY: KEY }),
     close: async () => void (await ready).disconnect(),
@@ -504,6 +508,68 @@ export function auditSuite(factory: StoreFactory): void {
       await t.services.audit.sweep();
       assert.deepEqual(await store.auditEnds(gone.id), { head: null, anchor: null });
       assert.notEqual((await store.auditEnds(a.id)).head, null, 'an account that exists keeps its chain');
+    });
+
+    it('whoever writes the store cannot pass entries it deleted off as pruned: the anchor is checked, its MAC and its age', async () => {
+      await fresh({ retentionDays: 30 });
+      const a = await t.account('anchored');
+      for (const label of ['a', 'b', 'c']) await call(a.secret, label).post('/api/subscribe_token', { label, streams: [{ streamName: 'cam1' }] });
+      const logged = (await verify(a.secret)).head;
+      for (const label of ['d', 'e']) await call(a.secret, label).post('/api/subscribe_token', { label, streams: [{ streamName: 'cam1' }] });
+      const stored = await tamper.entries(a.id);
+      const head = (await verify(a.secret)).head;
+      const entryAt = (seq: number) => stored.find((e) => e.pos === seq)!.text;
+      const macAt = (seq: number) => (JSON.parse(entryAt(seq)) as AuditEntry).mac;
+      const q = `?seq=${logged.seq}&mac=${logged.mac}`;
+      const broken = async () => {
+        const v = await verify(a.secret, q);
+        return v.ok ? null : [v.broken!.seq, v.broken!.problem];
+      };
+      // every entry deleted and an anchor made up at the head, past the logged head
+      for (const e of stored) await tamper.remove(a.id, e.pos);
+      await tamper.setAnchor(a.id, { seq: head.seq, mac: 'f'.repeat(64), text: '', previousMac: '' });
+      assert.deepEqual(await broken(), [head.seq, 'edited']);
+      // a genuine entry as the anchor, but one retention could not have removed yet: the rest were deleted
+      await tamper.setAnchor(a.id, { seq: head.seq, mac: head.mac, text: entryAt(head.seq), previousMac: macAt(head.seq - 1) });
+      assert.deepEqual(await broken(), [head.seq, 'missing']);
+      const v = await verify(a.secret, q);
+      assert.match(v.broken!.detail, /^entries up to \d+ were removed, but retention removes only entries made before /);
+      // once the entries are that old, the same removal is what retention does
+      now += 31 * DAY;
+      const pruned = await verify(a.secret, q);
+      assert.deepEqual([pruned.ok, (pruned as { logged?: string }).logged], [true, 'pruned']);
+    });
+
+    it('verify is not fooled by what happens while it reads: an append, a retention run', async () => {
+      await fresh({ retentionDays: 30 });
+      const a = await t.account('racing');
+      for (const label of ['a', 'b']) await call(a.secret, label).post('/api/subscribe_token', { label, streams: [{ streamName: 'cam1' }] });
+      const before = (await store.auditEnds(a.id)).head!.seq;
+      // a store whose next entry read is preceded by another write of the chain
+      let meanwhile: (() => Promise<unknown>) | undefined;
+      const racing = new Proxy(store, {
+        get: (s, p) => {
+          if (p === 'auditEntries') {
+            return async (...args: Parameters<Store['auditEntries']>) => {
+              const m = meanwhile;
+              meanwhile = undefined;
+              await m?.();
+              return s.auditEntries(...args);
+            };
+          }
+          const v = Reflect.get(s, p, s) as unknown;
+          return typeof v === 'function' ? v.bind(s) : v;
+        },
+      });
+      const quiet = { info: () => {}, warn: () => {} } as unknown as Logger;
+      const log = new AuditLog(racing, KEY, { retentionDays: 30, keepAfterAccountDeleteDays: 0, headLogSeconds: 300 }, quiet, () => now);
+      meanwhile = () => log.note(SYSTEM_ACTOR, a.id, 'stream', '*', 'stop', {});
+      const appended = await log.verify(a.id);
+      assert.deepEqual([appended.ok, appended.head?.seq, appended.ok && appended.last], [true, before + 1, before + 1]);
+      now += 31 * DAY;
+      meanwhile = () => store.pruneAudit(a.id, now - 30 * DAY);
+      const pruned = await log.verify(a.id);
+      assert.deepEqual([pruned.ok, pruned.entries, pruned.anchor?.seq, pruned.head?.seq], [true, 0, before + 1, before + 1]);
     });
 
     it('off without a key: the routes answer 404 and writes record nothing', async () => {

@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { auditDiff, canonicalJson, ChainWalk, CHANGED, MASK, sealEntry, type AuditEntry, type AuditHead } from '../../src/domain/audit.js';
+import { auditDiff, canonicalJson, ChainWalk, CHANGED, MASK, sealEntry, type AuditAnchor, type AuditEntry, type AuditHead } from '../../src/domain/audit.js';
 import { ISSUER, TOKEN } from '../../src/audit/log.js';
 import { newTokenRecord } from '../../src/domain/tokens.js';
 
@@ -22,13 +22,18 @@ function chain(n: number, from: AuditHead | null = null, key = KEY): AuditEntry[
   return out;
 }
 
-function verdict(texts: string[], opts: { anchor?: AuditHead | null; head?: AuditHead | null; logged?: AuditHead; key?: string } = {}) {
-  const w = new ChainWalk(opts.key ?? KEY, 'A', opts.anchor ?? null, opts.logged);
+/** Retention's bound an hour after the entries were made: each of them may have been removed. */
+const AFTER = Date.parse(T) + 3_600_000;
+
+function verdict(texts: string[], opts: { anchor?: AuditAnchor | null; removableBefore?: number | null; head?: AuditHead | null; logged?: AuditHead; key?: string } = {}) {
+  const w = new ChainWalk(opts.key ?? KEY, 'A', opts.anchor ?? null, opts.removableBefore === undefined ? AFTER : opts.removableBefore, opts.logged);
   for (const t of texts) w.push(t);
   return w.finish(opts.head === undefined ? null : opts.head);
 }
 const texts = (es: AuditEntry[]) => es.map((e) => JSON.stringify(e));
 const headOf = (e: AuditEntry): AuditHead => ({ seq: e.seq, mac: e.mac });
+/** The anchor retention leaves when it removes es[0..i]. */
+const anchorOf = (es: AuditEntry[], i: number): AuditAnchor => ({ seq: es[i].seq, mac: es[i].mac, text: JSON.stringify(es[i]), previousMac: i === 0 ? '' : es[i - 1].mac });
 
 describe('audit chain', () => {
   it('canonical JSON sorts keys at every depth and leaves undefined members out', () => {
@@ -48,9 +53,9 @@ describe('audit chain', () => {
   it('a sound chain verifies, from its anchor too, and against a logged head it holds', () => {
     const es = chain(5);
     assert.deepEqual(verdict(texts(es), { head: headOf(es[4]) }), { ok: true, entries: 5, first: 1, last: 5 });
-    assert.deepEqual(verdict(texts(es.slice(2)), { anchor: headOf(es[1]), head: headOf(es[4]) }), { ok: true, entries: 3, first: 3, last: 5 });
+    assert.deepEqual(verdict(texts(es.slice(2)), { anchor: anchorOf(es, 1), head: headOf(es[4]) }), { ok: true, entries: 3, first: 3, last: 5 });
     assert.deepEqual(verdict(texts(es), { head: headOf(es[4]), logged: headOf(es[2]) }), { ok: true, entries: 5, first: 1, last: 5, logged: 'matched' });
-    assert.deepEqual(verdict(texts(es.slice(3)), { anchor: headOf(es[2]), head: headOf(es[4]), logged: headOf(es[0]) }), { ok: true, entries: 2, first: 4, last: 5, logged: 'pruned' });
+    assert.deepEqual(verdict(texts(es.slice(3)), { anchor: anchorOf(es, 2), head: headOf(es[4]), logged: headOf(es[0]) }), { ok: true, entries: 2, first: 4, last: 5, logged: 'pruned' });
     assert.deepEqual(verdict([], {}), { ok: true, entries: 0, first: null, last: null });
   });
 
@@ -87,6 +92,40 @@ describe('audit chain', () => {
     const rebuilt = [...es.slice(0, 2), ...chain(3, headOf(es[1]), 'attacker-key-0123456789abcdef01234')];
     const r = verdict(texts(rebuilt), { head: headOf(rebuilt[4]), logged: headOf(es[4]) });
     assert.deepEqual(r.ok ? null : [r.broken.seq, r.broken.problem], [3, 'edited']);
+  });
+
+  it('an anchor is vouched for: a genuine entry of the account, made before retention’s bound; else the start was moved', () => {
+    const es = chain(5);
+    const t = texts(es);
+    const head = headOf(es[4]);
+    const broken = (v: ReturnType<typeof verdict>) => (v.ok ? null : v.broken);
+    // everything removed and the anchor set past a logged head: a made-up link is not an anchor
+    const madeUp: AuditAnchor = { seq: 9, mac: 'f'.repeat(64), text: '', previousMac: '' };
+    assert.deepEqual(broken(verdict([], { anchor: madeUp, head: { seq: 9, mac: 'f'.repeat(64) }, logged: headOf(es[2]) })), {
+      seq: 9,
+      problem: 'edited',
+      detail: "the anchor (entry 9, the last one retention removed) is not that entry: the chain's start was moved",
+    });
+    const forgedText: AuditAnchor = Object.assign(anchorOf(es, 3), { text: JSON.stringify(Object.assign({}, es[3], { actor: 'cli' })) });
+    assert.deepEqual(broken(verdict(t.slice(4), { anchor: forgedText, head })), {
+      seq: 4,
+      problem: 'edited',
+      detail: "the anchor (entry 4, the last one retention removed) does not match its MAC: the chain's start was moved",
+    });
+    assert.deepEqual(broken(verdict(t.slice(4), { anchor: Object.assign(anchorOf(es, 3), { previousMac: 'e'.repeat(64) }), head }))?.problem, 'edited');
+    // a genuine entry, but too new for retention to have removed it: the entries before it were deleted
+    assert.deepEqual(broken(verdict(t.slice(4), { anchor: anchorOf(es, 3), head, removableBefore: Date.parse(T) })), {
+      seq: 4,
+      problem: 'missing',
+      detail: `entries up to 4 were removed, but retention removes only entries made before ${T} and entry 4 was made at ${T}`,
+    });
+    assert.deepEqual(broken(verdict(t.slice(4), { anchor: anchorOf(es, 3), head, removableBefore: null })), {
+      seq: 4,
+      problem: 'missing',
+      detail: 'entries up to 4 were removed, and retention is off (audit.retentionDays is 0)',
+    });
+    assert.deepEqual(verdict(t.slice(4), { anchor: anchorOf(es, 3), head, logged: headOf(es[1]) }), { ok: true, entries: 1, first: 5, last: 5, logged: 'pruned' });
+    assert.deepEqual(verdict([], { anchor: anchorOf(es, 4), head, logged: headOf(es[4]) }), { ok: true, entries: 0, first: null, last: null, logged: 'matched' });
   });
 
   it('diffs mask secrets: a set secret shows ***, a replaced one *** → changed, a removed one *** → null; unchanged fields are left out', () => {

@@ -10,7 +10,7 @@ import { MAX_CAS_ATTEMPTS, type RedisConnection } from './connection.js';
 import { upgradeAccountNames } from './upgrade.js';
 import type { AuditSealer } from '../../domain/audit.js';
 import { compareAndSet } from '../failures.js';
-import { sealFor } from './audit.js';
+import { readHead, sealFor } from './audit.js';
 
 /**
  * How long a create or rename may take from claiming the name to confirming it: meanwhile other
@@ -171,18 +171,20 @@ export class RedisAccounts implements AccountStore {
 
   /**
    * One script: the fields set, the version moved and the record read back, with the change's
-   * entry when sealed: the record is read first for its `before`, and a head moved meanwhile (every
-   * sealed write of the account moves it) means reading and sealing again.
+   * entry when sealed. The head is read before the record (the `before` of the entry): a sealed
+   * write of the account in between moves the head, the script refuses, and the attempt reads both
+   * again, so the entry's diff is always taken from the record the change replaced.
    */
   async #update(id: string, fields: string[], audit: AuditSealer<Account> | undefined): Promise<unknown> {
     return compareAndSet(`account ${id}`, MAX_CAS_ATTEMPTS, async () => {
       let sealed = await sealFor(this.c, id, undefined, null, null);
       if (audit !== undefined) {
+        const head = await readHead(this.c, id);
         const h = await this.c.redis.hgetall(keys.account(id));
         const before = accountFrom(h);
         const next: Record<string, string> = Object.assign({}, h);
         for (let i = 0; i < fields.length; i += 2) next[fields[i]] = fields[i + 1];
-        if (before !== null) sealed = await sealFor(this.c, id, audit, before, accountFrom(next));
+        if (before !== null) sealed = await sealFor(this.c, id, audit, before, accountFrom(next), head);
       }
       const reply = await this.c.run('accountUpdate', keys.account(id), keys.version(id), ...sealed.keys, ...sealed.argv, ...fields);
       return auditMoved(reply) ? 'retry' : { done: reply };
@@ -235,10 +237,12 @@ export class RedisAccounts implements AccountStore {
     // same expected hash exactly one wins, and an unconditional one never needs another attempt
     if (secretHash) await this.c.redis.set(keys.secret(secretHash), id);
     const reply = await compareAndSet(`account ${id}`, MAX_CAS_ATTEMPTS, async () => {
+      // the head before the record, as in #update
+      const head = audit === undefined ? null : await readHead(this.c, id);
       const before = audit === undefined ? null : await this.getAccount(id);
       const after = before === null ? null : Object.assign({}, before, { secretHash: secretHash ?? undefined });
       if (after !== null && secretHash === null) delete after.secretHash;
-      const sealed = await sealFor(this.c, id, before === null ? undefined : audit, before, after);
+      const sealed = await sealFor(this.c, id, before === null ? undefined : audit, before, after, head);
       const r = await this.c.run('secretSet', keys.account(id), ...sealed.keys, expected !== undefined ? '1' : '0', expected ?? '', secretHash ?? '', ...sealed.argv);
       return auditMoved(r) ? 'retry' : { done: r };
     });

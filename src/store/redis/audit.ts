@@ -20,7 +20,7 @@ export interface AuditArgs {
 const NOT_AUDITED: AuditArgs['argv'] = ['', '', '', ''];
 
 /** The account's head as stored, else null. */
-async function readHead(c: RedisConnection, accountId: string): Promise<AuditHead | null> {
+export async function readHead(c: RedisConnection, accountId: string): Promise<AuditHead | null> {
   const [seq, mac] = await c.redis.hmget(keys.auditHead(accountId), 'seq', 'mac');
   return seq === null ? null : { seq: Number(seq), mac: mac ?? '' };
 }
@@ -29,11 +29,20 @@ async function readHead(c: RedisConnection, accountId: string): Promise<AuditHea
  * Reads the account's head and seals (before, after) on it: the audit keys and arguments of one
  * attempt of a write. Without a sealer, the keys with arguments that write no entry. The first
  * entry of an account names it in the deployment's list of chains first (a hint, outside its slot).
+ * `read`: the head as read before `before` was, by a write whose script checks only the head (so a
+ * sealed write in between moves it and the attempt is sealed again on what that write left).
  */
-export async function sealFor<T>(c: RedisConnection, accountId: string, seal: AuditSealer<T> | undefined, before: T | null, after: T | null): Promise<AuditArgs> {
+export async function sealFor<T>(
+  c: RedisConnection,
+  accountId: string,
+  seal: AuditSealer<T> | undefined,
+  before: T | null,
+  after: T | null,
+  read?: AuditHead | null,
+): Promise<AuditArgs> {
   const k: AuditArgs['keys'] = [keys.auditLog(accountId), keys.auditHead(accountId)];
   if (seal === undefined) return { keys: k, argv: NOT_AUDITED };
-  const head = await readHead(c, accountId);
+  const head = read === undefined ? await readHead(c, accountId) : read;
   if (head === null) await c.redis.sadd(keys.auditAccounts, accountId);
   const e = seal(before, after, head);
   if (e.accountId !== accountId || e.seq !== (head?.seq ?? 0) + 1) throw new Error(`audit: an entry sealed for ${e.accountId} #${e.seq} where ${accountId} #${(head?.seq ?? 0) + 1} was due`);
@@ -111,16 +120,29 @@ export class RedisAudit implements AuditStore {
   }
 
   async auditEnds(accountId: string): Promise<AuditEnds> {
-    const [seq, mac, anchorSeq, anchorMac] = await this.c.redis.hmget(keys.auditHead(accountId), 'seq', 'mac', 'anchorSeq', 'anchorMac');
+    const [seq, mac, anchorSeq, anchorMac, anchorText, anchorPrev] = await this.c.redis.hmget(
+      keys.auditHead(accountId),
+      'seq',
+      'mac',
+      'anchorSeq',
+      'anchorMac',
+      'anchorText',
+      'anchorPrev',
+    );
     return {
       head: seq === null ? null : { seq: Number(seq), mac: mac ?? '' },
-      anchor: anchorSeq === null || Number(anchorSeq) === 0 ? null : { seq: Number(anchorSeq), mac: anchorMac ?? '' },
+      anchor:
+        anchorSeq === null || Number(anchorSeq) === 0
+          ? null
+          : { seq: Number(anchorSeq), mac: anchorMac ?? '', text: anchorText ?? '', previousMac: anchorPrev ?? '' },
     };
   }
 
   async pruneAudit(accountId: string, before: number): Promise<number> {
-    // the prefix of the chain made before `before`: walked oldest first until an entry at or after it
-    let last: { seq: number; mac: string } | undefined;
+    // the prefix of the chain made before `before`: walked oldest first until an entry at or after it,
+    // with the MAC before each (the anchor's, before the first entry that follows it)
+    const held = (await this.auditEnds(accountId)).anchor;
+    let last: { seq: number; mac: string; text: string; previousMac: string } | undefined;
     let after = 0;
     walk: for (;;) {
       const page = await this.auditEntries(accountId, after, CHUNK);
@@ -132,13 +154,17 @@ export class RedisAudit implements AuditStore {
           // an entry that does not parse is removed with its neighbours; it anchors nothing verify could match
         }
         if (typeof e.at === 'string' && Date.parse(e.at) >= before) break walk;
-        last = { seq: s.pos, mac: typeof e.mac === 'string' ? e.mac : '' };
+        const previousMac = last?.seq === s.pos - 1 ? last.mac : held?.seq === s.pos - 1 ? held.mac : '';
+        last = { seq: s.pos, mac: typeof e.mac === 'string' ? e.mac : '', text: s.text, previousMac };
       }
       if (page.length < CHUNK) break;
       after = page[page.length - 1].pos;
     }
     if (!last) return 0;
-    const reply = (await this.c.run('auditPrune', keys.auditLog(accountId), keys.auditHead(accountId), last.seq, last.mac)) as [number, number];
+    const reply = (await this.c.run('auditPrune', keys.auditLog(accountId), keys.auditHead(accountId), last.seq, last.mac, last.text, last.previousMac)) as [
+      number,
+      number,
+    ];
     return Number(reply[1]);
   }
 

@@ -122,7 +122,7 @@ export const keys = {
   historyAccounts: 'hdaccounts',
   /** An account's audit entries (docs/api.md#audit-log): a zset of the entries' JSON, scored by seq. */
   auditLog: (accountId: string) => `${tag(accountId)}:audit`,
-  /** An account's audit head: a hash {seq, mac} of its last entry, and {anchorSeq, anchorMac} of the last one pruned. */
+  /** An account's audit head: a hash {seq, mac} of its last entry, and {anchorSeq, anchorMac, anchorText, anchorPrev} of the last one pruned (the entry whole, and the MAC before it). */
   auditHead: (accountId: string) => `${tag(accountId)}:audithead`,
   /** Hint: the accounts that have an audit chain (retention and head logging walk them; verified against their heads). */
   auditAccounts: 'auditaccounts',

@@ -28,6 +28,15 @@ export function appendSealed<T>(c: SqliteConnection, accountId: string, seal: Au
   return e;
 }
 
+/** An entry text's MAC ('' when it does not parse: such an anchor names the break at verify). */
+function macOf(text: string): string {
+  try {
+    return String((JSON.parse(text) as AuditEntry).mac ?? '');
+  } catch {
+    return '';
+  }
+}
+
 const parsed = (rows: Array<{ data: string }>): AuditEntry[] =>
   rows.flatMap((r) => {
     try {
@@ -78,11 +87,14 @@ export class SqliteAudit implements AuditStore {
   }
 
   async auditEnds(accountId: string): Promise<AuditEnds> {
-    const r = this.c.stmt('SELECT seq, mac, anchor_seq, anchor_mac FROM audit_heads WHERE account_id = ?').get(accountId) as
-      | { seq: number; mac: string; anchor_seq: number; anchor_mac: string }
+    const r = this.c.stmt('SELECT seq, mac, anchor_seq, anchor_mac, anchor_text, anchor_prev FROM audit_heads WHERE account_id = ?').get(accountId) as
+      | { seq: number; mac: string; anchor_seq: number; anchor_mac: string; anchor_text: string; anchor_prev: string }
       | undefined;
     if (!r) return { head: null, anchor: null };
-    return { head: { seq: r.seq, mac: r.mac }, anchor: r.anchor_seq > 0 ? { seq: r.anchor_seq, mac: r.anchor_mac } : null };
+    return {
+      head: { seq: r.seq, mac: r.mac },
+      anchor: r.anchor_seq > 0 ? { seq: r.anchor_seq, mac: r.anchor_mac, text: r.anchor_text, previousMac: r.anchor_prev } : null,
+    };
   }
 
   async pruneAudit(accountId: string, before: number): Promise<number> {
@@ -94,14 +106,14 @@ export class SqliteAudit implements AuditStore {
         | { seq: number; data: string }
         | undefined;
       if (!last) return 0;
-      let mac = '';
-      try {
-        mac = String((JSON.parse(last.data) as AuditEntry).mac ?? '');
-      } catch {
-        // an entry that does not parse anchors nothing verify could match: it names the break
-      }
+      // the MAC before the new anchor: the entry before it, else the anchor it follows
+      const prior = this.c.stmt('SELECT data FROM audit_entries WHERE account_id = ? AND seq = ?').pluck().get(accountId, last.seq - 1) as string | undefined;
+      const held = this.c.stmt('SELECT anchor_seq AS seq, anchor_mac AS mac FROM audit_heads WHERE account_id = ?').get(accountId) as AuditHead | undefined;
+      const previousMac = prior !== undefined ? macOf(prior) : held?.seq === last.seq - 1 ? held.mac : '';
       const n = this.c.stmt('DELETE FROM audit_entries WHERE account_id = ? AND seq <= ?').run(accountId, last.seq).changes;
-      this.c.stmt('UPDATE audit_heads SET anchor_seq = ?, anchor_mac = ? WHERE account_id = ? AND anchor_seq < ?').run(last.seq, mac, accountId, last.seq);
+      this.c
+        .stmt('UPDATE audit_heads SET anchor_seq = ?, anchor_mac = ?, anchor_text = ?, anchor_prev = ? WHERE account_id = ? AND anchor_seq < ?')
+        .run(last.seq, macOf(last.data), last.data, previousMac, accountId, last.seq);
       return n;
     });
   }
@@ -117,7 +129,7 @@ export class SqliteAudit implements AuditStore {
     const rows = this.c
       .stmt(
         `SELECT h.account_id AS accountId,
-                (SELECT MAX(at_ms) FROM audit_entries e WHERE e.account_id = h.account_id) AS lastAt,
+                (SELECT at_ms FROM audit_entries e WHERE e.account_id = h.account_id ORDER BY seq DESC LIMIT 1) AS lastAt,
                 EXISTS (SELECT 1 FROM accounts a WHERE a.id = h.account_id) AS present
          FROM audit_heads h ORDER BY h.account_id`,
       )

@@ -254,7 +254,7 @@ export function migrate(db: Database.Database): void {
 /**
  * The audit chains (docs/api.md#audit-log; src/store/sqlite/audit.ts): each account's entries by
  * seq, `data` the entry's JSON as sealed (the columns beside it index the list's filters), and per
- * account its head and the anchor retention left. Written in the transaction of the change each
+ * account its head and the anchor retention left (the last removed entry whole, and the MAC before it). Written in the transaction of the change each
  * entry records.
  */
 const AUDIT_TABLES = `
@@ -272,8 +272,13 @@ CREATE TABLE IF NOT EXISTS audit_heads (
   seq INTEGER NOT NULL,
   mac TEXT NOT NULL,
   anchor_seq INTEGER NOT NULL DEFAULT 0,
-  anchor_mac TEXT NOT NULL DEFAULT ''
+  anchor_mac TEXT NOT NULL DEFAULT '',
+  anchor_text TEXT NOT NULL DEFAULT '',
+  anchor_prev TEXT NOT NULL DEFAULT ''
 );
+CREATE INDEX IF NOT EXISTS audit_entries_by_time ON audit_entries (account_id, at_ms);
+CREATE INDEX IF NOT EXISTS audit_entries_by_resource ON audit_entries (account_id, resource, seq);
+CREATE INDEX IF NOT EXISTS audit_entries_by_actor ON audit_entries (account_id, actor, seq);
 `;
 
 /** `user_version` 8: the audit chains, empty (a file at 7 or earlier recorded no change). */
