@@ -26,7 +26,7 @@ import { IssuerService, issuerLimits } from './management/issuers.js';
 import { KeySources } from './enforce/key-sources.js';
 import { copyWith } from './domain/objects.js';
 import { CLI_ACTOR } from './audit/actor.js';
-import { AuditLog } from './audit/log.js';
+import { AuditKeyMissing, AuditLog } from './audit/log.js';
 import { auditKey } from './audit/key.js';
 
 export const USAGE = `usage:
@@ -130,6 +130,10 @@ export async function runCli(argv: string[], io: Out, env: NodeJS.ProcessEnv = p
       io.err(`streamgate: ${e.message}`);
       return 2;
     }
+    if (e instanceof AuditKeyMissing) {
+      io.err(`streamgate: ${e.publicMessage}`);
+      return 1;
+    }
     throw e;
   }
 }
@@ -216,6 +220,8 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
   // Every write is recorded as the server records it, actor `cli` (docs/api.md#audit-log), with the
   // server's key: configured, or the embedded store's <dataDir>/audit-key (made here when the store is new).
   const audit = new AuditLog(store, auditKey(config, { embedded: !usesRedis(config), create: true }).key, config.audit, logger);
+  // without the key, a store that keeps chains refuses the CLI's writes (AuditKeyMissing) too
+  await audit.checkKey();
   const accounts = new AccountService(store, Date.now, audit);
   try {
     if (tokensCommand) {

@@ -41,7 +41,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   const tls = loadTls(config.server.tls);
   const services = await createServices(config, { firstStart: true });
   const { logger } = services;
-  for (const warning of await configWarnings(config, services.accounts)) logger.warn(warning);
+  for (const warning of await configWarnings(config, services.accounts, services.audit)) logger.warn(warning);
   const app = createApp(services);
   const server = createHttpServer(app, tls);
   server.on('error', (e: NodeJS.ErrnoException) => {

@@ -162,6 +162,8 @@ export async function createServices(
   const { key, source } = auditKey(config, { embedded: opts.store === undefined && store.kind === 'sqlite', create: opts.firstStart === true });
   if (source === 'generated') logger.info({ keyFile: path.resolve(config.dataDir, 'audit-key') }, 'first start: made the audit log key (keep it with the data; never in the store)');
   const audit = new AuditLog(store, key, config.audit, logger, now);
+  // without a key, a store that keeps chains refuses this instance's writes from the first one
+  await audit.checkKey();
   audit.start();
   const accounts = new AccountService(store, now, audit);
   // The default account exists before the enforcer that reads it is built (first start creates it).

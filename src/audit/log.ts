@@ -24,6 +24,7 @@ import type { SecuredStream } from '../domain/secured-streams.js';
 import type { Logger } from '../observability/logger.js';
 import type { Config } from '../config/schema.js';
 import type { Actor } from './actor.js';
+import { StoreUnavailable } from '../errors.js';
 
 /** How one kind of record shows in an entry: its id, the diff of a change, and (when not create/update/delete by presence) the action. */
 export interface Describer<T> {
@@ -99,7 +100,24 @@ const MAX_READ_ON = 20;
 
 const sameLink = (a: AuditHead | null, b: AuditHead | null): boolean => (a === null ? b === null : b !== null && a.seq === b.seq && a.mac === b.mac);
 
-export type AuditOptions = Pick<Config['audit'], 'retentionDays' | 'keepAfterAccountDeleteDays' | 'headLogSeconds'>;
+export type AuditOptions = Pick<Config['audit'], 'retentionDays' | 'keepAfterAccountDeleteDays' | 'headLogSeconds'> & {
+  /** audit.enabled (default true): off, a process without a key never refuses a write. */
+  enabled?: boolean;
+};
+
+/**
+ * A management write refused: the store keeps audit chains (another instance or the CLI has the
+ * key) and this process has none to seal the write's entry with, so the change would go unrecorded.
+ */
+export class AuditKeyMissing extends StoreUnavailable {
+  constructor() {
+    super(
+      new Error('audit key missing'),
+      'The audit log is on for this store and this instance has no audit key, so the change was not made: set STREAMGATE_AUDIT_KEY (the key the other instances use), or audit.enabled: false (docs/operations.md#audit-log)',
+    );
+    this.name = 'AuditKeyMissing';
+  }
+}
 
 /** What /api/audit/verify answers. */
 export type AuditReport = AuditVerdict & { head: AuditHead | null; anchor: AuditHead | null };
@@ -110,6 +128,8 @@ export class AuditLog {
   /** The seq of each account's head as last logged by this instance. */
   private readonly logged = new Map<string, number>();
   private timers: NodeJS.Timeout[] = [];
+  /** Without a key: whether the store was found to keep chains (then every write is refused). */
+  private chainsFound = false;
 
   constructor(
     private readonly store: Store,
@@ -125,12 +145,29 @@ export class AuditLog {
   }
 
   /**
+   * Without a key (and audit.enabled): looks whether the store keeps chains, and from then on
+   * refuses every write (AuditKeyMissing) rather than make changes the chains do not record.
+   * Answers whether writes are refused. Run at start, then on the head-log timer until found.
+   */
+  async checkKey(): Promise<boolean> {
+    if (this.key !== null || this.opts.enabled === false) return false;
+    if (!this.chainsFound && (await this.store.hasAuditChains())) {
+      this.chainsFound = true;
+      this.logger.error({}, 'audit: the store keeps audit chains and this instance has no audit key; management writes are refused until STREAMGATE_AUDIT_KEY is set');
+    }
+    return this.chainsFound;
+  }
+
+  /**
    * The sealer of one change by `by` of the account's record of `resource`, for the store write
    * that makes it; undefined when the log is off (the write records nothing).
    */
   sealer<T>(by: Actor, accountId: string, resource: AuditResource, d: Describer<T>): AuditSealer<T> | undefined {
     const key = this.key;
-    if (key === null) return undefined;
+    if (key === null) {
+      if (this.chainsFound) throw new AuditKeyMissing();
+      return undefined;
+    }
     return (before, after, head) => {
       this.dirty.add(accountId);
       const record = (after ?? before) as T;
@@ -211,7 +248,22 @@ export class AuditLog {
 
   /** Starts the head log and the hourly retention sweep (timers that do not keep the process alive). */
   start(): void {
-    if (this.key === null || this.timers.length > 0) return;
+    if (this.timers.length > 0) return;
+    if (this.key === null) {
+      if (this.opts.enabled === false) return;
+      // without a key: looks now, then on the head-log timer, until the store is found to keep chains
+      const look = () =>
+        void this.checkKey()
+          .then((found) => {
+            if (found) void this.stop();
+          })
+          .catch((e: unknown) => this.logger.warn({ err: (e as Error).message }, 'audit: could not look for chains'));
+      const t = setInterval(look, this.opts.headLogSeconds * 1000);
+      t.unref();
+      this.timers = [t];
+      look();
+      return;
+    }
     const heads = setInterval(() => void this.logHeads([...this.dirty]), this.opts.headLogSeconds * 1000);
     const sweep = setInterval(() => void this.sweep(), AUDIT_SWEEP_MS);
     heads.unref();

@@ -43,7 +43,7 @@ export function operationEndpoints(s: Services, openapi: () => Record<string, un
           }
           try {
             await s.store.ping();
-            const warnings = await configWarnings(s.config, s.accounts);
+            const warnings = await configWarnings(s.config, s.accounts, s.audit);
             res.json({ status: 'success', data: { ready: true, store: s.store.kind, ...(warnings.length > 0 ? { warnings } : {}) } });
           } catch {
             res.status(503).json({ status: 'fail', data: { message: 'Store unavailable', ready: false, store: s.store.kind } });

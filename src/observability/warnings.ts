@@ -12,13 +12,22 @@ export const SHARED_PATHS_WARNING =
 export const AUDIT_OFF_WARNING =
   'audit.key is not set and the store is Redis: the audit log of management changes is off (instances sharing a store must share one key); set STREAMGATE_AUDIT_KEY on every instance, or audit.enabled: false to say so (docs/operations.md#audit-log)';
 
+export const AUDIT_REFUSING_WARNING =
+  'the store keeps audit chains and this instance has no audit key: its management writes are refused (503) until STREAMGATE_AUDIT_KEY is set to the key the other instances use (docs/operations.md#audit-log)';
+
 /** What the warnings ask of the accounts (the account service answers it). */
 export interface AccountCount {
   hasSeveral(): Promise<boolean>;
 }
 
-export async function configWarnings(config: Config, accounts: AccountCount): Promise<string[]> {
+/** What they ask of the audit log: whether it refuses writes for want of a key. */
+export interface AuditKeyCheck {
+  checkKey(): Promise<boolean>;
+}
+
+export async function configWarnings(config: Config, accounts: AccountCount, audit?: AuditKeyCheck): Promise<string[]> {
   const out: string[] = [];
+  if (audit !== undefined && (await audit.checkKey())) out.push(AUDIT_REFUSING_WARNING);
   if (config.hooks.secret === '' && config.hooks.allowUnauthenticated && !isLoopbackHost(config.server.host)) out.push(OPEN_HOOKS_WARNING);
   if (!config.hooks.accountInPath && (await accounts.hasSeveral())) out.push(SHARED_PATHS_WARNING);
   const redis = config.redis.url !== '' || config.redis.clusterNodes.length > 0 || config.redis.sentinels.length > 0;

@@ -55,6 +55,7 @@ export function auditTests(fresh: Fresh<AuditUnderTest>): void {
   describe('audit chains', () => {
     it('each sealed write appends its entry, sealed on the head, with the records before and after; refused writes append nothing', async () => {
       const s = await fresh(() => T0);
+      assert.equal(await s.hasAuditChains(), false, 'a new store holds no chain');
       const calls: Call[] = [];
       const seal = <T>(r: Parameters<typeof sealer>[1]) => sealer<T>('AU1', r, calls);
       await s.createAccount(account('AU1'), seal('account'));
@@ -175,6 +176,7 @@ export function auditTests(fresh: Fresh<AuditUnderTest>): void {
       assert.deepEqual(await walk(s, 'AU4'), { ok: true, entries: 1, first: 7, last: 7 });
 
       await s.appendAudit('GONE', sealer<null>('GONE', 'session', calls, () => T0 + 5000));
+      assert.equal(await s.hasAuditChains(), true);
       const chains = (await s.auditAccounts()).filter((c) => c.accountId === 'AU4' || c.accountId === 'GONE');
       assert.deepEqual(chains, [
         { accountId: 'AU4', lastAt: T0 + 20_000, exists: true },

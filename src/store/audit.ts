@@ -64,6 +64,8 @@ export interface AuditStore {
   pruneAudit(accountId: string, before: number): Promise<number>;
   /** Removes the account's whole chain: entries, head and anchor. */
   deleteAccountAudit(accountId: string): Promise<void>;
+  /** Whether any account has a chain: a deployment whose store holds one records every management write. */
+  hasAuditChains(): Promise<boolean>;
   /**
    * The accounts that have a chain, each with the time (epoch ms) of its newest entry (null when
    * none is left) and whether the account still exists: what retention and head logging walk.

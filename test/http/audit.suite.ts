@@ -22,6 +22,7 @@ import type { AuditEntry } from '../../src/domain/audit.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { RedisStore } from '../../src/store/redis/redis-store.js';
 import type { Logger } from '../../src/observability/logger.js';
+import { AUDIT_REFUSING_WARNING } from '../../src/observability/warnings.js';
 
 const KEY = 'http-suite-audit-key-0123456789abcdefgh';
 const T0 = Date.parse('2026-11-27T12:00:00.000Z');
@@ -570,6 +571,38 @@ export function auditSuite(factory: StoreFactory): void {
       meanwhile = () => store.pruneAudit(a.id, now - 30 * DAY);
       const pruned = await log.verify(a.id);
       assert.deepEqual([pruned.ok, pruned.entries, pruned.anchor?.seq, pruned.head?.seq], [true, 0, before + 1, before + 1]);
+    });
+
+    it('an instance without the key refuses management writes once the store keeps chains: nothing changes unrecorded', async () => {
+      await fresh();
+      const a = await t.account('keyed');
+      const keyless = await testApp(store, { audit: { key: '' } }, { now: () => now });
+      const body = { label: 'unrecorded', streams: [{ streamName: 'cam1' }] };
+      const refused = await request(keyless.app).post('/api/subscribe_token').set('authorization', `Bearer ${a.secret}`).send(body);
+      assert.equal(refused.status, 503);
+      assert.equal(
+        refused.body.data.message,
+        'The audit log is on for this store and this instance has no audit key, so the change was not made: set STREAMGATE_AUDIT_KEY (the key the other instances use), or audit.enabled: false (docs/operations.md#audit-log)',
+      );
+      const admin = await request(keyless.app).post('/admin/accounts').set('authorization', `Bearer ${ADMIN_KEY}`).send({ name: 'not made' });
+      assert.equal(admin.status, 503);
+      assert.deepEqual((await store.listTokens(a.id, 'subscribe', { sortBy: 'AddedOn', page: 1, itemsOnPage: 10, descending: true })).map((x) => x.label), []);
+      assert.equal((await store.listAccounts()).some((x) => x.name === 'not made'), false);
+      const ready = await request(keyless.app).get('/readyz');
+      assert.equal(ready.status, 200);
+      assert.ok((ready.body.data.warnings as string[]).includes(AUDIT_REFUSING_WARNING), JSON.stringify(ready.body));
+      // reads still answer, and the keyed instance still writes
+      assert.equal((await request(keyless.app).get('/api/subscribe_token/list').set('authorization', `Bearer ${a.secret}`)).status, 200);
+      assert.equal((await call(a.secret, 'k').post('/api/subscribe_token', body)).status, 200);
+      if (store.kind === 'redis') {
+        const out: string[] = [];
+        const err: string[] = [];
+        const env = Object.assign(tamper.cliEnv(), { STREAMGATE_AUDIT_KEY: '' });
+        assert.equal(await runCli(['accounts', 'create', '--name', 'cli unrecorded'], { out: (x) => out.push(x), err: (x) => err.push(x) }, env), 1);
+        assert.match(err.join('\n'), /no audit key, so the change was not made/);
+        assert.equal((await store.listAccounts()).some((x) => x.name === 'cli unrecorded'), false);
+      }
+      await keyless.services.audit.stop();
     });
 
     it('off without a key: the routes answer 404 and writes record nothing', async () => {

@@ -173,6 +173,10 @@ export class RedisAudit implements AuditStore {
     await this.c.redis.srem(keys.auditAccounts, accountId);
   }
 
+  async hasAuditChains(): Promise<boolean> {
+    return (await this.c.redis.scard(keys.auditAccounts)) > 0;
+  }
+
   async auditAccounts(): Promise<Array<{ accountId: string; lastAt: number | null; exists: boolean }>> {
     const ids = (await this.c.redis.smembers(keys.auditAccounts)).sort();
     const out: Array<{ accountId: string; lastAt: number | null; exists: boolean }> = [];

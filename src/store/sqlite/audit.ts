@@ -125,6 +125,10 @@ export class SqliteAudit implements AuditStore {
     });
   }
 
+  async hasAuditChains(): Promise<boolean> {
+    return this.c.stmt('SELECT 1 FROM audit_heads LIMIT 1').get() !== undefined;
+  }
+
   async auditAccounts(): Promise<Array<{ accountId: string; lastAt: number | null; exists: boolean }>> {
     const rows = this.c
       .stmt(
