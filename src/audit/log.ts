@@ -7,6 +7,7 @@ import { setImmediate } from 'node:timers/promises';
 import {
   auditDiff,
   ChainWalk,
+  MASK,
   sealEntry,
   type AuditAction,
   type AuditChange,
@@ -51,16 +52,62 @@ export const API_SECRET: Describer<Account> = {
   action: (b, a) => (b?.secretHash === undefined ? 'create' : a?.secretHash === undefined ? 'delete' : 'update'),
 };
 
-/** A publish or subscribe token; its value never shown. */
+/**
+ * A URL as an entry shows it: its user name, password and query values replaced by MASK; what was
+ * replaced is answered apart (null: nothing), to be diffed as a secret.
+ */
+export function shownUrl(url: string): { url: string; secret: string | null } {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return { url, secret: null };
+  }
+  const hidden: string[] = [];
+  if (u.username !== '' || u.password !== '') {
+    hidden.push(`${u.username}:${u.password}`);
+    u.username = MASK;
+    u.password = '';
+  }
+  if (u.search !== '') {
+    hidden.push(u.search);
+    const names = [...u.searchParams.keys()];
+    u.search = names.map((n) => `${encodeURIComponent(n)}=${MASK}`).join('&');
+  }
+  return { url: u.toString(), secret: hidden.length > 0 ? hidden.join(' ') : null };
+}
+
+/**
+ * A publish or subscribe token; its value, its restream targets' stream keys and URL credentials
+ * never shown (a change of them shows as `changed`), nor the holds of cut sessions (client
+ * addresses; the cut is an entry of its own).
+ */
 export const TOKEN: Describer<TokenRecord> = {
   id: (t) => String(t.id),
-  changes: differ<TokenRecord>({ secret: ['token'], ignore: ['id', 'accountId', 'rev', 'updatedOn'] }),
+  changes: differ<TokenRecord>({ secret: ['token', 'restream.secrets'], ignore: ['id', 'accountId', 'rev', 'updatedOn', 'holds'] }, (t) => {
+    if (t.restream === undefined) return t;
+    const secrets: string[] = [];
+    const restream = t.restream.map((r) => {
+      secrets.push(r.key);
+      const shown: Record<string, unknown> = { ...r, key: MASK };
+      if (r.url !== undefined) {
+        const u = shownUrl(r.url);
+        shown.url = u.url;
+        if (u.secret !== null) secrets.push(u.secret);
+      }
+      return shown;
+    });
+    return Object.assign({}, t, { restream, 'restream.secrets': JSON.stringify(secrets) });
+  }),
 };
 
-/** A webhook; its signing secret never shown. */
+/** A webhook; its signing secret and its URL's credentials and query values never shown. */
 export const WEBHOOK: Describer<Webhook> = {
   id: (w) => String(w.id),
-  changes: differ<Webhook>({ secret: ['secret'], ignore: ['id', 'accountId', 'rev', 'updatedOn'] }),
+  changes: differ<Webhook>({ secret: ['secret', 'url.secrets'], ignore: ['id', 'accountId', 'rev', 'updatedOn'] }, (w) => {
+    const u = shownUrl(w.url);
+    return u.secret === null ? w : Object.assign({}, w, { url: u.url, 'url.secrets': u.secret });
+  }),
 };
 
 /** A credential issuer; its secret, private key and an EdgeAuth salt never shown. */

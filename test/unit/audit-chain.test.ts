@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { auditDiff, canonicalJson, ChainWalk, CHANGED, MASK, sealEntry, type AuditAnchor, type AuditEntry, type AuditHead } from '../../src/domain/audit.js';
-import { ISSUER, TOKEN } from '../../src/audit/log.js';
+import { ISSUER, TOKEN, WEBHOOK } from '../../src/audit/log.js';
 import { newTokenRecord } from '../../src/domain/tokens.js';
 
 const KEY = 'unit-test-audit-key-0123456789abcdef';
@@ -150,5 +150,34 @@ describe('audit chain', () => {
     ]);
     for (const secret of ['issuer-secret-value-xyz', 'PRIVATE KEY', 'salty-salt-value', 'other-salt']) assert.ok(!text.includes(secret), secret);
     assert.match(text, /"settings\.salt":\{"from":"\*\*\*","to":"changed"\}/);
+  });
+
+  it('restream stream keys, URL credentials and query values, and the holds of cut sessions never reach an entry; a change of them shows as changed', () => {
+    const base = Object.assign(newTokenRecord('publish', 'A', { label: 'l', streams: [{ streamName: 'cam1' }] }, 'a'.repeat(64), Date.parse(T)), { id: 1, rev: 1 });
+    const before = Object.assign({}, base, { restream: [{ url: 'rtmp://live.example/app', key: 'stream-key-one', label: 'yt' }] });
+    const after = Object.assign({}, base, {
+      restream: [{ url: 'rtmp://user:pw-secret@live.example/app?auth=query-secret', key: 'stream-key-two', label: 'yt' }],
+      holds: [{ until: T, clientIp: '198.51.100.23' }],
+      rev: 2,
+    });
+    const changes = TOKEN.changes(before, after);
+    assert.deepEqual(changes, {
+      restream: {
+        from: [{ url: 'rtmp://live.example/app', key: MASK, label: 'yt' }],
+        to: [{ url: 'rtmp://***@live.example/app?auth=***', key: MASK, label: 'yt' }],
+      },
+      'restream.secrets': { from: MASK, to: CHANGED },
+    });
+    const keyOnly = TOKEN.changes(before, Object.assign({}, before, { restream: [{ url: 'rtmp://live.example/app', key: 'stream-key-three', label: 'yt' }] }));
+    assert.deepEqual(keyOnly, { 'restream.secrets': { from: MASK, to: CHANGED } }, 'a new stream key alone shows');
+    const text = JSON.stringify([changes, TOKEN.changes(null, after), TOKEN.changes(after, null)]);
+    for (const secret of ['stream-key', 'pw-secret', 'query-secret', '198.51.100.23', 'user:']) assert.ok(!text.includes(secret), secret);
+
+    const hook = { id: 3, accountId: 'A', url: 'https://hooks:hook-pass@receiver.example/in?token=hook-token&x=1', secret: 's', isFeedHooks: true, isRecordingHooks: false, isThumbnailHooks: false, createdOn: T, updatedOn: T, rev: 1 };
+    const created = WEBHOOK.changes(null, hook as never);
+    assert.deepEqual([created.url, created['url.secrets']], [{ to: 'https://***@receiver.example/in?token=***&x=***' }, { to: MASK }]);
+    const moved = WEBHOOK.changes(hook as never, Object.assign({}, hook, { url: 'https://receiver.example/in' }) as never);
+    assert.deepEqual(moved, { url: { from: 'https://***@receiver.example/in?token=***&x=***', to: 'https://receiver.example/in' }, 'url.secrets': { from: MASK, to: null } });
+    assert.ok(!JSON.stringify([created, moved]).includes('hook-pass') && !JSON.stringify([created, moved]).includes('hook-token'));
   });
 });
