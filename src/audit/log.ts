@@ -19,6 +19,7 @@ import {
   type DiffRules,
 } from '../domain/audit.js';
 import type { Account, AuditEnds, AuditQuery, Recording, Store, Webhook } from '../store/store.js';
+import { AUDIT_CLOCK_ALLOWANCE_MS } from '../store/audit.js';
 import type { TokenRecord } from '../domain/tokens.js';
 import type { IssuerRecord } from '../domain/issuers.js';
 import type { SecuredStream } from '../domain/secured-streams.js';
@@ -89,7 +90,7 @@ export const TOKEN: Describer<TokenRecord> = {
     const secrets: string[] = [];
     const restream = t.restream.map((r) => {
       secrets.push(r.key);
-      const shown: Record<string, unknown> = { ...r, key: MASK };
+      const shown: Record<string, unknown> = { url: r.url, key: MASK, label: r.label };
       if (r.url !== undefined) {
         const u = shownUrl(r.url);
         shown.url = u.url;
@@ -138,8 +139,6 @@ const DAY_MS = 86_400_000;
 export const AUDIT_SWEEP_MS = 3_600_000;
 /** Stored entries read per round trip by verify and export (the event loop is yielded between pages). */
 const PAGE = 500;
-/** How far ahead another instance's clock may run when retention's bound is checked at verify. */
-const CLOCK_ALLOWANCE_MS = 300_000;
 /** Walks of a chain retention cut short while verify read it, before the last one is answered as found. */
 const VERIFY_ATTEMPTS = 3;
 /** Times verify reads on to a head that moved while it read, before it answers on the last one read. */
@@ -267,7 +266,7 @@ export class AuditLog {
     if (this.key === null) throw new Error('the audit log is off');
     // retention removes entries made before its bound at each hourly sweep; the allowance covers
     // instances whose clocks run ahead of this one's
-    const removableBefore = this.opts.retentionDays > 0 ? this.now() - this.opts.retentionDays * DAY_MS + CLOCK_ALLOWANCE_MS : null;
+    const removableBefore = this.opts.retentionDays > 0 ? this.now() - this.opts.retentionDays * DAY_MS + AUDIT_CLOCK_ALLOWANCE_MS : null;
     for (let attempt = 1; ; attempt++) {
       const ends: AuditEnds = await this.store.auditEnds(accountId);
       const walk = new ChainWalk(this.key, accountId, ends.anchor, removableBefore, logged);

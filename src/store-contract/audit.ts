@@ -175,6 +175,12 @@ export function auditTests(fresh: Fresh<AuditUnderTest>): void {
       await s.appendAudit('AU4', sealer<null>('AU4', 'session', calls, () => T0 + 20_000));
       assert.deepEqual(await walk(s, 'AU4'), { ok: true, entries: 1, first: 7, last: 7 });
 
+      // made by instances whose clocks differ: a time range finds every entry in it, out of seq order too
+      await s.createAccount(account('AU5'));
+      for (const m of [6, 2, 8, 3]) await s.appendAudit('AU5', sealer<null>('AU5', 'session', calls, () => T0 + m * 60_000));
+      assert.deepEqual((await s.listAudit('AU5', { limit: 10, from: T0 + 5 * 60_000 })).map((e) => e.seq), [3, 1]);
+      assert.deepEqual((await s.listAudit('AU5', { limit: 10, to: T0 + 5 * 60_000, ascending: true })).map((e) => e.seq), [2, 4]);
+
       await s.appendAudit('GONE', sealer<null>('GONE', 'session', calls, () => T0 + 5000));
       assert.equal(await s.hasAuditChains(), true);
       const chains = (await s.auditAccounts()).filter((c) => c.accountId === 'AU4' || c.accountId === 'GONE');

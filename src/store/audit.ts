@@ -10,6 +10,12 @@ import type { AuditAnchor, AuditEntry, AuditHead, AuditSealer } from '../domain/
 
 export type { AuditAnchor, AuditEntry, AuditHead, AuditSealer } from '../domain/audit.js';
 
+/**
+ * How far apart the clocks of the instances writing one chain may be: entries are numbered in the
+ * order they were made, and their times may step back by this much from one entry to the next.
+ */
+export const AUDIT_CLOCK_ALLOWANCE_MS = 300_000;
+
 /** A page of an account's entries. */
 export interface AuditQuery {
   /** Only entries of this resource (account, publishToken, ...). */

@@ -7,6 +7,9 @@
 import { describe, it, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import http from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import Database from 'better-sqlite3';
 import type { Redis } from 'ioredis';
@@ -571,6 +574,53 @@ export function auditSuite(factory: StoreFactory): void {
       meanwhile = () => store.pruneAudit(a.id, now - 30 * DAY);
       const pruned = await log.verify(a.id);
       assert.deepEqual([pruned.ok, pruned.entries, pruned.anchor?.seq, pruned.head?.seq], [true, 0, before + 1, before + 1]);
+    });
+
+    it('an export whose client goes away stops reading the store', { timeout: 60_000 }, async () => {
+      await fresh();
+      const a = await t.account('export gone');
+      const big = { reason: { to: 'x'.repeat(2000) } };
+      for (let i = 0; i < 1200; i++) await t.services.audit.note(SYSTEM_ACTOR, a.id, 'session', `s${i}`, 'cut', big);
+      // the export's second page is read once the client has hung up
+      let hungUp!: () => void;
+      const gone = new Promise<void>((r) => (hungUp = r));
+      let pages = 0;
+      const listAudit = store.listAudit.bind(store);
+      store.listAudit = async (...args: Parameters<Store['listAudit']>) => {
+        if (++pages === 2) await gone;
+        return listAudit(...args);
+      };
+      let exported: Promise<number> | undefined;
+      const exportOf = t.services.audit.export.bind(t.services.audit);
+      t.services.audit.export = (...args: Parameters<AuditLog['export']>) => {
+        exported = exportOf(...args);
+        return exported;
+      };
+      const server = t.app.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      const { port } = server.address() as AddressInfo;
+      try {
+        // a client that reads one chunk, stops reading, and hangs up
+        await new Promise<void>((resolve, reject) => {
+          const req = http.get({ host: '127.0.0.1', port, path: '/api/audit/export', headers: { authorization: `Bearer ${a.secret}` } }, (res) => {
+            res.once('data', () => {
+              res.pause();
+              req.destroy();
+            });
+          });
+          req.on('error', () => undefined);
+          req.on('close', () => resolve());
+          req.on('timeout', () => reject(new Error('no answer')));
+        });
+        hungUp();
+        // the export settles: it stops at the first line it cannot write, rather than wait for a drain that never comes
+        await assert.rejects(exported!, /the client went away/);
+        assert.equal(pages, 2, 'no page read after it');
+      } finally {
+        store.listAudit = listAudit;
+        server.closeAllConnections();
+        await new Promise((r) => server.close(r));
+      }
     });
 
     it('an instance without the key refuses management writes once the store keeps chains: nothing changes unrecorded', async () => {

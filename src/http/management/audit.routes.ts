@@ -80,9 +80,25 @@ const verifyOut = z.object({
   anchor: headOut.meta({ description: 'the last entry retention removed: the chain verifies from it' }),
 });
 
-/** Writes a line, waiting for the socket to drain when its buffer is full. */
+/** The client of an export went away: the export stops. */
+class ClientGone extends Error {}
+
+/** Writes a line, waiting for the socket to drain when its buffer is full; ClientGone once the response is closed. */
 async function writeLine(res: Response, text: string): Promise<void> {
-  if (!res.write(`${text}\n`)) await new Promise<void>((resolve) => res.once('drain', () => resolve()));
+  if (res.destroyed) throw new ClientGone('the client went away');
+  if (res.write(`${text}\n`)) return;
+  await new Promise<void>((resolve, reject) => {
+    const settle = (gone: boolean) => () => {
+      res.off('drain', drained);
+      res.off('close', closed);
+      if (gone) reject(new ClientGone('the client went away'));
+      else resolve();
+    };
+    const drained = settle(false);
+    const closed = settle(true);
+    res.once('drain', drained);
+    res.once('close', closed);
+  });
 }
 
 export function auditRoutes(audit: AuditLog): RouteSpec[] {
@@ -114,7 +130,12 @@ export function auditRoutes(audit: AuditLog): RouteSpec[] {
       handler: async ({ account, query, res }) => {
         on();
         res.status(200).type('application/x-ndjson');
-        await audit.export(account.id, { resource: query.resource, actor: query.actor, from: query.from, to: query.to }, (line) => writeLine(res, line));
+        try {
+          await audit.export(account.id, { resource: query.resource, actor: query.actor, from: query.from, to: query.to }, (line) => writeLine(res, line));
+        } catch (e) {
+          if (e instanceof ClientGone) return undefined;
+          throw e;
+        }
         res.end();
         return undefined;
       },

@@ -5,7 +5,7 @@
 // writes nothing (AUDIT_MOVED) and the write seals again on the new head, through the bounded
 // compare-and-set loop of its aggregate (docs/architecture.md#the-audit-chain).
 import type { AuditEntry, AuditHead, AuditSealer } from '../../domain/audit.js';
-import type { AuditEnds, AuditQuery, AuditStore, StoredAudit } from '../audit.js';
+import { AUDIT_CLOCK_ALLOWANCE_MS, type AuditEnds, type AuditQuery, type AuditStore, type StoredAudit } from '../audit.js';
 import { compareAndSet } from '../failures.js';
 import { keys } from './keys.js';
 import { Reply, codeOf, unexpectedReply } from './codes.js';
@@ -77,8 +77,9 @@ export class RedisAudit implements AuditStore {
   }
 
   /**
-   * Pages through the zset by seq from the cursor, filtering here (the time range also stops the
-   * walk once passed: seq order is the order the entries were made in).
+   * Pages through the zset by seq from the cursor, filtering here. The time range also stops the
+   * walk, once an entry is past it by more than the clock allowance: seq order is the order the
+   * entries were made in, by instances whose clocks may differ that much.
    */
   async listAudit(accountId: string, q: AuditQuery): Promise<AuditEntry[]> {
     const out: AuditEntry[] = [];
@@ -92,7 +93,7 @@ export class RedisAudit implements AuditStore {
       for (let i = 0; i < page.length; i += 2) texts.push(page[i]);
       for (const e of parsed(texts)) {
         const at = Date.parse(e.at);
-        if (q.ascending ? q.to !== undefined && at >= q.to : q.from !== undefined && at < q.from) return out;
+        if (q.ascending ? q.to !== undefined && at >= q.to + AUDIT_CLOCK_ALLOWANCE_MS : q.from !== undefined && at < q.from - AUDIT_CLOCK_ALLOWANCE_MS) return out;
         if ((q.from !== undefined && at < q.from) || (q.to !== undefined && at >= q.to)) continue;
         if ((q.resource !== undefined && e.resource !== q.resource) || (q.actor !== undefined && e.actor !== q.actor)) continue;
         out.push(e);
