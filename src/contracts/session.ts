@@ -1,6 +1,6 @@
 // A session of the registry as callers, lifecycle events and the store see it (docs/api.md#running-sessions).
 /** Why a session ended (docs/api.md#running-sessions): the `endedReason` of the registry and of feeds `ended`. */
-export type SessionEndReason = 'done' | 'expired' | 'stopped' | 'token_revoked' | 'token_expired' | 'replaced' | 'secret_deleted';
+export type SessionEndReason = 'done' | 'expired' | 'stopped' | 'token_revoked' | 'token_expired' | 'replaced' | 'secret_deleted' | 'shared';
 
 /** A publish or play session admitted through a caller: the session registry's record (docs/api.md#running-sessions). */
 export interface Session {

@@ -1,6 +1,7 @@
 // Token records and the rules for creating and updating them (pure: the clock and the random
 // token value come in as arguments). Field syntax is checked by the request schemas; the rules
 // here are the ones that need the whole token (exclusive fields, at least one stream, limits).
+import type { SharingSettings } from './sharing.js';
 import { createHash } from 'node:crypto';
 import { FieldErrorList } from './errors.js';
 import { canonicalOrigin } from './matchers.js';
@@ -50,6 +51,8 @@ export interface TokenRecord {
   /** Streamgate extensions (docs/api.md#session-limits): live sessions at once (absent: unlimited), admissions ever (1: a one-time token). */
   maxConcurrentSessions?: number;
   maxUses?: number;
+  /** Streamgate extension (docs/api.md#token-sharing): this token's override of its account's sharing policy. */
+  sharing?: SharingSettings;
   /**
    * Cut sessions whose credential is refused (session_terminated) until `until` (docs/api.md#running-sessions):
    * from `clientIp` only when set. Internal: never answered; any update of the token clears them.
@@ -119,6 +122,7 @@ export interface CreateTokenInput {
   bindIpsOnUsage?: number | null;
   maxConcurrentSessions?: number | null;
   maxUses?: number | null;
+  sharing?: SharingSettings | null;
   allowedCountries?: string[] | null;
   deniedCountries?: string[] | null;
   originCluster?: string | null;
@@ -149,6 +153,8 @@ export interface UpdateTokenInput {
   /** 0 removes the limit. */
   maxConcurrentSessions?: number;
   maxUses?: number;
+  /** Replaces the sharing override; {} removes it (null: not given). */
+  sharing?: SharingSettings | null;
   updateAllowedCountries?: string[];
   updateDeniedCountries?: string[];
   updateOriginCluster?: string;
@@ -278,6 +284,7 @@ export function newTokenRecord(
   if (input.bindIpsOnUsage != null && input.bindIpsOnUsage > 0) rec.bindIpsOnUsage = input.bindIpsOnUsage;
   if (input.maxConcurrentSessions != null && input.maxConcurrentSessions > 0) rec.maxConcurrentSessions = input.maxConcurrentSessions;
   if (input.maxUses != null && input.maxUses > 0) rec.maxUses = input.maxUses;
+  if (input.sharing != null && Object.keys(input.sharing).length > 0) rec.sharing = input.sharing;
   if (input.originCluster) rec.originCluster = input.originCluster;
   if (kind === 'publish') {
     for (const f of PUBLISH_FLAGS) rec[f] = input[f] ?? PUBLISH_SETTING_DEFAULTS[f];
@@ -318,6 +325,11 @@ export function applyTokenUpdate(
     if (v === undefined) continue;
     if (v > 0) t[f] = v;
     else delete t[f];
+  }
+  // null: not given, as in every optional field; {} removes the override
+  if (input.sharing != null) {
+    if (Object.keys(input.sharing).length === 0) delete t.sharing;
+    else t.sharing = input.sharing;
   }
   if (input.label !== undefined) t.label = input.label;
   if (input.isActive !== undefined) t.isActive = input.isActive;
@@ -438,6 +450,7 @@ export function tokenView(t: TokenRecord, boundIpAddresses: string[], accountGeo
   if (t.bindIpsOnUsage) v.boundIpAddresses = boundIpAddresses;
   if (t.maxConcurrentSessions !== undefined) v.maxConcurrentSessions = t.maxConcurrentSessions;
   if (t.maxUses !== undefined) v.maxUses = t.maxUses;
+  if (t.sharing !== undefined) v.sharing = t.sharing;
   v.updatedOn = t.updatedOn;
   return v;
 }

@@ -100,7 +100,7 @@ export interface FeedEvent {
     active: boolean;
     ended?: number;
     tokenId?: number;
-    /** Streamgate's: why the feed ended (`ended` only): done, expired, stopped, token_revoked, token_expired, replaced, secret_deleted. */
+    /** Streamgate's: why the feed ended (`ended` only): done, expired, stopped, token_revoked, token_expired, replaced, secret_deleted, shared. */
     reason?: SessionEndReason;
   };
 }
@@ -169,4 +169,34 @@ export interface ViewerConnectionEvent {
   data: { name: string; accountId: string; streamId: string };
 }
 
-export type PublicEvent = FeedEvent | RecordingEvent | ThumbnailEvent | SessionEvent | ViewerConnectionEvent;
+/**
+ * Streamgate's tokenSharing webhook event (docs/api.md#token-sharing): a credential flagged as
+ * shared, once per credential and window, with what the window held and the action taken.
+ */
+export interface TokenSharingEvent {
+  type: 'tokenSharing';
+  event: 'Flagged';
+  timestamp: number;
+  accountId: string;
+  /** What a webhook's filter is matched against: the token's label. */
+  filterName: string;
+  data: {
+    accountId: string;
+    tokenId: number;
+    tokenType: 'publish' | 'subscribe';
+    label: string;
+    /** The signals over the policy's limits: addresses, networks, asns, countries, travel. */
+    flags: string[];
+    action: 'notify' | 'limit' | 'disable';
+    windowSeconds: number;
+    addresses: number;
+    networks: number;
+    asns: number;
+    countries: number;
+    /** The countries seen in the window. */
+    countryCodes: string[];
+    travel?: { fromCountry?: string; toCountry?: string; km: number; kmh: number };
+  };
+}
+
+export type PublicEvent = FeedEvent | RecordingEvent | ThumbnailEvent | SessionEvent | ViewerConnectionEvent | TokenSharingEvent;

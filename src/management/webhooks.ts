@@ -15,7 +15,7 @@ import { RECORDING, WEBHOOK, type AuditLog } from '../audit/log.js';
 import type { Recording } from '../store/store.js';
 
 /** The event flags of a webhook, as the hosted API names them. */
-export const HOOK_FLAGS = ['isFeedHooks', 'isRecordingHooks', 'isThumbnailHooks', 'isTranscoderHooks', 'isMediaHooks', 'isViewerConnectionHooks'] as const;
+export const HOOK_FLAGS = ['isFeedHooks', 'isRecordingHooks', 'isThumbnailHooks', 'isTranscoderHooks', 'isMediaHooks', 'isViewerConnectionHooks', 'isTokenSharingHooks'] as const;
 type HookFlag = (typeof HOOK_FLAGS)[number];
 
 /** A create or update body. `null` is "not given", except `filter: null` on update (clears it). */
@@ -27,7 +27,7 @@ export type WebhookInput = {
 } & { [F in HookFlag]?: boolean | null };
 
 /**
- * The hosted WebhookModel, plus Streamgate's `filter`. Unset fields are left out, never null
+ * The hosted WebhookModel, plus Streamgate's `filter` and `isTokenSharingHooks` (when on). Unset fields are left out, never null
  * (docs/compatibility.md#webhooks): `filter` when there is none, `disabled` while the webhook is
  * enabled, and its `until` when it stays disabled until re-enabled.
  */
@@ -43,6 +43,8 @@ export function webhookView(w: Webhook): Record<string, unknown> {
     isMediaHooks: w.isMediaHooks ?? false,
     isViewerConnectionHooks: w.isViewerConnectionHooks ?? false,
   };
+  // Streamgate's own event type: answered only when on, so the hosted clients' models see their fields alone
+  if (w.isTokenSharingHooks === true) v.isTokenSharingHooks = true;
   if (w.filter !== undefined) v.filter = w.filter;
   if (w.disabled) v.disabled = w.disabled.until === null ? { reason: w.disabled.reason } : { until: w.disabled.until, reason: w.disabled.reason };
   return v;
@@ -107,6 +109,7 @@ export class WebhookService {
       isTranscoderHooks: input.isTranscoderHooks ?? false,
       isMediaHooks: input.isMediaHooks ?? false,
       isViewerConnectionHooks: input.isViewerConnectionHooks ?? false,
+      isTokenSharingHooks: input.isTokenSharingHooks ?? false,
       createdOn: at,
       updatedOn: at,
     };

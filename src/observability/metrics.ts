@@ -269,8 +269,20 @@ export class Metrics {
   });
   readonly sessionTerminations = new Counter({
     name: 'streamgate_session_terminations_total',
-    help: 'Sessions Streamgate ended, by trigger (delete, disable, refresh, expire, secretDeleted, stop, replace) and result (ended, already_ended)',
+    help: 'Sessions Streamgate ended, by trigger (delete, disable, refresh, expire, secretDeleted, stop, replace, sharing) and result (ended, already_ended)',
     labelNames: ['trigger', 'result'] as const,
+    registers: [this.registry],
+  });
+  readonly sharingFlags = new Counter({
+    name: 'streamgate_sharing_flags_total',
+    help: 'Credentials flagged as shared (docs/api.md#token-sharing), once per credential and window, by the action taken (notify, limit, disable)',
+    labelNames: ['action'] as const,
+    registers: [this.registry],
+  });
+  readonly sharingUses = new Counter({
+    name: 'streamgate_sharing_uses_total',
+    help: 'Uses offered to token-sharing detection, by outcome: recorded (written to the window), dropped (the queue was full), failed (the store did not take them)',
+    labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
   readonly sessionCuts = new Counter({

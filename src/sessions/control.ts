@@ -19,7 +19,7 @@ import { terminationTrigger, type TerminationTrigger } from './termination.js';
 import { copyWith } from '../domain/objects.js';
 
 /** Why Streamgate ended sessions: a terminateOn trigger, or an operator's or a publisher's act. */
-export type EndTrigger = TerminationTrigger | 'stop' | 'replace';
+export type EndTrigger = TerminationTrigger | 'stop' | 'replace' | 'sharing';
 
 /** What cuts a session on its media server (src/sessions/drivers/cutter.ts); never awaited on a decision path. */
 export interface SessionCutter {
@@ -325,6 +325,15 @@ export class SessionControl {
   /** POST /api/stream/stop/all: every publisher of the account ends (held). The number ended. */
   async stopAll(accountId: string): Promise<number> {
     return (await this.end(await this.all(accountId, { action: 'publish' }), 'stopped', 'stop', true)).length;
+  }
+
+  /**
+   * Token sharing with the action `limit` (docs/api.md#token-sharing): the newest device wins, so
+   * the token's live sessions from any other address end, held from their addresses. The number ended.
+   */
+  async keepNewest(accountId: string, tokenId: number, newestIp: string): Promise<number> {
+    const older = (await this.all(accountId, { tokenId })).filter((s) => s.clientIp !== newestIp);
+    return (await this.end(older, 'shared', 'sharing', true)).length;
   }
 
   /** DELETE /api/sessions/{id}: null when the account has no such live session. */

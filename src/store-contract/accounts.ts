@@ -104,6 +104,14 @@ export function accountTests(fresh: Fresh<AccountsUnderTest>): void {
       });
       await moved('all three at once');
       assert.deepEqual(await s.getAccount('AAAAAA'), back);
+      // the sharing policy: stored as given, kept by other patches, removed by null
+      const policy = { enabled: true, maxCountries: 3, action: 'limit' as const };
+      const sharing = await s.updateAccount('AAAAAA', { sharing: policy });
+      assert.deepEqual(sharing, { ...back, sharing: policy });
+      await moved('sharing');
+      assert.deepEqual(await s.updateAccount('AAAAAA', { secureViewer: false }), sharing);
+      assert.deepEqual(await s.updateAccount('AAAAAA', { sharing: null }), back);
+      assert.deepEqual(await s.getAccount('AAAAAA'), back);
       assert.deepEqual(
         await s.getAccount('BBBBBB'),
         account('BBBBBB', { defaultCluster: 'eu-1', geoCascade: { isEnabled: true, clusters: ['all'] }, ipRulesOnRtmp: false }),

@@ -15,6 +15,7 @@ import { type MarksUnderTest, markTests } from './marks.js';
 import { type MetaUnderTest, metaTests } from './meta.js';
 import { type RecordingsUnderTest, recordingTests } from './recordings.js';
 import { type SessionsUnderTest, sessionTests } from './sessions.js';
+import { type SharingUnderTest, sharingTests } from './sharing.js';
 import { type TokensUnderTest, tokenTests } from './tokens.js';
 import { type UsageUnderTest, usageTests } from './usage.js';
 import { type WebhooksUnderTest, webhookTests } from './webhooks.js';
@@ -31,6 +32,7 @@ export type {
   MetaUnderTest,
   RecordingsUnderTest,
   SessionsUnderTest,
+  SharingUnderTest,
   TokensUnderTest,
   UsageUnderTest,
   WebhooksUnderTest,
@@ -51,6 +53,7 @@ export function storeContract(factory: StoreFactory<Store>): void {
     liveStreamTests(fresh);
     markTests(fresh);
     auditTests(fresh);
+    sharingTests(fresh);
   });
 }
 
@@ -107,6 +110,11 @@ export function sessionStoreContract(factory: StoreFactory<SessionsUnderTest>): 
 /** MarkStore. */
 export function markStoreContract(factory: StoreFactory<MarksUnderTest>): void {
   contract(factory, markTests);
+}
+
+/** SharingStore. */
+export function sharingStoreContract(factory: StoreFactory<SharingUnderTest>): void {
+  contract(factory, sharingTests);
 }
 
 /** AuditStore, with the sealed writes of every other aggregate (a whole Store). */

@@ -1,6 +1,7 @@
 // The accounts aggregate: accounts, their API secrets and settings, and the account version every
 // decision cache compares against (docs/architecture.md#the-store-contract).
 import type { AuditSealer } from '../domain/audit.js';
+import type { SharingSettings } from '../domain/sharing.js';
 
 export interface Account {
   id: string;
@@ -28,7 +29,11 @@ export interface Account {
    * as the hosted platform does (docs/api.md#rtmp). Absent when on (the default).
    */
   ipRulesOnRtmp?: false;
+  /** The account's token-sharing policy (`/api/sharing/policy`, docs/api.md#token-sharing); absent when never set. */
+  sharing?: SharingSettings;
 }
+
+export type { SharingSettings } from '../domain/sharing.js';
 
 /** An account's geo cascade setting, as the hosted API shapes it. */
 export interface AccountGeoCascade {
@@ -45,6 +50,8 @@ export interface AccountPatch {
   defaultCluster?: string;
   geoCascade?: AccountGeoCascade;
   ipRulesOnRtmp?: boolean;
+  /** Replaces the sharing policy; null removes it. */
+  sharing?: SharingSettings | null;
 }
 
 export interface AccountStore {

@@ -22,6 +22,7 @@ const STORE_METHODS = Object.keys({
   scheduleExpiry: 1, takeDueExpiries: 1,
   swapMark: 1, takeMark: 1,
   appendAudit: 1, listAudit: 1, auditEntries: 1, auditEnds: 1, pruneAudit: 1, deleteAccountAudit: 1, auditAccounts: 1, hasAuditChains: 1,
+  recordSharing: 1, sharingUses: 1,
 } satisfies Record<Method, 1>) as Method[];
 
 /** The error a store method rejects with: typed failures pass, an unavailable driver becomes StoreUnavailable. */

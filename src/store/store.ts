@@ -19,6 +19,7 @@ import type { MarkStore } from './marks.js';
 import type { MetaStore } from './meta.js';
 import type { RecordingStore } from './recordings.js';
 import type { SessionStore } from './sessions.js';
+import type { SharingStore } from './sharing.js';
 import type { TokenStore } from './tokens.js';
 import type { UsageStore } from './usage.js';
 import type { WebhookStore } from './webhooks.js';
@@ -32,6 +33,8 @@ export type { MarkStore } from './marks.js';
 export type { MetaStore } from './meta.js';
 export type { NewRecording, Recording, RecordingStore } from './recordings.js';
 export type { AdmitResult, Session, SessionEndReason, SessionFilter, SessionLimits, SessionStore } from './sessions.js';
+export type { SharingStore, SharingUse } from './sharing.js';
+export { SHARING_MAX_ADDRESSES } from './sharing.js';
 export type { ListQuery, SortBy, TokenChange, TokenStore } from './tokens.js';
 export type { UsageDay, UsageHour, UsageRecord, UsageSelector, UsageSum, UsageTotal, UsageStore } from './usage.js';
 export type { Delivery, Webhook, WebhookStore } from './webhooks.js';
@@ -69,4 +72,5 @@ export type Store = StoreLifecycle &
   LiveStreamStore &
   SessionStore &
   MarkStore &
+  SharingStore &
   AuditStore;

@@ -15,6 +15,8 @@ export interface Webhook {
   isTranscoderHooks?: boolean;
   isMediaHooks?: boolean;
   isViewerConnectionHooks?: boolean;
+  /** Streamgate: TokenSharing events (docs/api.md#token-sharing); absent = false. */
+  isTokenSharingHooks?: boolean;
   /** RE2 pattern, full match on the stream name (the transcoder name for transcoder events) */
   filter?: string;
   /** Set after webhooks.disableAfterFailures consecutive failed deliveries; no events while set. */

@@ -31,7 +31,7 @@ interface Job {
   attempt: number;
 }
 
-type Kind = 'isFeedHooks' | 'isRecordingHooks' | 'isThumbnailHooks' | 'isTranscoderHooks' | 'isMediaHooks' | 'isViewerConnectionHooks';
+type Kind = 'isFeedHooks' | 'isRecordingHooks' | 'isThumbnailHooks' | 'isTranscoderHooks' | 'isMediaHooks' | 'isViewerConnectionHooks' | 'isTokenSharingHooks';
 
 type Deliverable = Exclude<DeliverableEvent, { type: 'session' }>;
 
@@ -42,6 +42,7 @@ const KIND: Record<Deliverable['type'], Kind> = {
   transcoder: 'isTranscoderHooks',
   media: 'isMediaHooks',
   viewerConnection: 'isViewerConnectionHooks',
+  tokenSharing: 'isTokenSharingHooks',
 };
 
 /** The account an event belongs to, and the name a webhook's filter is matched against. */

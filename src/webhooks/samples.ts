@@ -6,7 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { PublicEvent } from '../lifecycle/events.js';
 
 /** The hosted API's WebhookType values, as `POST /api/webhooks/test/{webhookType}` takes them. */
-export const WEBHOOK_TYPES = ['Recordings', 'Thumbnail', 'Transcoder', 'Media', 'Feeds', 'ViewerConnection'] as const;
+export const WEBHOOK_TYPES = ['Recordings', 'Thumbnail', 'Transcoder', 'Media', 'Feeds', 'ViewerConnection', 'TokenSharing'] as const;
 export type WebhookType = (typeof WEBHOOK_TYPES)[number];
 
 /** The names a test send uses when the request gives none. */
@@ -71,6 +71,28 @@ export function sampleEvent(
     }
     case 'ViewerConnection':
       return { type: 'viewerConnection', event: 'ViewerAttempt', timestamp: at, accountId, filterName: streamName, data: { name: streamName, accountId, streamId } };
+    case 'TokenSharing':
+      return {
+        type: 'tokenSharing',
+        event: 'Flagged',
+        timestamp: at,
+        accountId,
+        filterName: 'sample token',
+        data: {
+          accountId,
+          tokenId: tokenId ?? 0,
+          tokenType: 'subscribe',
+          label: 'sample token',
+          flags: ['countries'],
+          action: 'notify',
+          windowSeconds: 3600,
+          addresses: 20,
+          networks: 20,
+          asns: 12,
+          countries: 5,
+          countryCodes: ['BR', 'DE', 'FR', 'JP', 'US'],
+        },
+      };
     case 'Transcoder':
       return {
         type: 'transcoder',

@@ -41,7 +41,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     assert.deepEqual((await s.updateAccount('ACC001', { deniedCountries: ['DE'] }))?.deniedCountries, ['DE']);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 8);
+    assert.equal(again.pragma('user_version', { simple: true }), 9);
     again.close();
   });
 
@@ -69,7 +69,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     });
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 8);
+    assert.equal(again.pragma('user_version', { simple: true }), 9);
     assert.deepEqual(
       (again.prepare('PRAGMA table_info(accounts)').all() as Array<{ name: string }>).map((c) => c.name).filter((n) => ['default_cluster', 'geo_cascade', 'ip_rules_on_rtmp'].includes(n)),
       ['default_cluster', 'geo_cascade', 'ip_rules_on_rtmp'],
@@ -119,7 +119,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     assert.deepEqual(await s.issuersOf('https://idp.example.com/'), [made]);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 8);
+    assert.equal(again.pragma('user_version', { simple: true }), 9);
     again.close();
   });
 
@@ -144,7 +144,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     assert.deepEqual(await s.getIssuer('ACC005', made.id), made);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 8);
+    assert.equal(again.pragma('user_version', { simple: true }), 9);
     // the columns added at the end of the table
     assert.deepEqual((again.prepare('PRAGMA table_info(issuers)').all() as Array<{ name: string }>).map((c) => c.name).slice(-5), ['rev', 'settings', 'signing_key', 'secret_from', 'signing_key_from']);
     again.close();
@@ -170,7 +170,7 @@ describe('SQLite: opening a file of the previous layout', () => {
     assert.deepEqual([read?.secret, read?.secretFrom, read?.signingKeyFrom], ['ab'.repeat(16), null, null]);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 8);
+    assert.equal(again.pragma('user_version', { simple: true }), 9);
     again.close();
   });
 
@@ -196,11 +196,33 @@ describe('SQLite: opening a file of the previous layout', () => {
     assert.deepEqual((await s.listAudit('ACC007', { limit: 10 })).map((e) => [e.seq, e.resource, e.changes]), [[1, 'account', { secureViewer: { from: false, to: true } }]]);
     await s.close();
     const again = new Database(file);
-    assert.equal(again.pragma('user_version', { simple: true }), 8);
+    assert.equal(again.pragma('user_version', { simple: true }), 9);
     assert.deepEqual(
       (again.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'audit_%' ORDER BY name").all() as Array<{ name: string }>).map((t) => t.name),
       ['audit_entries', 'audit_heads'],
     );
+    again.close();
+  });
+
+  it('a file of user_version 8 gets the accounts’ sharing policy column: none set, every other column kept', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'sg-migrate-')), 'db');
+    const createdOn = new Date().toISOString();
+    const first = new SqliteStore({ file, synchronous: 'NORMAL' });
+    await first.createAccount({ id: 'ACC008', name: 'h', createdOn, secureViewer: true, secretHash: 'h8', defaultCluster: 'eu-1' });
+    await first.close();
+
+    const raw = new Database(file);
+    raw.exec('ALTER TABLE accounts DROP COLUMN sharing');
+    raw.pragma('user_version = 8');
+    raw.close();
+
+    const s = new SqliteStore({ file, synchronous: 'NORMAL' });
+    assert.deepEqual(await s.getAccount('ACC008'), { id: 'ACC008', name: 'h', createdOn, secureViewer: true, secretHash: 'h8', defaultCluster: 'eu-1' });
+    const updated = await s.updateAccount('ACC008', { sharing: { enabled: true, action: 'notify' } });
+    assert.deepEqual(updated?.sharing, { enabled: true, action: 'notify' });
+    await s.close();
+    const again = new Database(file);
+    assert.equal(again.pragma('user_version', { simple: true }), 9);
     again.close();
   });
 });

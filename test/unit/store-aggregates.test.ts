@@ -67,6 +67,7 @@ describe('the store split by aggregate', () => {
       'MetaStore',
       'RecordingStore',
       'SessionStore',
+      'SharingStore',
       'TokenStore',
       'UsageStore',
       'WebhookStore',

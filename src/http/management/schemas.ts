@@ -11,6 +11,7 @@ import {
 import { normaliseIp } from '../../domain/addresses.js';
 import { MAX_LIST, parseExpiresOn, type TokenKind, type UpdateTokenInput } from '../../domain/tokens.js';
 import { copyWith } from '../../domain/objects.js';
+import { SHARING_ACTIONS } from '../../domain/sharing.js';
 
 const checked = (problem: (s: string) => string | null) =>
   z.string().superRefine((s, ctx) => {
@@ -92,6 +93,21 @@ const publishSettings = {
   priority: int32.nullable().optional(),
 };
 
+/** A token-sharing policy, or a token's override of it (docs/api.md#token-sharing): every setting optional. */
+export const sharingSettings = z
+  .strictObject({
+    enabled: z.boolean().optional(),
+    windowSeconds: z.number().int().min(60).max(604_800).optional().meta({ description: 'the sliding window, seconds (60 to 7 days; default 3600)' }),
+    maxAddresses: z.number().int().min(0).max(1000).optional().meta({ description: 'distinct client addresses (0: not counted; default 0)' }),
+    maxNetworks: z.number().int().min(0).max(1000).optional().meta({ description: 'distinct /24 (IPv4) or /48 (IPv6) networks (0: not counted; default 6)' }),
+    maxAsns: z.number().int().min(0).max(1000).optional().meta({ description: 'distinct autonomous systems (0: not counted; default 3)' }),
+    maxCountries: z.number().int().min(0).max(250).optional().meta({ description: 'distinct countries (0: not counted; default 2)' }),
+    travelKmh: z.number().int().min(0).max(100_000).optional().meta({ description: 'impossible travel above this speed, km/h (0: not looked at; default 1000)' }),
+    travelMinKm: z.number().int().min(0).max(20_000).optional().meta({ description: '...between uses at least this far apart, km (default 500)' }),
+    action: z.enum(SHARING_ACTIONS).optional().meta({ description: 'notify (a TokenSharing webhook), limit (the newest device wins), disable (the token); default notify' }),
+  })
+  .meta({ description: 'Streamgate: token-sharing detection (docs/api.md#token-sharing)' });
+
 /** The token schemas whose stream patterns `check` validates. */
 export function tokenSchemas(check: PatternCheck) {
   const entry = streamEntry(check);
@@ -105,6 +121,7 @@ export function tokenSchemas(check: PatternCheck) {
     bindIpsOnUsage: count.nullable().optional().meta({ description: 'bind to the first N client addresses' }),
     maxConcurrentSessions: count.nullable().optional().meta({ description: 'Streamgate: live sessions at once (absent or 0: unlimited)' }),
     maxUses: count.nullable().optional().meta({ description: 'Streamgate: sessions ever admitted (1: a one-time token; absent or 0: unlimited)' }),
+    sharing: sharingSettings.nullable().optional().meta({ description: "Streamgate: this token's override of its account's sharing policy" }),
     allowedCountries: countries,
     deniedCountries: countries,
     originCluster: cluster.nullable().optional().meta({ description: 'stored and returned' }),
@@ -120,6 +137,7 @@ export function tokenSchemas(check: PatternCheck) {
     updateBindIpsOnUsage: count.nullable().optional(),
     maxConcurrentSessions: count.nullable().optional().meta({ description: 'Streamgate: live sessions at once; 0 removes the limit' }),
     maxUses: count.nullable().optional().meta({ description: 'Streamgate: sessions ever admitted; 0 removes the limit' }),
+    sharing: sharingSettings.nullable().optional().meta({ description: "Streamgate: replaces this token's sharing override; {} removes it" }),
     updateAllowedCountries: countries,
     updateDeniedCountries: countries,
     updateOriginCluster: cluster.nullable().optional(),
@@ -298,6 +316,7 @@ const tokenOutCommon = {
   boundIpAddresses: z.array(z.string()).optional().meta({ description: 'Streamgate: the addresses bound so far (when bindIpsOnUsage > 0)' }),
   maxConcurrentSessions: z.number().int().optional().meta({ description: 'Streamgate: live sessions at once (when limited)' }),
   maxUses: z.number().int().optional().meta({ description: 'Streamgate: sessions ever admitted (when limited)' }),
+  sharing: sharingSettings.optional().meta({ description: "Streamgate: the token's sharing override (absent when none)" }),
   updatedOn: z.string().meta({ description: 'Streamgate: the last change' }),
 };
 const effectiveOut = {

@@ -21,6 +21,7 @@ const flags = {
   isTranscoderHooks: flag('transcoder events: stored; only test sends produce them (default false)'),
   isMediaHooks: flag('media asset events: stored; only test sends produce them (default false)'),
   isViewerConnectionHooks: flag('viewerConnection events of viewer sessions: ViewerAttempt, FirstViewerConnection, NoActiveViewers (default false)'),
+  isTokenSharingHooks: flag('Streamgate: tokenSharing events, a credential flagged as shared (docs/api.md#token-sharing; default false)'),
 };
 
 /** The webhook schemas whose filter patterns `check` validates. */
@@ -84,6 +85,7 @@ const webhookOut = z.object({
   isTranscoderHooks: z.boolean(),
   isMediaHooks: z.boolean(),
   isViewerConnectionHooks: z.boolean(),
+  isTokenSharingHooks: z.boolean().optional().meta({ description: 'Streamgate: tokenSharing events (absent when off)' }),
   filter: z.string().optional().meta({ description: 'absent when none' }),
   disabled: z
     .object({ until: z.string().optional(), reason: z.string() })

@@ -1,7 +1,7 @@
 // Accounts on Redis: a hash per account in its slot, the account list, secret hints verified on
 // read, and the account version (held current by the version watch, or read and shared).
 import { randomUUID } from 'node:crypto';
-import type { Account, AccountGeoCascade, AccountPatch, AccountStore } from '../accounts.js';
+import type { Account, AccountGeoCascade, AccountPatch, AccountStore, SharingSettings } from '../accounts.js';
 import { keys } from './keys.js';
 import { AccountExists, AccountNameTaken, StoreConflict } from '../../errors.js';
 import { accountNameKey } from '../../domain/store-rules.js';
@@ -39,6 +39,8 @@ function accountFrom(h: Record<string, string>): Account | null {
   if (h.geoCascade) a.geoCascade = JSON.parse(h.geoCascade) as AccountGeoCascade;
   // absent (accounts written before the setting existed) or '1': on
   if (h.ipRulesOnRtmp === '0') a.ipRulesOnRtmp = false;
+  // the sharing policy's JSON: absent or '' when never set, or removed
+  if (h.sharing) a.sharing = JSON.parse(h.sharing) as SharingSettings;
   return a;
 }
 
@@ -138,6 +140,7 @@ export class RedisAccounts implements AccountStore {
       ...(a.defaultCluster ? [['defaultCluster', a.defaultCluster]] : []),
       ...(a.geoCascade ? [['geoCascade', JSON.stringify(a.geoCascade)]] : []),
       ...(a.ipRulesOnRtmp === false ? [['ipRulesOnRtmp', '0']] : []),
+      ...(a.sharing ? [['sharing', JSON.stringify(a.sharing)]] : []),
       ...(a.secretHash ? [['secretHash', a.secretHash]] : []),
     ].flat();
     const r = await compareAndSet(`account ${a.id}`, MAX_CAS_ATTEMPTS, async () => {
@@ -200,6 +203,7 @@ export class RedisAccounts implements AccountStore {
     if (patch.defaultCluster !== undefined) fields.push('defaultCluster', patch.defaultCluster);
     if (patch.geoCascade !== undefined) fields.push('geoCascade', JSON.stringify(patch.geoCascade));
     if (patch.ipRulesOnRtmp !== undefined) fields.push('ipRulesOnRtmp', patch.ipRulesOnRtmp ? '1' : '0');
+    if (patch.sharing !== undefined) fields.push('sharing', patch.sharing === null ? '' : JSON.stringify(patch.sharing));
     // a rename claims the name first, as a create does (its own name's claim holds it already)
     const renamedFrom = patch.name === undefined ? null : await this.c.redis.hget(keys.account(id), 'name');
     if (patch.name !== undefined) {

@@ -114,6 +114,10 @@ export const keys = {
   openRecordings: (accountId: string) => `${tag(accountId)}:recopen`,
   /** A mark (store.ts swapMark): "<expires ms>:<value>", expiring by PX too. */
   mark: (accountId: string, name: string) => `${tag(accountId)}:mk:${name}`,
+  /** A credential's uses for token-sharing signals (store/sharing.ts): address → the use's JSON. */
+  sharingUses: (accountId: string, credential: string) => `${tag(accountId)}:sh:${credential}`,
+  /** ...and address → the time of its last use, a zset: the window and the cap read it. */
+  sharingTimes: (accountId: string, credential: string) => `${tag(accountId)}:shz:${credential}`,
   /** The decision history (docs/api.md#decision-history): a stream capped by MAXLEN, one field `d`, the entry's JSON without its address. */
   history: (accountId: string) => `${tag(accountId)}:hd`,
   /** The history's client addresses by decision id, a hash per time bucket that expires with its addresses (history.addressSeconds). */

@@ -22,6 +22,7 @@ import { RedisLiveStreams } from './live-streams.js';
 import { RedisSessions } from './sessions.js';
 import { RedisMarks } from './marks.js';
 import { RedisAudit } from './audit.js';
+import { RedisSharing } from './sharing.js';
 
 export type { RedisStoreOptions } from './connection.js';
 export { SCRIPTS, type ScriptSpec } from './scripts.js';
@@ -66,6 +67,7 @@ class RedisBackend implements StoreLifecycle {
       new RedisSessions(c),
       new RedisMarks(c),
       new RedisAudit(c),
+      new RedisSharing(c),
     ]);
     typeStoreFailures(this as unknown as Store, isRedisUnavailable);
     // Every write that can move an account version forgets the shared version reads, when it

@@ -50,5 +50,6 @@ export const SCRIPTS = {
   webhookDelete: { file: 'webhook-delete.lua', keys: 5 },
   auditAppend: { file: 'audit-append.lua', keys: 2 },
   auditPrune: { file: 'audit-prune.lua', keys: 2 },
+  sharingRecord: { file: 'sharing-record.lua', keys: 2 },
 } satisfies Record<string, ScriptSpec>;
 export type ScriptName = keyof typeof SCRIPTS;

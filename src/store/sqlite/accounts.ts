@@ -1,5 +1,5 @@
 // Accounts on SQLite: the accounts table, and the account versions the connection keeps in memory (connection.ts).
-import type { Account, AccountGeoCascade, AccountPatch, AccountStore } from '../accounts.js';
+import type { Account, AccountGeoCascade, AccountPatch, AccountStore, SharingSettings } from '../accounts.js';
 import { AccountExists, AccountNameTaken } from '../../errors.js';
 import { accountNameKey } from '../../domain/store-rules.js';
 import { copyWith } from '../../domain/objects.js';
@@ -25,6 +25,8 @@ interface AccountRow {
   ip_rules_on_rtmp: number;
   /** accountNameKey(name); added by migrate() (user_version 4). */
   name_key: string;
+  /** JSON of the sharing policy, '' = never set; added by migrate() (user_version 9). */
+  sharing: string;
 }
 const accountFromRow = (r: AccountRow): Account => {
   const a: Account = { id: r.id, name: r.name, createdOn: r.created_on, secureViewer: r.secure_viewer === 1 };
@@ -34,6 +36,7 @@ const accountFromRow = (r: AccountRow): Account => {
   if (r.default_cluster) a.defaultCluster = r.default_cluster;
   if (r.geo_cascade) a.geoCascade = JSON.parse(r.geo_cascade) as AccountGeoCascade;
   if (r.ip_rules_on_rtmp === 0) a.ipRulesOnRtmp = false;
+  if (r.sharing) a.sharing = JSON.parse(r.sharing) as SharingSettings;
   return a;
 };
 
@@ -69,8 +72,8 @@ export class SqliteAccounts implements AccountStore {
 
   #insertAccount(a: Account): void {
     this.c.stmt(
-      `INSERT INTO accounts (id, name, name_key, created_on, secure_viewer, secret_hash, allowed_countries, denied_countries, default_cluster, geo_cascade, ip_rules_on_rtmp, seq)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM accounts))`,
+      `INSERT INTO accounts (id, name, name_key, created_on, secure_viewer, secret_hash, allowed_countries, denied_countries, default_cluster, geo_cascade, ip_rules_on_rtmp, sharing, seq)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM accounts))`,
     )
       .run(
         a.id,
@@ -84,6 +87,7 @@ export class SqliteAccounts implements AccountStore {
         a.defaultCluster ?? '',
         a.geoCascade ? JSON.stringify(a.geoCascade) : '',
         a.ipRulesOnRtmp === false ? 0 : 1,
+        a.sharing ? JSON.stringify(a.sharing) : '',
       );
     this.c.bumpVersion(a.id); // a cached "no such account" must not outlive its creation
   }
@@ -123,9 +127,10 @@ export class SqliteAccounts implements AccountStore {
         default_cluster: patch.defaultCluster ?? r.default_cluster,
         geo_cascade: patch.geoCascade ? JSON.stringify(patch.geoCascade) : r.geo_cascade,
         ip_rules_on_rtmp: patch.ipRulesOnRtmp === undefined ? r.ip_rules_on_rtmp : patch.ipRulesOnRtmp ? 1 : 0,
+        sharing: patch.sharing === undefined ? r.sharing : patch.sharing === null ? '' : JSON.stringify(patch.sharing),
       });
       this.c.stmt(
-        'UPDATE accounts SET secure_viewer = ?, name = ?, name_key = ?, allowed_countries = ?, denied_countries = ?, default_cluster = ?, geo_cascade = ?, ip_rules_on_rtmp = ? WHERE id = ?',
+        'UPDATE accounts SET secure_viewer = ?, name = ?, name_key = ?, allowed_countries = ?, denied_countries = ?, default_cluster = ?, geo_cascade = ?, ip_rules_on_rtmp = ?, sharing = ? WHERE id = ?',
       ).run(
         next.secure_viewer,
         next.name,
@@ -135,6 +140,7 @@ export class SqliteAccounts implements AccountStore {
         next.default_cluster,
         next.geo_cascade,
         next.ip_rules_on_rtmp,
+        next.sharing,
         id,
       );
       this.c.bumpVersion(id);

@@ -152,6 +152,16 @@ CREATE TABLE IF NOT EXISTS marks (
   PRIMARY KEY (account_id, name)
 );
 CREATE INDEX IF NOT EXISTS marks_expiry ON marks (expires_ms);
+CREATE TABLE IF NOT EXISTS sharing_uses (
+  account_id TEXT NOT NULL,
+  credential TEXT NOT NULL,
+  ip TEXT NOT NULL,
+  at_ms INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (account_id, credential, ip)
+);
+CREATE INDEX IF NOT EXISTS sharing_uses_by_time ON sharing_uses (account_id, credential, at_ms);
+CREATE INDEX IF NOT EXISTS sharing_uses_expiry ON sharing_uses (at_ms);
 `;
 
 /**
@@ -198,18 +208,25 @@ CREATE INDEX IF NOT EXISTS issuers_by_iss ON issuers (iss_key, id);
  */
 export function migrate(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number;
-  if (version >= 8) {
+  if (version >= 9) {
+    fillNameKeys(db);
+    return;
+  }
+  if (version === 8) {
+    addSharingColumn(db);
     fillNameKeys(db);
     return;
   }
   if (version === 7) {
     addAuditTables(db);
+    addSharingColumn(db);
     fillNameKeys(db);
     return;
   }
   if (version === 5 || version === 6) {
     addIssuerColumns(db);
     addAuditTables(db);
+    addSharingColumn(db);
     fillNameKeys(db);
     return;
   }
@@ -247,7 +264,18 @@ export function migrate(db: Database.Database): void {
     db.exec(ISSUERS_TABLE);
     // `user_version` 8: the audit chains (below)
     db.exec(AUDIT_TABLES);
-    db.pragma('user_version = 8');
+    // `user_version` 9: accounts carry their token-sharing policy (docs/api.md#token-sharing)
+    add('sharing', "TEXT NOT NULL DEFAULT ''");
+    db.pragma('user_version = 9');
+  })();
+}
+
+/** `user_version` 9: accounts carry their token-sharing policy ('' = never set, as for every account of a file at 8 or earlier). */
+function addSharingColumn(db: Database.Database): void {
+  db.transaction(() => {
+    const columns = new Set((db.prepare('PRAGMA table_info(accounts)').all() as Array<{ name: string }>).map((c) => c.name));
+    if (!columns.has('sharing')) db.exec("ALTER TABLE accounts ADD COLUMN sharing TEXT NOT NULL DEFAULT ''");
+    db.pragma('user_version = 9');
   })();
 }
 

@@ -16,6 +16,7 @@ import { SqliteLiveStreams } from './live-streams.js';
 import { SqliteSessions } from './sessions.js';
 import { SqliteMarks } from './marks.js';
 import { SqliteAudit } from './audit.js';
+import { SqliteSharing } from './sharing.js';
 
 export type { SqliteStoreOptions } from './connection.js';
 
@@ -44,6 +45,7 @@ class SqliteBackend implements StoreLifecycle {
       new SqliteSessions(c),
       new SqliteMarks(c),
       new SqliteAudit(c),
+      new SqliteSharing(c),
     ]);
   }
 

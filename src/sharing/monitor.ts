@@ -1,0 +1,201 @@
+// Token-sharing detection (docs/api.md#token-sharing): the decision path hands each allowed use of
+// a credential whose policy is on to `observe` (a map lookup, nothing awaited); a timer writes them
+// in batches to the store's window (every instance adds to the same one), places each address, and
+// holds the window to the policy. A flagged credential gets its account's action: `notify` (a signed
+// TokenSharing webhook), `limit` (the newest device wins: the credential's sessions from other
+// addresses end) or `disable` (the token is disabled, by the system actor, audited); once per
+// credential and window whichever instance sees it first (a store mark), `limit` each time.
+import { LRUCache } from 'lru-cache';
+import type { Logger } from 'pino';
+import { assessSharing, effectiveSharing, type SharingAssessment, type SharingPolicy, type SharingSettings, type SharingUse } from '../domain/sharing.js';
+import type { TokenKind } from '../domain/tokens.js';
+import type { Store } from '../store/store.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { PlaceLookup } from '../enforce/places.js';
+
+/** The credential a use is of: a token (its self-signed JWTs count as the token). */
+export interface SharedCredential {
+  accountId: string;
+  kind: TokenKind;
+  tokenId: number;
+}
+
+/** The key of a credential in the store's window and marks. */
+export const credentialKey = (c: Pick<SharedCredential, 'kind' | 'tokenId'>): string => `${c.kind}:${c.tokenId}`;
+
+/** What a flag is, as the webhook, the log and the dashboard tell it. */
+export interface SharingFlag extends SharedCredential {
+  at: number;
+  action: SharingPolicy['action'];
+  assessment: SharingAssessment;
+  /** The address of the most recent use (what `limit` keeps). */
+  newestIp: string;
+}
+
+/** What the actions do, given by the services (the webhook dispatcher, session control, the token service). */
+export interface SharingActions {
+  notify(flag: SharingFlag): Promise<void>;
+  /** Ends the credential's sessions from other addresses than the newest; the number ended. */
+  limit(flag: SharingFlag): Promise<number>;
+  /** Disables the token. */
+  disable(flag: SharingFlag): Promise<void>;
+}
+
+export interface SharingMonitorOptions {
+  /** How often the queued uses are written (ms). */
+  flushMs: number;
+  /** Uses queued at most between two writes; more are dropped and counted. */
+  queueSize: number;
+}
+
+export const SHARING_MONITOR_DEFAULTS: SharingMonitorOptions = { flushMs: 1000, queueSize: 10_000 };
+
+/** An address's use of a credential is offered again only after this long (or a tenth of the window, if shorter). */
+const REPEAT_MS = 60_000;
+/** Credential-address pairs remembered for that. */
+const REPEATS_TRACKED = 100_000;
+
+interface Pending extends SharedCredential {
+  ip: string;
+  at: number;
+  /** The token's override, as the decision read it. */
+  token: SharingSettings | undefined;
+  /** The account version the decision was made at. */
+  ver: number;
+}
+
+/** An account's policy as this instance last read it, at an account version. */
+interface KnownPolicy {
+  ver: number;
+  settings: SharingSettings | undefined;
+}
+
+/** Accounts whose policy is remembered. */
+const ACCOUNTS_TRACKED = 10_000;
+
+export class SharingMonitor {
+  private queue: Pending[] = [];
+  private readonly seen = new LRUCache<string, number>({ max: REPEATS_TRACKED });
+  private readonly policies = new LRUCache<string, KnownPolicy>({ max: ACCOUNTS_TRACKED });
+  private timer?: NodeJS.Timeout;
+  private writing: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly places: PlaceLookup,
+    private readonly actions: SharingActions,
+    private readonly metrics: Metrics,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+    private readonly opts: SharingMonitorOptions = SHARING_MONITOR_DEFAULTS,
+  ) {}
+
+  /**
+   * On the decision path, after an allow of a token at account version `ver`: queues the use when
+   * the token's policy is on — or not known yet at that version (the write reads the account) —
+   * unless this address used this token moments ago. Never awaits, never throws.
+   */
+  observe(c: SharedCredential, ip: string | undefined, token: SharingSettings | undefined, ver: number): void {
+    if (ip === undefined || ip === '') return;
+    const known = this.policies.get(c.accountId);
+    let windowSeconds = token?.windowSeconds;
+    if (known !== undefined && known.ver === ver) {
+      if (!(token?.enabled ?? known.settings?.enabled ?? false)) return;
+      windowSeconds ??= known.settings?.windowSeconds;
+    }
+    const at = this.now();
+    const key = `${c.accountId}\n${c.kind}:${c.tokenId}\n${ip}`;
+    const last = this.seen.get(key);
+    if (last !== undefined && at - last < Math.min(REPEAT_MS, (windowSeconds ?? 3600) * 100)) return;
+    if (this.queue.length >= this.opts.queueSize) {
+      this.metrics.sharingUses.inc({ outcome: 'dropped' });
+      return;
+    }
+    this.seen.set(key, at);
+    this.queue.push({ accountId: c.accountId, kind: c.kind, tokenId: c.tokenId, ip, at, token, ver });
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.flush(), this.opts.flushMs);
+    this.timer.unref();
+  }
+
+  /** Stops the timer and writes what is queued. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+
+  /** Writes the queued uses, one store call per credential, and acts on each flagged one; resolves when done. */
+  flush(): Promise<void> {
+    if (this.writing) return this.writing.then(() => this.flush());
+    if (this.queue.length === 0) return Promise.resolve();
+    const batch = this.queue;
+    this.queue = [];
+    this.writing = this.write(batch).finally(() => {
+      this.writing = undefined;
+    });
+    return this.writing;
+  }
+
+  private async write(batch: Pending[]): Promise<void> {
+    const byCredential = new Map<string, Pending[]>();
+    for (const p of batch) {
+      const key = `${p.accountId}\n${credentialKey(p)}`;
+      const list = byCredential.get(key);
+      if (list) list.push(p);
+      else byCredential.set(key, [p]);
+    }
+    for (const uses of byCredential.values()) {
+      const first = uses[0];
+      const newest = uses[uses.length - 1];
+      try {
+        // the policy as the newest use found it: the token's override over its account's
+        const policy = effectiveSharing(await this.accountPolicy(newest.accountId, newest.ver), newest.token);
+        if (!policy.enabled) continue;
+        const placed: SharingUse[] = [];
+        for (const u of uses) {
+          const p = await this.places.placeOf(u.ip);
+          placed.push(Object.assign({ at: u.at }, p));
+        }
+        const windowMs = policy.windowSeconds * 1000;
+        const kept = await this.store.recordSharing(first.accountId, credentialKey(first), placed, windowMs);
+        this.metrics.sharingUses.inc({ outcome: 'recorded' }, uses.length);
+        const assessment = assessSharing(kept, policy, this.now());
+        if (assessment.flags.length > 0) await this.act({ accountId: first.accountId, kind: first.kind, tokenId: first.tokenId }, policy, assessment, kept[0]?.ip ?? uses[uses.length - 1].ip);
+      } catch (e) {
+        this.metrics.sharingUses.inc({ outcome: 'failed' }, uses.length);
+        this.logger.warn({ accountId: first.accountId, tokenId: first.tokenId, err: (e as Error).message }, 'token sharing: uses not recorded');
+      }
+    }
+  }
+
+  /** The account's settings at version `ver` (read once per version and instance). */
+  private async accountPolicy(accountId: string, ver: number): Promise<SharingSettings | undefined> {
+    const known = this.policies.get(accountId);
+    if (known !== undefined && known.ver >= ver) return known.settings;
+    const a = await this.store.getAccount(accountId);
+    const settings = a?.sharing;
+    this.policies.set(accountId, { ver, settings });
+    return settings;
+  }
+
+  private async act(c: SharedCredential, policy: SharingPolicy, assessment: SharingAssessment, newestIp: string): Promise<void> {
+    const flag: SharingFlag = Object.assign({ at: this.now(), action: policy.action, assessment, newestIp }, c);
+    // once per credential and window, whichever instance comes first
+    const held = await this.store.swapMark(c.accountId, `sharing:${credentialKey(c)}`, JSON.stringify({ at: flag.at, flags: assessment.flags }), policy.windowSeconds * 1000, 'absent');
+    const first = held === null;
+    if (first) {
+      this.metrics.sharingFlags.inc({ action: policy.action });
+      this.logger.warn(
+        { accountId: c.accountId, tokenId: c.tokenId, kind: c.kind, flags: assessment.flags, action: policy.action, addresses: assessment.addresses, networks: assessment.networks, countries: assessment.countries },
+        'token sharing: credential flagged',
+      );
+      await this.actions.notify(flag);
+    }
+    if (policy.action === 'limit') await this.actions.limit(flag);
+    if (policy.action === 'disable' && first) await this.actions.disable(flag);
+  }
+}

@@ -1,0 +1,137 @@
+// Token-sharing detection on a store (docs/api.md#token-sharing): uses offered by decisions are
+// written to the window in batches, placed, held to the token's policy over its account's; a
+// flagged token gets its action, once per window (limit each time); an account with the policy off
+// records nothing; repeated uses of one address are offered once; a full queue drops and counts.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { Metrics } from '../../src/observability/metrics.js';
+import { SharingMonitor, type SharingActions, type SharingFlag } from '../../src/sharing/monitor.js';
+import type { Place, PlaceLookup } from '../../src/enforce/places.js';
+import { networkOf, type SharingSettings } from '../../src/domain/sharing.js';
+
+const T0 = Date.parse('2026-11-29T12:00:00.000Z');
+const COUNTRIES = ['FR', 'DE', 'US', 'BR', 'JP'];
+
+/** Addresses 198.51.<n>.1 in COUNTRIES[n % 5] (provider 64500 + n), 192.0.2.<n> at home in FR (provider 3215), 100.64.7.9 a FR mobile network. */
+const places: PlaceLookup = {
+  async placeOf(ip: string): Promise<Place> {
+    const p: Place = { ip, network: networkOf(ip) };
+    const m = /^198\.51\.(\d+)\.1$/.exec(ip);
+    if (m) return Object.assign(p, { asn: 64_500 + Number(m[1]), country: COUNTRIES[Number(m[1]) % 5] });
+    if (ip.startsWith('192.0.2.')) return Object.assign(p, { asn: 3215, country: 'FR', lat: 48.85, lon: 2.35 });
+    if (ip === '100.64.7.9') return Object.assign(p, { asn: 20810, country: 'FR', lat: 48.9, lon: 2.4 });
+    return p;
+  },
+};
+
+async function setup(account: SharingSettings | undefined) {
+  let now = T0;
+  const store = new SqliteStore({ file: ':memory:', now: () => now });
+  await store.createAccount({ id: 'SHARE1', name: 'share', createdOn: new Date(T0).toISOString(), secureViewer: false, sharing: account });
+  const flags: Array<{ what: 'notify' | 'limit' | 'disable'; flag: SharingFlag }> = [];
+  const actions: SharingActions = {
+    notify: async (flag) => void flags.push({ what: 'notify', flag }),
+    limit: async (flag) => {
+      flags.push({ what: 'limit', flag });
+      return 0;
+    },
+    disable: async (flag) => void flags.push({ what: 'disable', flag }),
+  };
+  const metrics = new Metrics({ defaultMetrics: false });
+  const monitor = new SharingMonitor(store, places, actions, metrics, pino({ level: 'silent' }), () => now, { flushMs: 1000, queueSize: 50 });
+  const token = { accountId: 'SHARE1', kind: 'subscribe' as const, tokenId: 7 };
+  const counted = async (name: string) => Object.fromEntries(((await metrics.registry.getSingleMetric(name)?.get())?.values ?? []).map((v) => [Object.values(v.labels).join(','), v.value]));
+  return {
+    store,
+    monitor,
+    token,
+    flags,
+    counted,
+    tick: (ms: number) => {
+      now += ms;
+    },
+  };
+}
+
+describe('token sharing monitor', () => {
+  it('20 addresses in 5 countries within 10 minutes: notify once per window, with what the window held', async () => {
+    const t = await setup({ enabled: true });
+    for (let i = 0; i < 20; i++) {
+      t.monitor.observe(t.token, `198.51.${i}.1`, undefined, 1);
+      t.tick(30_000);
+    }
+    await t.monitor.flush();
+    assert.deepEqual(t.flags.map((f) => f.what), ['notify']);
+    const a = t.flags[0].flag.assessment;
+    assert.deepEqual([a.addresses, a.networks, a.asns, a.countries, a.flags], [20, 20, 20, 5, ['networks', 'asns', 'countries']]);
+    assert.equal(t.flags[0].flag.newestIp, '198.51.19.1');
+    assert.equal((await t.store.sharingUses('SHARE1', 'subscribe:7', 3_600_000)).length, 20);
+    // more uses in the same window: flagged again, not notified again
+    t.monitor.observe(t.token, '198.51.20.1', undefined, 1);
+    await t.monitor.flush();
+    assert.deepEqual(t.flags.map((f) => f.what), ['notify']);
+    assert.deepEqual(await t.counted('streamgate_sharing_flags_total'), { notify: 1 });
+    assert.deepEqual(await t.counted('streamgate_sharing_uses_total'), { recorded: 21 });
+    // the next window notifies again
+    t.tick(3_600_000);
+    for (let i = 30; i < 40; i++) t.monitor.observe(t.token, `198.51.${i}.1`, undefined, 1);
+    await t.monitor.flush();
+    assert.deepEqual(t.flags.map((f) => f.what), ['notify', 'notify']);
+  });
+
+  it('limit acts at every flagged write, disable once; the token overrides its account', async () => {
+    const t = await setup({ enabled: true, action: 'limit' });
+    for (let i = 0; i < 6; i++) {
+      t.monitor.observe(t.token, `198.51.${i}.1`, undefined, 1);
+      t.tick(1000);
+    }
+    await t.monitor.flush();
+    t.monitor.observe(t.token, '198.51.9.1', undefined, 1);
+    await t.monitor.flush();
+    assert.deepEqual(t.flags.map((f) => [f.what, f.flag.newestIp]), [['notify', '198.51.5.1'], ['limit', '198.51.5.1'], ['limit', '198.51.9.1']]);
+
+    const other = { accountId: 'SHARE1', kind: 'publish' as const, tokenId: 8 };
+    for (let i = 0; i < 6; i++) t.monitor.observe(other, `198.51.${i}.1`, { action: 'disable' }, 1);
+    await t.monitor.flush();
+    t.monitor.observe(other, '198.51.9.1', { action: 'disable' }, 1);
+    await t.monitor.flush();
+    assert.deepEqual(t.flags.slice(3).map((f) => [f.what, f.flag.kind, f.flag.tokenId]), [['notify', 'publish', 8], ['disable', 'publish', 8]]);
+  });
+
+  it('not flagged: four devices on one /24 and a switch to a mobile network within an hour; one address with many sessions', async () => {
+    const t = await setup({ enabled: true });
+    for (const d of [1, 2, 3, 4]) {
+      t.monitor.observe(t.token, `192.0.2.${d}`, undefined, 1);
+      t.tick(10 * 60_000);
+    }
+    t.monitor.observe(t.token, '100.64.7.9', undefined, 1);
+    for (let i = 0; i < 50; i++) t.monitor.observe({ accountId: 'SHARE1', kind: 'subscribe', tokenId: 9 }, '192.0.2.200', undefined, 1);
+    await t.monitor.flush();
+    assert.deepEqual(t.flags, []);
+    assert.equal((await t.store.sharingUses('SHARE1', 'subscribe:7', 3_600_000)).length, 5);
+    assert.equal((await t.store.sharingUses('SHARE1', 'subscribe:9', 3_600_000)).length, 1, 'one address, offered once a minute');
+  });
+
+  it('off: an account without a policy records nothing, and once its version is known its uses are not even queued; a token may turn it on', async () => {
+    const t = await setup(undefined);
+    t.monitor.observe(t.token, '198.51.1.1', undefined, 4);
+    await t.monitor.flush();
+    assert.deepEqual(await t.store.sharingUses('SHARE1', 'subscribe:7', 3_600_000), []);
+    for (let i = 0; i < 100; i++) t.monitor.observe(t.token, `198.51.${i}.1`, undefined, 4);
+    assert.deepEqual(await t.counted('streamgate_sharing_uses_total'), {}, 'nothing queued, nothing dropped');
+    t.monitor.observe(t.token, '203.0.113.5', { enabled: true }, 4);
+    await t.monitor.flush();
+    assert.deepEqual((await t.store.sharingUses('SHARE1', 'subscribe:7', 3_600_000)).map((u) => u.ip), ['203.0.113.5']);
+  });
+
+  it('a full queue drops the excess and counts it', async () => {
+    const t = await setup({ enabled: true, maxNetworks: 0, maxAsns: 0, maxCountries: 0, travelKmh: 0 });
+    for (let i = 0; i < 60; i++) t.monitor.observe(t.token, `10.0.${i}.1`, undefined, 1);
+    assert.deepEqual(await t.counted('streamgate_sharing_uses_total'), { dropped: 10 });
+    await t.monitor.flush();
+    assert.deepEqual(await t.counted('streamgate_sharing_uses_total'), { dropped: 10, recorded: 50 });
+    assert.deepEqual(t.flags, []);
+  });
+});
