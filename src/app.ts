@@ -14,6 +14,7 @@ import { sessionRoutes } from './http/management/sessions.routes.js';
 import { notProvidedRoutes } from './http/management/not-provided.routes.js';
 import { decisionRoutes } from './http/management/decisions.routes.js';
 import { auditRoutes } from './http/management/audit.routes.js';
+import { sharingRoutes } from './http/management/sharing.routes.js';
 import { openApiDocument } from './http/openapi.js';
 import { directorEndpoints } from './http/director.js';
 import { DecisionRoutes } from './http/decision-routes.js';
@@ -49,6 +50,7 @@ export function managementRoutes(s: Services): RouteSpec[] {
     ...sessionRoutes(s.store, s.sessions, s.audit),
     ...decisionRoutes(s.history, s.store),
     ...auditRoutes(s.audit),
+    ...sharingRoutes(s.store, s.accounts, s.now),
     // last: hosted endpoints Streamgate does not provide, answered 501 (docs/compatibility.md)
     ...notProvidedRoutes(),
   ];

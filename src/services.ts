@@ -37,6 +37,10 @@ import { openHistory } from './history/open.js';
 import type { DecisionHistory } from './history/recorder.js';
 import { AuditLog } from './audit/log.js';
 import { auditKey } from './audit/key.js';
+import { SYSTEM_ACTOR } from './audit/actor.js';
+import { ApiError } from './errors.js';
+import { SharingMonitor, tokenSharingEvent } from './sharing/monitor.js';
+import { bundledPlaces, type PlaceLookup } from './enforce/places.js';
 
 export interface Services {
   config: Config;
@@ -69,6 +73,10 @@ export interface Services {
   history?: DecisionHistory;
   /** The audit log of management changes (docs/api.md#audit-log); `enabled` false without a key. */
   audit: AuditLog;
+  /** Token-sharing detection (docs/api.md#token-sharing): fed by the decisions, written off their path. */
+  sharing: SharingMonitor;
+  /** The services' clock (tests move it). */
+  now: () => number;
   /** Set on SIGTERM: readiness fails and responses close their connections. */
   draining: boolean;
   /** Stops background work and closes the store; queued webhooks are delivered until `deadline` (epoch ms; default now + server.shutdownGraceMs). */
@@ -145,6 +153,8 @@ export async function createServices(
     store?: Store;
     now?: () => number;
     geo?: GeoLookup;
+    /** Where token-sharing places addresses (default: the bundled ASN and city databases). */
+    places?: PlaceLookup;
     poster?: Poster;
     /** The server's start: when the store holds no account, create "default" (its secret in <dataDir>/default-api-secret). */
     firstStart?: boolean;
@@ -225,7 +235,30 @@ export async function createServices(
   // Decisions kept, written off the decision path (docs/api.md#decision-history).
   const history = openHistory(config, store, logger, now);
   if (history) metrics.watchHistory(() => history.tallies);
-  const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, { now, defaultAccountId, sessions, issuers, signed, history });
+  // Token sharing (docs/api.md#token-sharing): its actions reach services built below, called only after the first flush.
+  const sharing = new SharingMonitor(
+    store,
+    opts.places ?? bundledPlaces(geo),
+    {
+      notify: async (flag) => {
+        const t = await store.getToken(flag.accountId, flag.kind, flag.tokenId);
+        await dispatcher.onEvent(tokenSharingEvent(flag, t?.label ?? ''));
+      },
+      limit: (flag) => sessions.keepNewest(flag.accountId, flag.tokenId, { ip: flag.newestIp, at: flag.newestAt }),
+      disable: async (flag) => {
+        await tokens.update(flag.accountId, flag.kind, flag.tokenId, { isActive: false }, SYSTEM_ACTOR).catch((e: Error) => {
+          // a token deleted since is nothing to disable
+          if (!(e instanceof ApiError && e.status === 404)) throw e;
+        });
+      },
+    },
+    metrics,
+    logger,
+    now,
+    { flushMs: config.sharing.flushMs, queueSize: config.sharing.queueSize },
+  );
+  if (config.sharing.enabled) sharing.start();
+  const enforcer = new Enforcer(store, config.enforcement, geo, metrics, logger, { now, defaultAccountId, sessions, issuers, signed, history, sharing: config.sharing.enabled ? sharing : undefined });
   const viewers = credentialKeys
     ? new ViewerSessions(
         config.sessions.http,
@@ -264,20 +297,21 @@ export async function createServices(
     keys.reload().catch((e: Error) => logger.warn({ err: e.message }, 'signing keys: reload failed'));
   }, KEY_RELOAD_MS);
   reload.unref();
+  const tokens = createTokenService(config, store, {
+    now,
+    clusters,
+    audit,
+    changed: (accountId, id, before, after) => {
+      viewers?.tokenChanged(id, after, accountId);
+      return sessions.tokenChanged(accountId, id, before, after).catch((e: Error) => logger.warn({ accountId, tokenId: id, err: e.message }, 'sessions of a changed token: not ended'));
+    },
+  });
   return {
     config,
     logger,
     store,
     accounts,
-    tokens: createTokenService(config, store, {
-      now,
-      clusters,
-      audit,
-      changed: (accountId, id, before, after) => {
-        viewers?.tokenChanged(id, after, accountId);
-        return sessions.tokenChanged(accountId, id, before, after).catch((e: Error) => logger.warn({ accountId, tokenId: id, err: e.message }, 'sessions of a changed token: not ended'));
-      },
-    }),
+    tokens,
     metrics,
     geo,
     enforcer,
@@ -294,6 +328,8 @@ export async function createServices(
     poller,
     history,
     audit,
+    sharing,
+    now,
     draining: false,
     close: async (deadline?: number) => {
       clearInterval(reload);
@@ -302,6 +338,8 @@ export async function createServices(
       // The HTTP server has stopped: no write is left to validate.
       await patterns.close();
       await poller?.stop();
+      // the uses still queued are written and acted on while webhooks and the store still take them
+      await sharing.stop().catch((e: Error) => logger.warn({ err: e.message }, 'token sharing: uses not written at shutdown'));
       lifecycle.close();
       await lifecycle.idle();
       // Queued webhooks get until the shutdown deadline; the HTTP client closes only once nothing

@@ -149,6 +149,19 @@ export interface DecisionPage {
   next: string | null;
 }
 
+/** GET /api/sharing/{kind}_token/{id} (docs/api.md#token-sharing). */
+export interface SharingWindow {
+  tokenId: number;
+  policy: { enabled: boolean; windowSeconds: number; action: 'notify' | 'limit' | 'disable' };
+  uses: Array<{ ip: string; network: string; asn?: number; country?: string; at: string }>;
+  addresses: number;
+  networks: string[];
+  asns: number[];
+  countries: string[];
+  travel?: { fromCountry?: string; toCountry?: string; km: number; kmh: number };
+  flags: string[];
+}
+
 export interface Webhook {
   id: number;
   url: string;

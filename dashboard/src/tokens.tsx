@@ -5,6 +5,7 @@ import { api, query, type TokenKind, type TokenRecord } from './api';
 import { ConfirmDialog, CopyButton, inputType, ErrorNotice, Notice, Select, formatTime, useAsync } from './components';
 import { TokenForm } from './token-form';
 import { LiveSessions } from './sessions';
+import { SharingPanel } from './sharing';
 import { navigate } from './router';
 
 type Sort = 'Name' | 'AddedOn';
@@ -325,6 +326,7 @@ function TokenDetails(p: {
         </button>
       </div>
       <LiveSessions tokenId={t.id} key={t.id} />
+      <SharingPanel kind={kind} tokenId={t.id} key={`sharing-${t.id}`} />
     </section>
   );
 }

@@ -29,6 +29,7 @@ import type { AdmissionRun, SessionControl } from '../sessions/control.js';
 import type { Admission, AdmissionStep, Admitter, Answer, DecisionResult } from '../contracts/admission.js';
 import { resolveCredential, resolveNow, type CredentialSources, type IssuerVerification, type Reading, type Resolved, type SignedVerification } from './credential.js';
 import type { DecisionHistory } from '../history/recorder.js';
+import type { SharingMonitor } from '../sharing/monitor.js';
 import { decisionIdAt, type DecisionEntry } from '../history/entry.js';
 
 export type { Admission, AdmissionStep, Admitter, Answer, DecisionResult } from '../contracts/admission.js';
@@ -57,6 +58,8 @@ export interface EnforcerOptions {
   signed?: Omit<SignedVerification, 'now' | 'countryOf'>;
   /** Where decisions are kept (docs/api.md#decision-history). Without it, none is. */
   history?: DecisionHistory;
+  /** Token-sharing detection (docs/api.md#token-sharing), offered every allowed use of a token. Without it, none is. */
+  sharing?: SharingMonitor;
 }
 
 const MAX_STALE_RETRIES = 3;
@@ -89,6 +92,8 @@ interface Parts {
   knownBound: LRUCache<number, { rev: number; addresses: Set<string> }>;
   /** The decision history: asked, after each decision, whether to keep it. */
   history: DecisionHistory | undefined;
+  /** Token-sharing detection: offered each allowed use of a token. */
+  sharing: SharingMonitor | undefined;
 }
 
 /**
@@ -614,6 +619,20 @@ function countHitAndLog(p: Parts, x: Run): Next {
   return countAndLog(p, x);
 }
 
+/**
+ * Token sharing (docs/api.md#token-sharing): an allowed use of a token (a self-signed JWT's is its
+ * parent's) is offered to the monitor, which keeps it only when the token's policy is on; nothing
+ * awaited. An issuer's credential is not: its policy token stands for every subject it admits.
+ */
+function watchSharing(p: Parts, x: Run): Next {
+  const d = x.result;
+  if (p.sharing === undefined || d === undefined || !d.allowed || x.r === undefined) return 'next';
+  const cred = x.r.cred;
+  const token = cred.type === 'token' ? cred.token : cred.type === 'jwt' ? cred.parent : undefined;
+  if (token !== undefined) p.sharing.observe(token, x.req.clientIp, x.r.ver);
+  return 'next';
+}
+
 function settle(_p: Parts, x: Run): Next {
   x.run?.settle(x.result!);
   return 'next';
@@ -646,6 +665,7 @@ const STEPS: readonly Step[] = [
   // memory never has an answer step to run: an admission with one is made with the store
   { step: 'answer', after: true, store: answerStep, cache: answerStep },
   { step: 'count and log', after: true, memory: countHitAndLog, store: countAndLog, cache: countAndLog },
+  { step: 'sharing signals', after: true, memory: watchSharing, store: watchSharing, cache: watchSharing },
   { step: 'settle', after: true, memory: settle, store: settle, cache: settle },
 ];
 
@@ -692,6 +712,7 @@ export class Enforcer {
       defaultAccountId: opts.defaultAccountId || undefined,
       knownBound: new LRUCache({ max: 10000 }),
       history: opts.history,
+      sharing: opts.sharing,
     };
     this.plans = { memory: planOf('memory'), store: planOf('store'), cache: planOf('cache'), explain: planOf('explain') };
   }

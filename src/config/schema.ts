@@ -324,6 +324,12 @@ export const configSchema = z.strictObject({
     /** Each account's head whose chain moved is logged this often. */
     headLogSeconds: z.number().int().min(1).max(86400),
   }),
+  /** Token-sharing detection (docs/api.md#token-sharing): each account turns it on with its policy; this is the deployment's switch. */
+  sharing: z.strictObject({
+    enabled: z.boolean(),
+    flushMs: z.number().int().min(10).max(60_000),
+    queueSize: z.number().int().min(10).max(1_000_000),
+  }),
   /** Decision history (docs/api.md#decision-history): what is kept, for how long, and how it is written. */
   history: z.strictObject({
     enabled: z.boolean(),

@@ -329,10 +329,12 @@ export class SessionControl {
 
   /**
    * Token sharing with the action `limit` (docs/api.md#token-sharing): the newest device wins, so
-   * the token's live sessions from any other address end, held from their addresses. The number ended.
+   * the token's live sessions from any other address that started before its use (epoch ms `at`)
+   * end, held from their addresses; a session that started later (a use another instance has not
+   * written yet) is left for the flag that names it. The number ended.
    */
-  async keepNewest(accountId: string, tokenId: number, newestIp: string): Promise<number> {
-    const older = (await this.all(accountId, { tokenId })).filter((s) => s.clientIp !== newestIp);
+  async keepNewest(accountId: string, tokenId: number, newest: { ip: string; at: number }): Promise<number> {
+    const older = (await this.all(accountId, { tokenId })).filter((s) => s.clientIp !== newest.ip && Date.parse(s.startedOn) <= newest.at);
     return (await this.end(older, 'shared', 'sharing', true)).length;
   }
 

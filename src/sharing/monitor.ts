@@ -8,10 +8,11 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { assessSharing, effectiveSharing, type SharingAssessment, type SharingPolicy, type SharingSettings, type SharingUse } from '../domain/sharing.js';
-import type { TokenKind } from '../domain/tokens.js';
+import type { TokenKind, TokenRecord } from '../domain/tokens.js';
 import type { Store } from '../store/store.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { PlaceLookup } from '../enforce/places.js';
+import type { TokenSharingEvent } from '../lifecycle/events.js';
 
 /** The credential a use is of: a token (its self-signed JWTs count as the token). */
 export interface SharedCredential {
@@ -28,8 +29,12 @@ export interface SharingFlag extends SharedCredential {
   at: number;
   action: SharingPolicy['action'];
   assessment: SharingAssessment;
-  /** The address of the most recent use (what `limit` keeps). */
+  /** The address of the most recent use (what `limit` keeps), and its time (epoch ms). */
   newestIp: string;
+  newestAt: number;
+  windowSeconds: number;
+  /** The countries of the uses in the window. */
+  countryCodes: string[];
 }
 
 /** What the actions do, given by the services (the webhook dispatcher, session control, the token service). */
@@ -73,6 +78,27 @@ interface KnownPolicy {
 /** Accounts whose policy is remembered. */
 const ACCOUNTS_TRACKED = 10_000;
 
+/** The tokenSharing webhook event of a flag (docs/api.md#token-sharing); `label` is the token's. */
+export function tokenSharingEvent(flag: SharingFlag, label: string): TokenSharingEvent {
+  const a = flag.assessment;
+  const data: TokenSharingEvent['data'] = {
+    accountId: flag.accountId,
+    tokenId: flag.tokenId,
+    tokenType: flag.kind,
+    label,
+    flags: a.flags,
+    action: flag.action,
+    windowSeconds: flag.windowSeconds,
+    addresses: a.addresses,
+    networks: a.networks,
+    asns: a.asns,
+    countries: a.countries,
+    countryCodes: flag.countryCodes,
+  };
+  if (a.travel) data.travel = { fromCountry: a.travel.from.country, toCountry: a.travel.to.country, km: a.travel.km, kmh: a.travel.kmh };
+  return { type: 'tokenSharing', event: 'Flagged', timestamp: flag.at, accountId: flag.accountId, filterName: label, data };
+}
+
 export class SharingMonitor {
   private queue: Pending[] = [];
   private readonly seen = new LRUCache<string, number>({ max: REPEATS_TRACKED });
@@ -95,16 +121,17 @@ export class SharingMonitor {
    * the token's policy is on — or not known yet at that version (the write reads the account) —
    * unless this address used this token moments ago. Never awaits, never throws.
    */
-  observe(c: SharedCredential, ip: string | undefined, token: SharingSettings | undefined, ver: number): void {
+  observe(t: Pick<TokenRecord, 'accountId' | 'kind' | 'id' | 'sharing'>, ip: string | undefined, ver: number): void {
     if (ip === undefined || ip === '') return;
-    const known = this.policies.get(c.accountId);
+    const token = t.sharing;
+    const known = this.policies.get(t.accountId);
     let windowSeconds = token?.windowSeconds;
     if (known !== undefined && known.ver === ver) {
       if (!(token?.enabled ?? known.settings?.enabled ?? false)) return;
       windowSeconds ??= known.settings?.windowSeconds;
     }
     const at = this.now();
-    const key = `${c.accountId}\n${c.kind}:${c.tokenId}\n${ip}`;
+    const key = `${t.accountId}\n${t.kind}:${t.id}\n${ip}`;
     const last = this.seen.get(key);
     if (last !== undefined && at - last < Math.min(REPEAT_MS, (windowSeconds ?? 3600) * 100)) return;
     if (this.queue.length >= this.opts.queueSize) {
@@ -112,7 +139,7 @@ export class SharingMonitor {
       return;
     }
     this.seen.set(key, at);
-    this.queue.push({ accountId: c.accountId, kind: c.kind, tokenId: c.tokenId, ip, at, token, ver });
+    this.queue.push({ accountId: t.accountId, kind: t.kind, tokenId: t.id, ip, at, token, ver });
   }
 
   start(): void {
@@ -164,7 +191,11 @@ export class SharingMonitor {
         const kept = await this.store.recordSharing(first.accountId, credentialKey(first), placed, windowMs);
         this.metrics.sharingUses.inc({ outcome: 'recorded' }, uses.length);
         const assessment = assessSharing(kept, policy, this.now());
-        if (assessment.flags.length > 0) await this.act({ accountId: first.accountId, kind: first.kind, tokenId: first.tokenId }, policy, assessment, kept[0]?.ip ?? uses[uses.length - 1].ip);
+        if (assessment.flags.length > 0) {
+          const countryCodes = [...new Set(kept.flatMap((u) => (u.country === undefined ? [] : [u.country])))].sort();
+          const latest = kept[0] ?? { ip: newest.ip, at: newest.at };
+          await this.act({ accountId: first.accountId, kind: first.kind, tokenId: first.tokenId }, policy, assessment, latest, countryCodes);
+        }
       } catch (e) {
         this.metrics.sharingUses.inc({ outcome: 'failed' }, uses.length);
         this.logger.warn({ accountId: first.accountId, tokenId: first.tokenId, err: (e as Error).message }, 'token sharing: uses not recorded');
@@ -182,8 +213,8 @@ export class SharingMonitor {
     return settings;
   }
 
-  private async act(c: SharedCredential, policy: SharingPolicy, assessment: SharingAssessment, newestIp: string): Promise<void> {
-    const flag: SharingFlag = Object.assign({ at: this.now(), action: policy.action, assessment, newestIp }, c);
+  private async act(c: SharedCredential, policy: SharingPolicy, assessment: SharingAssessment, latest: { ip: string; at: number }, countryCodes: string[]): Promise<void> {
+    const flag: SharingFlag = Object.assign({ at: this.now(), action: policy.action, assessment, newestIp: latest.ip, newestAt: latest.at, windowSeconds: policy.windowSeconds, countryCodes }, c);
     // once per credential and window, whichever instance comes first
     const held = await this.store.swapMark(c.accountId, `sharing:${credentialKey(c)}`, JSON.stringify({ at: flag.at, flags: assessment.flags }), policy.windowSeconds * 1000, 'absent');
     const first = held === null;

@@ -1,4 +1,5 @@
 // Builds a Streamgate app over a given store for supertest, with a silent logger and an admin key.
+import type { PlaceLookup } from '../../src/enforce/places.js';
 import request from 'supertest';
 import type { Express } from 'express';
 import { loadConfig } from '../../src/config/load.js';
@@ -31,7 +32,7 @@ const uniqueName = (name: string): string => {
 export async function testApp(
   store: Store,
   overrides: Record<string, unknown> = {},
-  opts: { now?: () => number; geo?: GeoLookup } = {},
+  opts: { now?: () => number; geo?: GeoLookup; places?: PlaceLookup } = {},
 ): Promise<TestApp> {
   const config = loadConfig({ env: {}, overrides: { adminKey: ADMIN_KEY, log: { level: 'silent' }, ...overrides } });
   const services = await createServices(config, { store, ...opts });

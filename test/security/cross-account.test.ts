@@ -34,6 +34,8 @@ const NOT_FOUND_WORD: Record<string, string> = {
   '/api/issuers': 'issuer',
   '/api/recordings': 'recording',
   '/api/sessions': 'session',
+  '/api/sharing/publish_token': 'publish token',
+  '/api/sharing/subscribe_token': 'subscribe token',
 };
 
 /** Everything of account A a route could reveal or change, read through the store interface. */

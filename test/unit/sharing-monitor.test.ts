@@ -41,7 +41,7 @@ async function setup(account: SharingSettings | undefined) {
   };
   const metrics = new Metrics({ defaultMetrics: false });
   const monitor = new SharingMonitor(store, places, actions, metrics, pino({ level: 'silent' }), () => now, { flushMs: 1000, queueSize: 50 });
-  const token = { accountId: 'SHARE1', kind: 'subscribe' as const, tokenId: 7 };
+  const token = { accountId: 'SHARE1', kind: 'subscribe' as const, id: 7 };
   const counted = async (name: string) => Object.fromEntries(((await metrics.registry.getSingleMetric(name)?.get())?.values ?? []).map((v) => [Object.values(v.labels).join(','), v.value]));
   return {
     store,
@@ -59,7 +59,7 @@ describe('token sharing monitor', () => {
   it('20 addresses in 5 countries within 10 minutes: notify once per window, with what the window held', async () => {
     const t = await setup({ enabled: true });
     for (let i = 0; i < 20; i++) {
-      t.monitor.observe(t.token, `198.51.${i}.1`, undefined, 1);
+      t.monitor.observe(t.token, `198.51.${i}.1`, 1);
       t.tick(30_000);
     }
     await t.monitor.flush();
@@ -69,14 +69,14 @@ describe('token sharing monitor', () => {
     assert.equal(t.flags[0].flag.newestIp, '198.51.19.1');
     assert.equal((await t.store.sharingUses('SHARE1', 'subscribe:7', 3_600_000)).length, 20);
     // more uses in the same window: flagged again, not notified again
-    t.monitor.observe(t.token, '198.51.20.1', undefined, 1);
+    t.monitor.observe(t.token, '198.51.20.1', 1);
     await t.monitor.flush();
     assert.deepEqual(t.flags.map((f) => f.what), ['notify']);
     assert.deepEqual(await t.counted('streamgate_sharing_flags_total'), { notify: 1 });
     assert.deepEqual(await t.counted('streamgate_sharing_uses_total'), { recorded: 21 });
     // the next window notifies again
     t.tick(3_600_000);
-    for (let i = 30; i < 40; i++) t.monitor.observe(t.token, `198.51.${i}.1`, undefined, 1);
+    for (let i = 30; i < 40; i++) t.monitor.observe(t.token, `198.51.${i}.1`, 1);
     await t.monitor.flush();
     assert.deepEqual(t.flags.map((f) => f.what), ['notify', 'notify']);
   });
@@ -84,18 +84,18 @@ describe('token sharing monitor', () => {
   it('limit acts at every flagged write, disable once; the token overrides its account', async () => {
     const t = await setup({ enabled: true, action: 'limit' });
     for (let i = 0; i < 6; i++) {
-      t.monitor.observe(t.token, `198.51.${i}.1`, undefined, 1);
+      t.monitor.observe(t.token, `198.51.${i}.1`, 1);
       t.tick(1000);
     }
     await t.monitor.flush();
-    t.monitor.observe(t.token, '198.51.9.1', undefined, 1);
+    t.monitor.observe(t.token, '198.51.9.1', 1);
     await t.monitor.flush();
     assert.deepEqual(t.flags.map((f) => [f.what, f.flag.newestIp]), [['notify', '198.51.5.1'], ['limit', '198.51.5.1'], ['limit', '198.51.9.1']]);
 
-    const other = { accountId: 'SHARE1', kind: 'publish' as const, tokenId: 8 };
-    for (let i = 0; i < 6; i++) t.monitor.observe(other, `198.51.${i}.1`, { action: 'disable' }, 1);
+    const other = { accountId: 'SHARE1', kind: 'publish' as const, id: 8, sharing: { action: 'disable' as const } };
+    for (let i = 0; i < 6; i++) t.monitor.observe(other, `198.51.${i}.1`, 1);
     await t.monitor.flush();
-    t.monitor.observe(other, '198.51.9.1', { action: 'disable' }, 1);
+    t.monitor.observe(other, '198.51.9.1', 1);
     await t.monitor.flush();
     assert.deepEqual(t.flags.slice(3).map((f) => [f.what, f.flag.kind, f.flag.tokenId]), [['notify', 'publish', 8], ['disable', 'publish', 8]]);
   });
@@ -103,11 +103,11 @@ describe('token sharing monitor', () => {
   it('not flagged: four devices on one /24 and a switch to a mobile network within an hour; one address with many sessions', async () => {
     const t = await setup({ enabled: true });
     for (const d of [1, 2, 3, 4]) {
-      t.monitor.observe(t.token, `192.0.2.${d}`, undefined, 1);
+      t.monitor.observe(t.token, `192.0.2.${d}`, 1);
       t.tick(10 * 60_000);
     }
-    t.monitor.observe(t.token, '100.64.7.9', undefined, 1);
-    for (let i = 0; i < 50; i++) t.monitor.observe({ accountId: 'SHARE1', kind: 'subscribe', tokenId: 9 }, '192.0.2.200', undefined, 1);
+    t.monitor.observe(t.token, '100.64.7.9', 1);
+    for (let i = 0; i < 50; i++) t.monitor.observe({ accountId: 'SHARE1', kind: 'subscribe', id: 9 }, '192.0.2.200', 1);
     await t.monitor.flush();
     assert.deepEqual(t.flags, []);
     assert.equal((await t.store.sharingUses('SHARE1', 'subscribe:7', 3_600_000)).length, 5);
@@ -116,19 +116,19 @@ describe('token sharing monitor', () => {
 
   it('off: an account without a policy records nothing, and once its version is known its uses are not even queued; a token may turn it on', async () => {
     const t = await setup(undefined);
-    t.monitor.observe(t.token, '198.51.1.1', undefined, 4);
+    t.monitor.observe(t.token, '198.51.1.1', 4);
     await t.monitor.flush();
     assert.deepEqual(await t.store.sharingUses('SHARE1', 'subscribe:7', 3_600_000), []);
-    for (let i = 0; i < 100; i++) t.monitor.observe(t.token, `198.51.${i}.1`, undefined, 4);
+    for (let i = 0; i < 100; i++) t.monitor.observe(t.token, `198.51.${i}.1`, 4);
     assert.deepEqual(await t.counted('streamgate_sharing_uses_total'), {}, 'nothing queued, nothing dropped');
-    t.monitor.observe(t.token, '203.0.113.5', { enabled: true }, 4);
+    t.monitor.observe({ ...t.token, sharing: { enabled: true } }, '203.0.113.5', 4);
     await t.monitor.flush();
     assert.deepEqual((await t.store.sharingUses('SHARE1', 'subscribe:7', 3_600_000)).map((u) => u.ip), ['203.0.113.5']);
   });
 
   it('a full queue drops the excess and counts it', async () => {
     const t = await setup({ enabled: true, maxNetworks: 0, maxAsns: 0, maxCountries: 0, travelKmh: 0 });
-    for (let i = 0; i < 60; i++) t.monitor.observe(t.token, `10.0.${i}.1`, undefined, 1);
+    for (let i = 0; i < 60; i++) t.monitor.observe(t.token, `10.0.${i}.1`, 1);
     assert.deepEqual(await t.counted('streamgate_sharing_uses_total'), { dropped: 10 });
     await t.monitor.flush();
     assert.deepEqual(await t.counted('streamgate_sharing_uses_total'), { dropped: 10, recorded: 50 });

@@ -1,0 +1,4 @@
+import { sharingSuite } from './sharing.suite.js';
+import { sqliteFactory } from '../helpers/stores.js';
+
+sharingSuite(sqliteFactory());
