@@ -133,6 +133,9 @@ async function issuerJwtCase(sg: Target, issuer: IssuerCase | undefined): Promis
  * default), in CASE_NAMES order. `issuer`: what prepareStore seeded for the issuer-JWT case.
  */
 export async function cases(sg: Target, secret: string, selected: ReadonlySet<string> = new Set(CASE_NAMES), issuer?: IssuerCase): Promise<Case[] & { subscribeTokenId?: number }> {
+  // BENCH_SHARING=on: the account's token-sharing policy is on, so every allowed use is offered to
+  // detection (docs/api.md#token-sharing); its cost is that against STREAMGATE_SHARING_ENABLED=false
+  if (process.env.BENCH_SHARING === 'on') await api(sg.base, secret, 'PUT', '/api/sharing/policy', { enabled: true });
   const sub = (await api(sg.base, secret, 'POST', '/api/subscribe_token', { label: 'bench', streams: [{ streamName: 'cam1' }], tracking: { trackingId: 'bench' } })).data;
   const bind = (await api(sg.base, secret, 'POST', '/api/subscribe_token', { label: 'bind', streams: [{ streamName: 'cam1' }], bindIpsOnUsage: 1 })).data;
   // a limited token: its admission registers the session in the decision's store step (one connection id, re-registered each time)

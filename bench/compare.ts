@@ -9,6 +9,7 @@
 //   between periods; docs/performance.md#comparing-two-builds)
 //   BENCH_BASELINE_ENV="STREAMGATE_X=y ...": settings only the baseline's process gets (with BENCH_BASELINE=.,
 //   one setting's cost in one build)
+//   BENCH_SHARING=on: both builds' bench account has its token-sharing policy on (cases.ts)
 //   BENCH_CASES, BENCH_DURATION, BENCH_CONNECTIONS, BENCH_NO_BUILD, BENCH_REDIS_CPU: as for npm run bench (run.ts)
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
