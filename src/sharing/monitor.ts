@@ -5,11 +5,10 @@
 // TokenSharing webhook), `limit` (the newest device wins: the credential's sessions from other
 // addresses end) or `disable` (the token is disabled, by the system actor, audited); once per
 // credential and window whichever instance sees it first (a store mark), `limit` each time.
-import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { assessSharing, effectiveSharing, type SharingAssessment, type SharingPolicy, type SharingSettings, type SharingUse } from '../domain/sharing.js';
 import type { TokenKind, TokenRecord } from '../domain/tokens.js';
-import type { Store } from '../store/store.js';
+import { SHARING_MAX_ADDRESSES, type Store } from '../store/store.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { PlaceLookup } from '../enforce/places.js';
 import type { TokenSharingEvent } from '../lifecycle/events.js';
@@ -101,8 +100,14 @@ export function tokenSharingEvent(flag: SharingFlag, label: string): TokenSharin
 
 export class SharingMonitor {
   private queue: Pending[] = [];
-  private readonly seen = new LRUCache<string, number>({ max: REPEATS_TRACKED });
-  private readonly policies = new LRUCache<string, KnownPolicy>({ max: ACCOUNTS_TRACKED });
+  /**
+   * When each token's use from each address was last offered: plain maps (the decision path reads
+   * them), forgotten whole once they hold REPEATS_TRACKED pairs. Token ids are unique in a store.
+   */
+  private readonly seen = new Map<number, Map<string, number>>();
+  private seenPairs = 0;
+  /** Each account's policy as last read; forgotten whole past ACCOUNTS_TRACKED accounts. */
+  private readonly policies = new Map<string, KnownPolicy>();
   private timer?: NodeJS.Timeout;
   private writing: Promise<void> | undefined;
 
@@ -131,14 +136,24 @@ export class SharingMonitor {
       windowSeconds ??= known.settings?.windowSeconds;
     }
     const at = this.now();
-    const key = `${t.accountId}\n${t.kind}:${t.id}\n${ip}`;
-    const last = this.seen.get(key);
+    let ips = this.seen.get(t.id);
+    const last = ips?.get(ip);
     if (last !== undefined && at - last < Math.min(REPEAT_MS, (windowSeconds ?? 3600) * 100)) return;
     if (this.queue.length >= this.opts.queueSize) {
       this.metrics.sharingUses.inc({ outcome: 'dropped' });
       return;
     }
-    this.seen.set(key, at);
+    if (this.seenPairs >= REPEATS_TRACKED) {
+      this.seen.clear();
+      this.seenPairs = 0;
+      ips = undefined;
+    }
+    if (ips === undefined) {
+      ips = new Map();
+      this.seen.set(t.id, ips);
+    }
+    if (last === undefined) this.seenPairs++;
+    ips.set(ip, at);
     this.queue.push({ accountId: t.accountId, kind: t.kind, tokenId: t.id, ip, at, token, ver });
   }
 
@@ -183,7 +198,8 @@ export class SharingMonitor {
         const policy = effectiveSharing(await this.accountPolicy(newest.accountId, newest.ver), newest.token);
         if (!policy.enabled) continue;
         const placed: SharingUse[] = [];
-        for (const u of uses) {
+        // the window keeps the most recent SHARING_MAX_ADDRESSES addresses: older ones of a burst are not written
+        for (const u of uses.length > SHARING_MAX_ADDRESSES ? uses.slice(-SHARING_MAX_ADDRESSES) : uses) {
           const p = await this.places.placeOf(u.ip);
           placed.push(Object.assign({ at: u.at }, p));
         }
@@ -209,6 +225,7 @@ export class SharingMonitor {
     if (known !== undefined && known.ver >= ver) return known.settings;
     const a = await this.store.getAccount(accountId);
     const settings = a?.sharing;
+    if (this.policies.size >= ACCOUNTS_TRACKED) this.policies.clear();
     this.policies.set(accountId, { ver, settings });
     return settings;
   }
