@@ -94,7 +94,7 @@ interface Resolver {
 /** Shared by every token-less request (nothing downstream changes a Resolved): no allocation for them. */
 const NO_TOKEN: Resolved = { cred: { type: 'none' }, verified: true, ver: 0 };
 
-const invalid = (detail: string, hash?: string): Resolved => ({ cred: { type: 'invalid', detail }, verified: true, hash, ver: 0 });
+const invalid = (detail: string, hash?: string, account?: string): Resolved => ({ cred: account === undefined ? { type: 'invalid', detail } : { type: 'invalid', detail, account }, verified: true, hash, ver: 0 });
 
 /** A JWT no issuer claims and that is no self-signed token: refused as an unknown token is. */
 const NO_ISSUER = 'no credential issuer claims this JWT (by its iss and kid), and it is not a self-signed token (no streaming claim)';
@@ -135,14 +135,14 @@ async function issuerJwt(value: string, sel: JwtSelector, reading: Reading, src:
   const cached = reading === 'fresh' ? undefined : lookup.peekEntryById(issuer.policyTokenId);
   const unchecked = cacheOnly || (cached !== undefined && checkedLater(cached.token, revChecked));
   const entry = unchecked ? cached : await lookup.entryById(issuer.policyTokenId);
-  if (!entry) return cacheOnly ? undefined : invalid(`issuer ${issuer.id}'s policy token ${issuer.policyTokenId} does not exist`);
+  if (!entry) return cacheOnly ? undefined : invalid(`issuer ${issuer.id}'s policy token ${issuer.policyTokenId} does not exist`, undefined, issuer.accountId);
   const policy = entry.token;
   // The API only names a token of the issuer's own account; a record that says otherwise decides nothing.
-  if (policy.accountId !== issuer.accountId) return invalid(`issuer ${issuer.id}'s policy token ${policy.id} is not of its account`);
+  if (policy.accountId !== issuer.accountId) return invalid(`issuer ${issuer.id}'s policy token ${policy.id} is not of its account`, undefined, issuer.accountId);
   const result = await v.memo.verify(value, issuer, v.keys, Math.floor(v.now() / 1000));
   if ('problem' in result) {
     const reason = result.expired ? 'token_expired' : result.disabled ? 'token_disabled' : undefined;
-    return { cred: { type: 'invalid', detail: `issuer ${issuer.id}: ${result.problem}`, reason }, verified: true, ver: 0 };
+    return { cred: { type: 'invalid', detail: `issuer ${issuer.id}: ${result.problem}`, reason, account: issuer.accountId }, verified: true, ver: 0 };
   }
   return { cred: { type: 'issuer', issuer, policy, claims: result }, verified: !unchecked, ver: entry.ver };
 }
@@ -207,7 +207,11 @@ function plainFromMemory(value: string, { lookup }: CredentialSources): Resolved
 }
 
 /** A refused signed credential: 403 signature_invalid, as the CDNs that issue them answer. */
-const signedInvalid = (detail: string): Resolved => ({ cred: { type: 'invalid', detail, reason: 'signature_invalid' }, verified: true, ver: 0 });
+const signedInvalid = (detail: string, account?: string): Resolved => ({
+  cred: account === undefined ? { type: 'invalid', detail, reason: 'signature_invalid' } : { type: 'invalid', detail, reason: 'signature_invalid', account },
+  verified: true,
+  ver: 0,
+});
 
 /** What a verified credential that does not cover the request is refused as. */
 const OUTSIDE: Record<Outside, SignedRefusal> = { path: 'stream_not_allowed', address: 'ip_not_allowed', country: 'country_not_allowed' };
@@ -243,23 +247,23 @@ async function signedCredential(value: string, reading: Reading, src: Credential
       const r = verifySigned(k instanceof Promise ? await k : k, req, now);
       if (!r.ok) {
         const reason = r.expired ? 'signature_expired' : r.outside !== undefined ? OUTSIDE[r.outside] : 'signature_invalid';
-        refusal ??= { cred: { type: 'invalid', detail: `issuer ${issuer.id}: ${r.problem}`, reason }, verified: true, ver: 0 };
+        refusal ??= { cred: { type: 'invalid', detail: `issuer ${issuer.id}: ${r.problem}`, reason, account: issuer.accountId }, verified: true, ver: 0 };
         continue;
       }
       grant = r.grant;
     }
     const revoked = revokedProblem(issuer, grant);
-    if (revoked !== null) return signedInvalid(`issuer ${issuer.id}: ${revoked}`);
+    if (revoked !== null) return signedInvalid(`issuer ${issuer.id}: ${revoked}`, issuer.accountId);
     const cached = reading === 'fresh' ? undefined : lookup.peekEntryById(issuer.policyTokenId);
     const unchecked = cacheOnly || (cached !== undefined && checkedLater(cached.token, revChecked));
     const entry = unchecked ? cached : await lookup.entryById(issuer.policyTokenId);
-    if (!entry) return cacheOnly ? undefined : signedInvalid(`issuer ${issuer.id}'s policy token ${issuer.policyTokenId} does not exist`);
-    if (entry.token.accountId !== issuer.accountId) return signedInvalid(`issuer ${issuer.id}'s policy token ${entry.token.id} is not of its account`);
+    if (!entry) return cacheOnly ? undefined : signedInvalid(`issuer ${issuer.id}'s policy token ${issuer.policyTokenId} does not exist`, issuer.accountId);
+    if (entry.token.accountId !== issuer.accountId) return signedInvalid(`issuer ${issuer.id}'s policy token ${entry.token.id} is not of its account`, issuer.accountId);
     if (grant.replay === 'prohibited' && !probe) {
       if (cacheOnly) return undefined;
       const ttl = Math.max(1000, ((grant.exp ?? now + 86_400) + issuer.clockSkewSeconds - now) * 1000);
       if (!(await v.useOnce(issuer.accountId, `cat-replay:${issuer.id}:${grant.id}`, ttl))) {
-        return { cred: { type: 'invalid', detail: `issuer ${issuer.id}: the token prohibits reuse (catreplay 1) and was presented before`, reason: 'uses_exhausted' }, verified: true, ver: 0 };
+        return { cred: { type: 'invalid', detail: `issuer ${issuer.id}: the token prohibits reuse (catreplay 1) and was presented before`, reason: 'uses_exhausted', account: issuer.accountId }, verified: true, ver: 0 };
       }
     }
     // a key that changed while this was decided (a rotation read meanwhile): decided, not remembered

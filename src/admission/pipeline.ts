@@ -536,8 +536,12 @@ function countAndLog(p: Parts, x: Run): Next {
   }
   const history = p.history;
   if (history !== undefined) {
-    const accountId = d.accountId ?? req.accountId ?? (p.cfg.defaultAccountId || p.defaultAccountId);
-    if (accountId !== undefined && history.wants(d.allowed, accountId)) history.push(historyEntry(x, d, ev, accountId, at));
+    // an issuer's refusal belongs to the issuer's account, whatever account the request named
+    const cred = x.r?.cred;
+    const accountId = (cred?.type === 'invalid' ? cred.account : undefined) ?? d.accountId ?? req.accountId ?? (p.cfg.defaultAccountId || p.defaultAccountId);
+    // a resolved token (or an issuer's policy token) shows its account exists
+    const vouched = cred !== undefined && tokenOf(cred)?.accountId === accountId;
+    if (accountId !== undefined && history.wants(d.allowed, accountId, vouched)) history.push(historyEntry(x, d, ev, accountId, at));
   }
   x.result = d;
   return 'next';

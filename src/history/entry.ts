@@ -100,3 +100,28 @@ export function truncateAddress(ip: string, v4: number, v6: number): string {
     return ip;
   }
 }
+
+/** What an address in a rule's detail shows as in the history: the entry's clientIp holds the client's, truncated and expiring. */
+export const ADDRESS_PLACEHOLDER = '[address]';
+
+/** Candidates for an address: dotted quads, and runs of hex digits and colons (with an IPv4 tail) holding two colons or more. */
+const ADDRESS_LIKE = /(?<![\w.:])(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]*:[0-9A-Fa-f:]*:[0-9A-Fa-f.]*)(?![\w:])/g;
+
+/**
+ * A detail with every IP address in it replaced by ADDRESS_PLACEHOLDER (a CIDR keeps its prefix
+ * length): a client's address (its own, a bound one, one a session was cut from) is kept only in
+ * the entry's clientIp, which history.ipv4Prefix/ipv6Prefix truncate and history.addressSeconds
+ * expire. Times such as 20:00:00 are not addresses and stay.
+ */
+export function maskAddresses(text: string): string {
+  if (!/\d\.\d|:/.test(text)) return text;
+  return text.replace(ADDRESS_LIKE, (m) => (ipaddr.IPv4.isValidFourPartDecimal(m) || (m.includes(':') && ipaddr.IPv6.isValid(m)) ? ADDRESS_PLACEHOLDER : m));
+}
+
+/** A history query's cursor that is not one this store made: answered 400 naming it. */
+export class HistoryCursorInvalid extends Error {
+  constructor() {
+    super("cursor: not a cursor this history answered (pass the previous page's next as it is)");
+    this.name = 'HistoryCursorInvalid';
+  }
+}

@@ -2,10 +2,11 @@
 // (sampling and each account's rates, no allocation) and hands the kept decisions to `push`; they
 // are written in batches by a timer, never awaited by a decision. The queue is bounded: under
 // overload a decision is dropped and counted, and nothing waits.
+import { setImmediate } from 'node:timers/promises';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { truncateAddress, type DecisionEntry, type DecisionPage, type DecisionQuery } from './entry.js';
+import { maskAddresses, truncateAddress, type DecisionEntry, type DecisionPage, type DecisionQuery } from './entry.js';
 import type { HistorySink, Retention } from './sink.js';
 
 /** What history.* says a sink keeps. */
@@ -33,6 +34,8 @@ export class DecisionHistory {
   private soon = false;
   private closed = false;
   private readonly buckets = new LRUCache<string, Bucket>({ max: ACCOUNTS_TRACKED });
+  /** The one bucket of every account not known to exist yet (see wants). */
+  private readonly unverified: Bucket;
   /** Whether an account exists, remembered a minute: entries of an account that does not are never written. */
   private readonly exists = new LRUCache<string, boolean>({ max: ACCOUNTS_TRACKED, ttl: 60_000 });
   readonly tallies: HistoryTallies = { kept: 0, rate: 0, queue: 0, failed: 0, no_account: 0 };
@@ -47,6 +50,7 @@ export class DecisionHistory {
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
   ) {
+    this.unverified = { refusals: Math.max(1, cfg.refusalsPerSecond * 10), allows: Math.max(1, cfg.allowsPerSecond * 10), at: now() };
     this.flushTimer = setInterval(() => void this.flush(), cfg.flushMs);
     this.flushTimer.unref();
     this.pruneTimer = setInterval(() => void this.prune(), PRUNE_MS);
@@ -58,11 +62,24 @@ export class DecisionHistory {
   /**
    * Whether a decision of `accountId` is kept: an allow at history.allowSampleRate, then the
    * account's rate (refusals and allows apart), then room in the queue. Counts what it drops.
+   * `vouched`: the decision itself shows the account exists (it resolved one of its tokens). An
+   * account not known to exist yet — any id a request names — shares one bucket with every other
+   * such account until a write finds it in the store, so made-up ids cannot crowd out real
+   * accounts' rates or cost more than that one bucket's rate; one known not to exist keeps nothing.
    */
-  wants(allowed: boolean, accountId: string): boolean {
+  wants(allowed: boolean, accountId: string, vouched = false): boolean {
     if (allowed && (this.cfg.allowSampleRate === 0 || Math.random() >= this.cfg.allowSampleRate)) return false;
     const now = this.now();
-    let b = this.buckets.get(accountId);
+    let known = this.exists.get(accountId);
+    if (vouched && known !== true) {
+      this.exists.set(accountId, true);
+      known = true;
+    }
+    if (known === false) {
+      this.tallies.no_account++;
+      return false;
+    }
+    let b = known === true ? this.buckets.get(accountId) : this.unverified;
     if (b === undefined) {
       b = { refusals: Math.max(1, this.cfg.refusalsPerSecond * 10), allows: Math.max(1, this.cfg.allowsPerSecond * 10), at: now };
       this.buckets.set(accountId, b);
@@ -70,6 +87,9 @@ export class DecisionHistory {
       const s = (now - b.at) / 1000;
       b.refusals = Math.min(Math.max(1, this.cfg.refusalsPerSecond * 10), b.refusals + s * this.cfg.refusalsPerSecond);
       b.allows = Math.min(Math.max(1, this.cfg.allowsPerSecond * 10), b.allows + s * this.cfg.allowsPerSecond);
+      b.at = now;
+    } else if (now < b.at) {
+      // the clock stepped back: no time elapsed, and the refill counts from now on
       b.at = now;
     }
     const left = allowed ? b.allows : b.refusals;
@@ -92,6 +112,15 @@ export class DecisionHistory {
     if (e.clientIp !== undefined) {
       if (this.cfg.addressSeconds === 0) e.clientIp = undefined;
       else if (this.cfg.ipv4Prefix < 32 || this.cfg.ipv6Prefix < 128) e.clientIp = truncateAddress(e.clientIp, this.cfg.ipv4Prefix, this.cfg.ipv6Prefix);
+    }
+    // an address lives in clientIp alone (truncated, expiring), never in a detail
+    if (e.detail !== undefined) e.detail = maskAddresses(e.detail);
+    for (let i = 0; i < e.rules.length; i++) {
+      const d = e.rules[i].detail;
+      if (d !== undefined) {
+        const masked = maskAddresses(d);
+        if (masked !== d) e.rules[i] = Object.assign({}, e.rules[i], { detail: masked });
+      }
     }
     this.queue.push(e);
     if (this.queue.length >= this.cfg.batchSize && !this.soon) {
@@ -118,7 +147,8 @@ export class DecisionHistory {
       const batch = this.queue.splice(0, this.cfg.batchSize);
       const kept: DecisionEntry[] = [];
       for (const e of batch) {
-        if (await this.known(e.accountId)) kept.push(e);
+        // an account the store could not answer for is kept (the hourly sweep removes it if it never existed)
+        if ((await this.known(e.accountId)) !== false) kept.push(e);
         else this.tallies.no_account++;
       }
       if (kept.length === 0) continue;
@@ -129,17 +159,20 @@ export class DecisionHistory {
         this.tallies.failed += kept.length;
         this.logger.warn({ err: (err as Error).message, dropped: kept.length }, 'decision history: a batch was not written');
       }
+      // a batch at a time: the event loop serves requests between batches (SQLite writes in process)
+      if (this.queue.length > 0) await setImmediate();
     }
   }
 
-  private async known(accountId: string): Promise<boolean> {
+  /** Whether the account exists: true, false, or undefined when the store did not answer. */
+  private async known(accountId: string): Promise<boolean | undefined> {
     const k = this.exists.get(accountId);
     if (k !== undefined) return k;
     let found: boolean;
     try {
       found = await this.accountExists(accountId);
     } catch {
-      return false;
+      return undefined;
     }
     this.exists.set(accountId, found);
     return found;

@@ -4,11 +4,14 @@
 // addresses are history.addressSeconds old. Every instance writes and reads the same streams.
 import type { RedisClient } from '../store/redis/connect.js';
 import { keys } from '../store/redis/keys.js';
-import { decisionIdTime, type DecisionEntry, type DecisionPage, type DecisionQuery } from './entry.js';
+import { decisionIdTime, HistoryCursorInvalid, type DecisionEntry, type DecisionPage, type DecisionQuery } from './entry.js';
 import type { HistorySink, Retention } from './sink.js';
 
 /** Stream entries read per XREVRANGE. */
 const PAGE = 500;
+/** How long an erasure holds back entries made before it (far longer than any instance holds a queue). */
+const ERASURE_HELD_MS = 3_600_000;
+
 /** Entries one query reads at most before answering with a cursor (filters that match little). */
 const SCAN_BUDGET = 20_000;
 /** A stream id is the write's time, up to a flush (and clock skew) after the decision's: a range by decision time is widened by this. */
@@ -46,7 +49,15 @@ export class RedisHistory implements HistorySink {
     }
     const width = this.width;
     const writes: Array<Promise<unknown>> = [];
+    // an erasure on any instance holds back what instances had queued before it (keys.historyErased)
+    const accountIds = [...byAccount.keys()];
+    const erased = await Promise.all(accountIds.map((a) => this.redis.get(keys.historyErased(a))));
+    for (let i = 0; i < accountIds.length; i++) {
+      const at = erased[i] === null ? undefined : Number(erased[i]);
+      if (at !== undefined) byAccount.set(accountIds[i], byAccount.get(accountIds[i])!.filter((e) => e.at > at));
+    }
     for (const [accountId, entries] of byAccount) {
+      if (entries.length === 0) continue;
       // one pipeline per account: its keys share one Cluster slot
       const p = this.redis.pipeline();
       const stream = keys.history(accountId);
@@ -74,7 +85,7 @@ export class RedisHistory implements HistorySink {
     const { from, to } = q;
     let high = to === undefined ? '+' : String(Math.min(Number.MAX_SAFE_INTEGER, to + WRITE_LAG_MS));
     if (q.cursor !== undefined) {
-      if (!/^\d+-\d+$/.test(q.cursor)) return { items: [] };
+      if (!/^\d+-\d+$/.test(q.cursor)) throw new HistoryCursorInvalid();
       high = `(${q.cursor}`;
     }
     const low = from === undefined ? '-' : String(Math.max(0, from - CLOCK_SKEW_MS));
@@ -169,6 +180,8 @@ export class RedisHistory implements HistorySink {
     for (let b = this.bucketOf(now - this.r.addressSeconds * 1000 - this.width); b <= last; b++) buckets.push(keys.historyAddresses(accountId, b));
     for (let i = 0; i < buckets.length; i += 500) await this.redis.del(...buckets.slice(i, i + 500));
     await this.redis.srem(keys.historyAccounts, accountId);
+    // entries made before now and still queued on other instances are not written after it
+    await this.redis.set(keys.historyErased(accountId), String(now), 'PX', ERASURE_HELD_MS);
   }
 
   async close(): Promise<void> {

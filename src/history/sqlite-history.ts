@@ -2,7 +2,10 @@
 // embedded store's: a busy history never grows the serving file, and losing it loses no token.
 import Database from 'better-sqlite3';
 import { closeSync, openSync } from 'node:fs';
-import type { DecisionEntry, DecisionPage, DecisionQuery } from './entry.js';
+import path from 'node:path';
+import { Checkpointer } from '../store/sqlite/checkpointer.js';
+import { setImmediate } from 'node:timers/promises';
+import { HistoryCursorInvalid, type DecisionEntry, type DecisionPage, type DecisionQuery } from './entry.js';
 import type { HistorySink, Retention } from './sink.js';
 
 const SCHEMA = `
@@ -38,10 +41,12 @@ interface Row {
 const cursorOf = (e: { at: number; decisionId: string }): string => `${e.at}.${e.decisionId}`;
 
 function parseCursor(c: string): { at: number; id: string } | undefined {
-  const dot = c.indexOf('.');
-  const at = Number(c.slice(0, dot));
-  return dot > 0 && Number.isSafeInteger(at) ? { at, id: c.slice(dot + 1) } : undefined;
+  const m = /^(\d{1,16})\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/.exec(c);
+  return m === null ? undefined : { at: Number(m[1]), id: m[2] };
 }
+
+/** Rows a prune statement touches at once: retention yields to the event loop between chunks. */
+export const PRUNE_CHUNK = 5000;
 
 export class SqliteHistory implements HistorySink {
   private readonly db: Database.Database;
@@ -49,17 +54,35 @@ export class SqliteHistory implements HistorySink {
   private readonly appendAll: (batch: readonly DecisionEntry[]) => void;
   /** Accounts written since the last prune: only they can be over maxPerAccount. */
   private readonly touched = new Set<string>();
+  /** Batches written (the checkpointer reads it). */
+  private writes = 0;
+  /** WAL checkpoints on a thread of their own from the first write (a file, not ':memory:'). */
+  private readonly checkpointer: Checkpointer | undefined;
 
-  /** `file`: a path (made 0600 when new) or ':memory:'. */
+  /** `file`: a path (made 0600 when new) or ':memory:'; `chunk`: rows per prune statement. */
   constructor(
     file: string,
     private readonly r: Retention,
+    private readonly chunk = PRUNE_CHUNK,
   ) {
     if (file !== ':memory:') closeSync(openSync(file, 'a', 0o600));
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(SCHEMA);
+    this.checkpointer =
+      file === ':memory:'
+        ? undefined
+        : new Checkpointer(
+            {
+              file: path.resolve(file),
+              writes: () => this.writes,
+              setAutocheckpoint: (pages) => void this.db.pragma(`wal_autocheckpoint = ${pages}`),
+              // the serving connection checkpoints for itself again, as SQLite does by default
+              onFailure: () => undefined,
+            },
+            { busyWrites: 1 },
+          );
     this.insert = this.db.prepare(
       'INSERT OR IGNORE INTO decisions (account, at, id, allowed, reason, token_id, stream, ip, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
@@ -74,6 +97,7 @@ export class SqliteHistory implements HistorySink {
 
   async append(batch: readonly DecisionEntry[]): Promise<void> {
     this.appendAll(batch);
+    this.writes++;
   }
 
   async query(accountId: string, q: DecisionQuery): Promise<DecisionPage> {
@@ -93,6 +117,7 @@ export class SqliteHistory implements HistorySink {
     add('at >= ?', q.from);
     add('at < ?', q.to);
     const c = q.cursor === undefined ? undefined : parseCursor(q.cursor);
+    if (q.cursor !== undefined && c === undefined) throw new HistoryCursorInvalid();
     if (c !== undefined) {
       where.push('(at < ? OR (at = ? AND id < ?))');
       args.push(c.at, c.at, c.id);
@@ -108,20 +133,48 @@ export class SqliteHistory implements HistorySink {
     return rows.length > q.limit ? { items, next: cursorOf(items[items.length - 1]) } : { items };
   }
 
+  /**
+   * Retention, a chunk of rows at a time with the event loop yielded between chunks (each a walk
+   * of one index, never a table scan): entries past their age, addresses past theirs, and for the
+   * accounts written since, the entries more than maxPerAccount back (found by walking the
+   * account's newest entries a chunk at a time).
+   */
   async prune(now: number): Promise<void> {
     const r = this.r;
-    this.db.prepare('DELETE FROM decisions WHERE at < ?').run(now - r.maxAgeSeconds * 1000);
-    this.db.prepare('UPDATE decisions SET ip = NULL WHERE at <= ? AND ip IS NOT NULL').run(now - r.addressSeconds * 1000);
-    // each a walk of one index (no table scan on the event loop): the age, the addressed rows by
-    // age, and for the accounts written since, the entry maxPerAccount back
-    const cut = this.db.prepare('SELECT at, id FROM decisions WHERE account = ? ORDER BY at DESC, id DESC LIMIT 1 OFFSET ?');
-    const drop = this.db.prepare('DELETE FROM decisions WHERE account = ? AND (at < ? OR (at = ? AND id <= ?))');
+    const n = this.chunk;
+    await this.chunked(this.db.prepare('DELETE FROM decisions WHERE rowid IN (SELECT rowid FROM decisions WHERE at < ? LIMIT ?)'), now - r.maxAgeSeconds * 1000);
+    await this.chunked(
+      this.db.prepare('UPDATE decisions SET ip = NULL WHERE rowid IN (SELECT rowid FROM decisions WHERE at <= ? AND ip IS NOT NULL LIMIT ?)'),
+      now - r.addressSeconds * 1000,
+    );
+    const first = this.db.prepare('SELECT at, id FROM decisions WHERE account = ? ORDER BY at DESC, id DESC LIMIT 1 OFFSET ?');
+    const next = this.db.prepare('SELECT at, id FROM decisions WHERE account = ? AND (at < ? OR (at = ? AND id < ?)) ORDER BY at DESC, id DESC LIMIT 1 OFFSET ?');
+    const drop = this.db.prepare('DELETE FROM decisions WHERE rowid IN (SELECT rowid FROM decisions WHERE account = ? AND (at < ? OR (at = ? AND id < ?)) LIMIT ?)');
     const accounts = [...this.touched];
     this.touched.clear();
     for (const account of accounts) {
-      const edge = cut.get(account, r.maxPerAccount) as { at: number; id: string } | undefined;
-      if (edge !== undefined) drop.run(account, edge.at, edge.at, edge.id);
+      // the maxPerAccount-th newest entry: kept, and everything older goes
+      let edge: { at: number; id: string } | undefined;
+      let walked = 0;
+      while (walked < r.maxPerAccount) {
+        const step = Math.min(n, r.maxPerAccount - walked);
+        const row = (edge === undefined ? first.get(account, step - 1) : next.get(account, edge.at, edge.at, edge.id, step - 1)) as { at: number; id: string } | undefined;
+        if (row === undefined) break;
+        edge = row;
+        walked += step;
+        await setImmediate();
+      }
+      if (edge === undefined || walked < r.maxPerAccount) continue;
+      const e = edge;
+      while (drop.run(account, e.at, e.at, e.id, n).changes === n) await setImmediate();
+      await setImmediate();
     }
+  }
+
+  /** Runs `stmt` (its last parameter the chunk size) until it changes fewer rows than a chunk, yielding between runs. */
+  private async chunked(stmt: Database.Statement, bound: number): Promise<void> {
+    while (stmt.run(bound, this.chunk).changes === this.chunk) await setImmediate();
+    await setImmediate();
   }
 
   async accounts(): Promise<string[]> {
@@ -134,6 +187,7 @@ export class SqliteHistory implements HistorySink {
   }
 
   async close(): Promise<void> {
+    await this.checkpointer?.close();
     if (this.db.open) this.db.close();
   }
 }

@@ -24,7 +24,13 @@ export type Credential =
    * Presented but unknown, malformed, or a JWT whose parent, issuer or signature failed. `reason`:
    * an issuer's JWT that verified but has expired, or whose issuer is disabled (default token_invalid).
    */
-  | { type: 'invalid'; detail: string; reason?: 'token_expired' | 'token_disabled' | SignedRefusal }
+  | {
+      type: 'invalid';
+      detail: string;
+      reason?: 'token_expired' | 'token_disabled' | SignedRefusal;
+      /** The account of the credential issuer whose refusal this is (its detail names that issuer). */
+      account?: string;
+    }
   | { type: 'token'; token: TokenRecord }
   | { type: 'jwt'; parent: TokenRecord; claims: SelfSignedClaims }
   /** A credential issuer's verified JWT: its policy token's rules apply, narrowed by its claims (docs/api.md#credential-issuers). */

@@ -3,6 +3,7 @@
 // auth_request proxy and the director, is found through /api/decisions with every rule and the one
 // that refused it — on Redis through the other instance; filters, pages, sampling, erasure, and
 // another account seeing nothing.
+import { SignJWT } from 'jose';
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
@@ -189,6 +190,34 @@ for (const make of [() => sqliteDeployment(OVERRIDES), () => redisDeployment(2, 
       assert.equal(bad.status, 400);
       assert.ok(bad.body.data.errors['query.clientIp'] || bad.body.data.errors.clientIp, JSON.stringify(bad.body));
       assert.equal((await lookup('/api/decisions/not-an-id')).status, 400);
+      // a cursor this history did not make: a 400 naming it, on either store
+      const foreign = await lookup('/api/decisions?cursor=nonsense');
+      assert.deepEqual([foreign.status, foreign.body.data.errors?.cursor], [400, ["not a cursor this history answered (pass the previous page's next as it is)"]]);
+    });
+
+    it("an issuer's refusal is filed under the issuer's account, never under the account a request names", async () => {
+      const own = await request(first.app)
+        .post('/api/subscribe_token')
+        .set('authorization', `Bearer ${other.secret}`)
+        .send({ label: 'policy', streams: [{ streamName: 'cam1' }] });
+      const made = await request(first.app)
+        .post('/api/issuers')
+        .set('authorization', `Bearer ${other.secret}`)
+        .send({ label: 'idp', policyTokenId: own.body.data.id, issuer: 'https://idp.history.example/', keyIds: ['hist-k1'], audience: ['streamgate'], algorithms: ['HS256'], secret: 'history-issuer-secret-0123456789' });
+      assert.equal(made.status, 201, JSON.stringify(made.body));
+      // signed with another secret: the other account's issuer refuses it
+      const jwt = await new SignJWT({ sub: 'cam1' })
+        .setProtectedHeader({ alg: 'HS256', kid: 'hist-k1' })
+        .setIssuer('https://idp.history.example/')
+        .setAudience('streamgate')
+        .setExpirationTime('5m')
+        .sign(new TextEncoder().encode('not-the-issuer-secret-0123456789'));
+      const r = await authorize({ token: jwt, accountId: acct.id, clientIp: '192.0.2.50' });
+      assert.equal(r.status, 401, JSON.stringify(r.body));
+      assert.equal((await lookup(`/api/decisions/${r.body.decisionId}`)).status, 404, 'not in the account the request named');
+      const theirs = await lookup(`/api/decisions/${r.body.decisionId}`, other.secret);
+      assert.equal(theirs.status, 200);
+      assert.match((theirs.body.data as Row).detail ?? '', new RegExp(`^issuer ${made.body.data.id}: `));
     });
 
     it("erases an account's history through the admin API", async () => {

@@ -58,3 +58,31 @@ it('redis: addresses expire with their bucket, and go with the account', async (
     await redis.stop();
   }
 });
+
+it('redis: an erasure on one instance holds back what another instance had queued before it', async () => {
+  const redis = await startRedis();
+  const prefix = redis.prefix();
+  const a = new Redis(redis.url, { keyPrefix: prefix, lazyConnect: true });
+  const b = new Redis(redis.url, { keyPrefix: prefix, lazyConnect: true });
+  await a.connect();
+  await b.connect();
+  try {
+    const here = new RedisHistory(a, RETENTION);
+    const there = new RedisHistory(b, RETENTION);
+    const now = Date.now();
+    // made on the other instance before the erasure, written after it
+    const queued = entry('X2', now - 500);
+    await here.deleteAccount('X2', now);
+    await there.append([queued, entry('X3', now - 500)]);
+    assert.deepEqual((await here.query('X2', { limit: 5 })).items, []);
+    assert.equal((await here.query('X3', { limit: 5 })).items.length, 1, 'other accounts are written');
+    // what is made after the erasure is kept
+    const later = entry('X2', now + 10);
+    await there.append([later]);
+    assert.deepEqual((await here.query('X2', { limit: 5 })).items.map((e) => e.decisionId), [later.decisionId]);
+  } finally {
+    a.disconnect();
+    b.disconnect();
+    await redis.stop();
+  }
+});

@@ -12,6 +12,7 @@ import { SqliteHistory } from '../../src/history/sqlite-history.js';
 import { decisionIdAt, decisionIdTime, truncateAddress, type DecisionEntry } from '../../src/history/entry.js';
 import type { HistorySink } from '../../src/history/sink.js';
 import { historyFile } from '../../src/history/open.js';
+import type { Checkpointer } from '../../src/store/sqlite/checkpointer.js';
 import { loadConfig } from '../../src/config/load.js';
 import { entry, historySinkSuite, RETENTION } from './history-sink.suite.js';
 
@@ -58,13 +59,79 @@ describe('decision history recorder', () => {
   it("keeps refusals up to each account's rate (a burst of ten seconds), counts the rest, and refills with time", (t) => {
     t.mock.timers.enable({ apis: ['setInterval', 'Date'], now: 1_000_000 });
     const h = new DecisionHistory({ ...CFG, refusalsPerSecond: 2 }, new Kept(), async () => true, silent);
-    const kept = Array.from({ length: 25 }, () => h.wants(false, 'A')).filter(Boolean).length;
+    const kept = Array.from({ length: 25 }, () => h.wants(false, 'A', true)).filter(Boolean).length;
     assert.equal(kept, 20);
     assert.equal(h.tallies.rate, 5);
     // another account has its own rate
-    assert.equal(h.wants(false, 'B'), true);
+    assert.equal(h.wants(false, 'B', true), true);
     t.mock.timers.tick(1000);
     assert.deepEqual([h.wants(false, 'A'), h.wants(false, 'A'), h.wants(false, 'A')], [true, true, false]);
+    // the clock steps back 500 s: no refill for it, and none lost either: a second later, two more
+    t.mock.timers.setTime(Date.now() - 500_000);
+    assert.equal(h.wants(false, 'A'), false);
+    t.mock.timers.tick(1000);
+    assert.deepEqual([h.wants(false, 'A'), h.wants(false, 'A'), h.wants(false, 'A')], [true, true, false]);
+  });
+
+  it('made-up account ids share one bucket and cannot crowd out a real account, nor cost more than that bucket', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval', 'setImmediate', 'Date'], now: 1_000_000 });
+    const sink = new Kept();
+    let asked = 0;
+    const h = new DecisionHistory({ ...CFG, refusalsPerSecond: 2 }, sink, async (id) => {
+      asked++;
+      return id === 'REAL';
+    }, silent);
+    // the real account's decisions resolved its token: vouched for
+    assert.equal(h.wants(false, 'REAL', true), true);
+    // a flood of refusals naming 50,000 random accounts: 20 kept in all (one bucket's burst)
+    let flood = 0;
+    for (let i = 0; i < 50_000; i++) {
+      if (h.wants(false, `FAKE${i}`)) {
+        flood++;
+        h.push(entry(`FAKE${i}`, Date.now()));
+      }
+    }
+    assert.equal(flood, 20);
+    // the real account's bucket was not evicted: its burst is all there
+    assert.equal(Array.from({ length: 19 }, () => h.wants(false, 'REAL', true)).filter(Boolean).length, 19);
+    await h.flush();
+    assert.equal(asked, 20, 'one store read per kept made-up id, 20 in all');
+    assert.equal(h.tallies.no_account, 20);
+    assert.deepEqual(sink.batches.flat(), []);
+    // known not to exist now: nothing more is kept for them, and no bucket is used
+    assert.equal(h.wants(false, 'FAKE0'), false);
+    assert.equal(h.tallies.no_account, 21);
+  });
+
+  it('a client address never reaches a detail: every address in the detail and the rules shows as [address]', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval', 'setImmediate', 'Date'], now: 1_000_000 });
+    const sink = new Kept();
+    const h = new DecisionHistory({ ...CFG, ipv4Prefix: 24 }, sink, async () => true, silent);
+    const e = entry('A', 1, { clientIp: '203.0.113.77' });
+    e.detail = 'address 203.0.113.77 is not allowed';
+    e.rules = [
+      { rule: 'ip allowed', reason: 'ip_not_allowed', result: 'fail', detail: 'address 203.0.113.77 is not allowed' },
+      { rule: 'bind on usage', reason: 'ip_not_allowed', result: 'pass', detail: 'bound 2001:db8::7 (1 of 2 bound)' },
+      { rule: 'no session cut', reason: 'session_terminated', result: 'pass', detail: 'refused until 2026-11-28T20:00:00.000Z' },
+    ];
+    h.push(e);
+    await h.flush();
+    const [kept] = sink.batches.flat();
+    assert.equal(kept.clientIp, '203.0.113.0');
+    assert.equal(kept.detail, 'address [address] is not allowed');
+    assert.deepEqual(kept.rules.map((r) => r.detail), ['address [address] is not allowed', 'bound [address] (1 of 2 bound)', 'refused until 2026-11-28T20:00:00.000Z']);
+    assert.doesNotMatch(JSON.stringify(kept), /203\.0\.113\.77|2001:db8::7/);
+  });
+
+  it('an entry whose account the store cannot answer for is kept (the hourly sweep removes it if the account never existed)', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval', 'setImmediate', 'Date'], now: 1_000_000 });
+    const sink = new Kept();
+    const h = new DecisionHistory(CFG, sink, async () => {
+      throw new Error('store down');
+    }, silent);
+    h.push(entry('A', 1));
+    await h.flush();
+    assert.deepEqual([sink.batches.flat().length, h.tallies.kept, h.tallies.no_account], [1, 1, 0]);
   });
 
   it('samples allows at allowSampleRate, under their own rate', (t) => {
@@ -176,6 +243,45 @@ describe('decision history: ids, addresses, files', () => {
       ['not an address', 24, 48, 'not an address'],
     ];
     for (const [ip, v4, v6, want] of cases) assert.equal(truncateAddress(ip, v4, v6), want, `${ip} /${v4} /${v6}`);
+  });
+
+  it('prunes a chunk of rows at a time, yielding to the event loop, to the same result', async () => {
+    const s = new SqliteHistory(':memory:', { ...RETENTION, maxPerAccount: 100 }, 30);
+    const rows = Array.from({ length: 250 }, (_, i) => entry('A', 1_000_000 + i, { clientIp: '198.51.100.1' }));
+    await s.append(rows);
+    await s.append([entry('B', 1_000_000)]);
+    let served = false;
+    setImmediate(() => {
+      served = true;
+    });
+    await s.prune(1_000_300);
+    assert.equal(served, true, 'the event loop ran during the prune');
+    const kept = (await s.query('A', { limit: 500 })).items;
+    assert.equal(kept.length, 100);
+    assert.deepEqual([kept[0].at, kept[99].at], [1_000_249, 1_000_150]);
+    assert.equal((await s.query('B', { limit: 5 })).items.length, 1);
+    await s.close();
+  });
+
+  it('checkpoints its file on a thread of its own from the first write, never on the event loop', async () => {
+    const d = mkdtempSync(path.join(tmpdir(), 'sg-history-cp-'));
+    const s = new SqliteHistory(path.join(d, 'h.db'), RETENTION);
+    try {
+      await s.append([entry('A', 1_000_000)]);
+      const cp = (s as unknown as { checkpointer: Checkpointer }).checkpointer;
+      await cp.tick();
+      assert.deepEqual([cp.background, cp.completed], [true, 1]);
+    } finally {
+      await s.close();
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a cursor it did not make', async () => {
+    const s = new SqliteHistory(':memory:', RETENTION);
+    await assert.rejects(s.query('A', { limit: 1, cursor: 'nonsense' }), { name: 'HistoryCursorInvalid' });
+    await assert.rejects(s.query('A', { limit: 1, cursor: '17.x' }), { name: 'HistoryCursorInvalid' });
+    await s.close();
   });
 
   it('removes a kept address once it is addressSeconds old, keeping its entry', async () => {

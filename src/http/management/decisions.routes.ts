@@ -6,7 +6,7 @@ import ipaddr from 'ipaddr.js';
 import { ApiError } from '../../errors.js';
 import { REASONS, type Reason } from '../../contracts/decision.js';
 import type { DecisionHistory } from '../../history/recorder.js';
-import type { DecisionEntry } from '../../history/entry.js';
+import { HistoryCursorInvalid, type DecisionEntry } from '../../history/entry.js';
 import { normaliseIp } from '../../domain/addresses.js';
 import type { Store } from '../../store/store.js';
 import { route, type RouteSpec } from '../route.js';
@@ -115,7 +115,12 @@ export function decisionRoutes(history: DecisionHistory | undefined, store: Stor
       query: decisionsQuery,
       response: z.object({ decisions: z.array(decisionOut), next: z.string().nullable() }),
       handler: async ({ account, query }) => {
-        const page = await historyOf(history).query(account.id, query);
+        const page = await historyOf(history)
+          .query(account.id, query)
+          .catch((e: unknown) => {
+            if (e instanceof HistoryCursorInvalid) throw ApiError.field('cursor', e.message.replace(/^cursor: /, ''));
+            throw e;
+          });
         return { decisions: page.items.map(decisionView), next: page.next ?? null };
       },
     }),

@@ -122,6 +122,8 @@ export const keys = {
   history: (accountId: string) => `${tag(accountId)}:hd`,
   /** The history's client addresses by decision id, a hash per time bucket that expires with its addresses (history.addressSeconds). */
   historyAddresses: (accountId: string, bucket: number) => `${tag(accountId)}:hda:${bucket}`,
+  /** When the account's history was last erased (epoch ms): entries made before it are not written. */
+  historyErased: (accountId: string) => `${tag(accountId)}:hdx`,
   /** The accounts that have a history (retention walks them). */
   historyAccounts: 'hdaccounts',
   /** An account's audit entries (docs/api.md#audit-log): a zset of the entries' JSON, scored by seq. */

@@ -103,6 +103,12 @@ export interface CheckpointerOptions {
   periodMs?: number;
   /** The log length at which the thread starts it over (default WAL_RESTART_BYTES; the tests use less). */
   restartAtBytes?: number;
+  /**
+   * Write transactions within one period that move checkpoints to the thread (default
+   * CHECKPOINT_BUSY_WRITES); 1: from the first write (a file written in batches off the decision
+   * path, such as the decision history, whose checkpoints should never run on the event loop).
+   */
+  busyWrites?: number;
 }
 
 export class Checkpointer {
@@ -118,6 +124,7 @@ export class Checkpointer {
   private failed = false;
   private closed = false;
   private readonly restartAt: number;
+  private readonly busyWrites: number;
   private readonly wal: string;
   /** Background checkpoints that finished (the tests read it). */
   completed = 0;
@@ -130,6 +137,7 @@ export class Checkpointer {
     opts: CheckpointerOptions = {},
   ) {
     this.restartAt = opts.restartAtBytes ?? WAL_RESTART_BYTES;
+    this.busyWrites = opts.busyWrites ?? CHECKPOINT_BUSY_WRITES;
     this.wal = `${host.file}-wal`;
     this.timer = setInterval(() => void this.tick(), opts.periodMs ?? CHECKPOINT_PERIOD_MS);
     this.timer.unref();
@@ -156,7 +164,7 @@ export class Checkpointer {
     const fresh = writes - this.seenWrites;
     this.seenWrites = writes;
     if (fresh === 0) return this.pool !== undefined && this.walBytes() > 0 ? this.run('truncate') : Promise.resolve();
-    if (this.pool === undefined && fresh < CHECKPOINT_BUSY_WRITES) return Promise.resolve();
+    if (this.pool === undefined && fresh < this.busyWrites) return Promise.resolve();
     if (this.pool === undefined) {
       const { filename, execArgv } = workerModule();
       this.pool = new Piscina({ filename, execArgv, minThreads: 1, maxThreads: 1, idleTimeout: 60_000 });
