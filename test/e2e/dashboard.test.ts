@@ -895,6 +895,37 @@ describe('dashboard in Chromium', () => {
     await shot('19-secured-streams.png');
   });
 
+  it("shows a token's sharing window on its page: addresses, networks, countries and the flag", async () => {
+    assert.equal((await api('PUT', '/api/sharing/policy', { enabled: true })).status, 200);
+    const sub = (await api('POST', '/api/subscribe_token', { label: 'shared viewers', streams: [{ streamName: 'cam1' }] })).body.data as { id: number; token: string };
+    // addresses the bundled databases place in three countries
+    for (const clientIp of ['8.8.8.8', '81.2.69.160', '1.1.1.1']) {
+      const r = await fetch(`${base}/hooks/authorize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'subscribe', streamName: 'cam1', token: sub.token, clientIp }) });
+      assert.equal(r.status, 200);
+    }
+    await t.services.sharing.flush();
+    await page.getByRole('link', { name: 'Subscribe tokens' }).click();
+    await page.getByRole('button', { name: `Open token ${sub.id}` }).click();
+    // three countries within a minute, some thousands of kilometres apart: over maxCountries, and impossible travel
+    await eventually(async () => /^Flagged: too many countries, impossible travel \([A-Z]{2} to [A-Z]{2}, \d+ km at \d+ km\/h\)$/.test(await text(page.locator('#sharing-flags'))), true, 'flagged');
+    assert.equal(await text(page.locator('#sharing-policy')), 'Watched: over 60 minutes; action notify.');
+    assert.equal(await text(page.locator('#sharing-addresses')), '3');
+    assert.equal(await text(page.locator('#sharing-networks')), '1.1.1.0/24, 8.8.8.0/24, 81.2.69.0/24');
+    assert.equal(await text(page.locator('#sharing-countries')), 'AU, GB, US');
+    const rows = page.getByRole('table', { name: `Addresses that used token ${sub.id}` }).locator('tbody tr');
+    assert.deepEqual(
+      // most recent first; the order of uses made in one millisecond is not asserted
+      (await Promise.all(Array.from({ length: await rows.count() }, (_, i) => cells(rows.nth(i))))).map((c) => [c[0], c[1], c[3]]).sort(),
+      [
+        ['1.1.1.1', '1.1.1.0/24', 'AU'],
+        ['8.8.8.8', '8.8.8.0/24', 'US'],
+        ['81.2.69.160', '81.2.69.0/24', 'GB'],
+      ],
+    );
+    await shot('18-token-sharing.png');
+    assert.equal((await api('PUT', '/api/sharing/policy', {})).status, 200);
+  });
+
   it('keyboard only: Tab reaches the navigation and Enter opens a page', async () => {
     await page.goto('about:blank');
     await go('#/publish');

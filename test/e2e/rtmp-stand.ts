@@ -51,6 +51,8 @@ export interface Stand {
   publish(name: string, token: string): ChildProcess;
   /** An ffmpeg viewer pulling the stream over RTMP until it ends (or `seconds`). */
   view(name: string, token: string, seconds?: number): ChildProcess;
+  /** An ffmpeg viewer pulling the RTMP URL given (a relay's), until it ends. */
+  viewAt(url: string): ChildProcess;
   /** Streamgate's decision log lines since log line `from`. */
   decisions(from?: number): Decision[];
   stop(): Promise<void>;
@@ -110,6 +112,14 @@ ${
     throw e;
   }
   const running: ChildProcess[] = [];
+  const viewer = (at: string, seconds?: number) => {
+    const args = ['-hide_banner', '-loglevel', 'error', '-i', at];
+    if (seconds !== undefined) args.push('-t', String(seconds));
+    args.push('-f', 'null', '-');
+    const p = spawn('ffmpeg', args, { stdio: 'ignore' });
+    running.push(p);
+    return p;
+  };
   const url = (name: string, token: string) => `rtmp://127.0.0.1:${rtmpPort}/live/${name}?token=${token}`;
   const api = async (method: string, p: string, body?: unknown) => {
     const r = await fetch(sg.base + p, {
@@ -139,12 +149,10 @@ ${
       return p;
     },
     view(name, token, seconds) {
-      const args = ['-hide_banner', '-loglevel', 'error', '-i', url(name, token)];
-      if (seconds !== undefined) args.push('-t', String(seconds));
-      args.push('-f', 'null', '-');
-      const p = spawn('ffmpeg', args, { stdio: 'ignore' });
-      running.push(p);
-      return p;
+      return viewer(url(name, token), seconds);
+    },
+    viewAt(at: string) {
+      return viewer(at);
     },
     decisions(from = 0) {
       const out: Decision[] = [];

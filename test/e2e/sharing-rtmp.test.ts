@@ -1,0 +1,90 @@
+// Token sharing end to end on a real nginx-rtmp with ffmpeg viewers (docs/api.md#token-sharing):
+// one subscribe token played from three addresses is flagged, and with the action `limit` the
+// newest device wins — the two earlier viewers are cut at their next on_update, the newest plays
+// on. Each viewer reaches nginx from an address of its own (127.0.0.2, .3, .4) through a relay in
+// this test, since ffmpeg cannot choose its source address.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { exitOf } from './nginx.js';
+import { startStand, until, type Stand } from './rtmp-stand.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A TCP relay on 127.0.0.1 that connects to `port` from `localAddress`. */
+async function relayFrom(localAddress: string, port: number): Promise<net.Server> {
+  const server = net.createServer((down) => {
+    const up = net.connect({ host: '127.0.0.1', port, localAddress });
+    down.pipe(up).pipe(down);
+    const close = () => {
+      down.destroy();
+      up.destroy();
+    };
+    down.on('error', close).on('close', close);
+    up.on('error', close).on('close', close);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return server;
+}
+
+describe('token sharing on nginx-rtmp (action limit, on_update every 1 s)', () => {
+  let s: Stand;
+  const relays: net.Server[] = [];
+  before(async () => {
+    s = await startStand({ updateEvery: '1s' });
+  });
+  after(async () => {
+    for (const r of relays) r.close();
+    await s?.stop();
+  });
+
+  it('three addresses on one token: the newest device plays on, the two earlier viewers are cut at their next on_update', async () => {
+    // flagged on a third address (the databases place none of 127.0.0.x: addresses are what counts here)
+    const policy = await s.api('PUT', '/api/sharing/policy', { enabled: true, maxAddresses: 2, maxNetworks: 0, maxAsns: 0, maxCountries: 0, travelKmh: 0, action: 'limit' });
+    assert.equal(policy.status, 200, JSON.stringify(policy.body));
+    const pub = (await s.api('POST', '/api/publish_token', { label: 'src', streams: [{ streamName: 'cam8' }] })).body.data as { id: number; token: string };
+    const sub = (await s.api('POST', '/api/subscribe_token', { label: 'shared', streams: [{ streamName: 'cam8' }] })).body.data as { id: number; token: string };
+    s.publish('cam8', pub.token);
+    assert.ok(await until(async () => (await s.sessionsOf(pub.id)).length === 1, 15000), 'the publisher is live');
+
+    const viewers = [];
+    // each viewer's session as admitted (the earlier two are ended within moments of the third)
+    const admitted: Array<{ id: string }> = [];
+    for (const n of [2, 3, 4]) {
+      const relay = await relayFrom(`127.0.0.${n}`, s.rtmpPort);
+      relays.push(relay);
+      const url = `rtmp://127.0.0.1:${(relay.address() as AddressInfo).port}/live/cam8?token=${sub.token}`;
+      viewers.push(s.viewAt(url));
+      let found: { id: string } | undefined;
+      assert.ok(
+        await until(async () => {
+          found = (await s.sessionsOf(sub.id)).find((x) => x.clientIp === `127.0.0.${n}`);
+          return found !== undefined;
+        }, 15000),
+        `viewer from 127.0.0.${n} admitted`,
+      );
+      admitted.push(found!);
+      if (n < 4) await sleep(1200);
+    }
+    const at = Date.now();
+    const [first, second, newest] = viewers;
+    const cut = await Promise.all([exitOf(first, 10000), exitOf(second, 10000)]);
+    const ms = Date.now() - at;
+    console.log(`# shared on a third address -> earlier viewers cut in ${ms} ms (ffmpeg exits ${cut.join(', ')})`);
+    assert.ok(cut.every((c) => c !== -1), `both earlier viewers were cut (exits ${cut.join(', ')})`);
+    await sleep(2500);
+    assert.equal(newest.exitCode, null, 'the newest viewer plays on');
+    const sessions = await Promise.all(admitted.map(async (x) => (await s.api('GET', `/api/sessions/${x.id}`)).body.data as { clientIp: string; endedReason: string | null }));
+    assert.deepEqual(
+      sessions.map((x) => [x.clientIp, x.endedReason]).sort(),
+      [
+        ['127.0.0.2', 'shared'],
+        ['127.0.0.3', 'shared'],
+        ['127.0.0.4', null],
+      ],
+    );
+    const window = await s.api('GET', `/api/sharing/subscribe_token/${sub.id}`);
+    assert.deepEqual([window.body.data.addresses, window.body.data.flags], [3, ['addresses']]);
+  });
+});
