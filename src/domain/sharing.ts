@@ -49,17 +49,23 @@ export const SHARING_DEFAULTS: SharingPolicy = {
 /** A policy as given and stored: the settings set, the rest from its account's, then the defaults. */
 export type SharingSettings = Partial<SharingPolicy>;
 
-/** One use of a credential, placed. */
-export interface SharingUse {
-  /** Epoch ms, the last time this address used the credential. */
-  at: number;
+/** Where an address is: what the window counts of it. */
+export interface Place {
+  /** The canonical address. */
   ip: string;
-  /** The address's /24 or /48 ('' when it is not an address). */
+  /** Its /24 or /48 ('' when it is not an address). */
   network: string;
+  /** Its autonomous system, country and coordinates, where the databases place it. */
   asn?: number;
   country?: string;
   lat?: number;
   lon?: number;
+}
+
+/** One use of a credential, placed. */
+export interface SharingUse extends Place {
+  /** Epoch ms, the last time this address used the credential. */
+  at: number;
 }
 
 export interface SharingTravel {

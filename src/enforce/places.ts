@@ -9,19 +9,10 @@ import path from 'node:path';
 import { setImmediate } from 'node:timers/promises';
 import maxmind, { type Reader } from 'maxmind';
 import ipaddr from 'ipaddr.js';
-import { networkOf } from '../domain/sharing.js';
+import { networkOf, type Place } from '../domain/sharing.js';
 import type { GeoLookup } from './geo.js';
 
-export interface Place {
-  /** The canonical address. */
-  ip: string;
-  /** Its /24 or /48 ('' when it is not an address). */
-  network: string;
-  asn?: number;
-  country?: string;
-  lat?: number;
-  lon?: number;
-}
+export type { Place } from '../domain/sharing.js';
 
 export interface PlaceLookup {
   placeOf(ip: string): Promise<Place>;

@@ -11,23 +11,9 @@ import type { StoreFactory } from '../helpers/stores.js';
 import type { Store } from '../../src/store/store.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import type { Place, PlaceLookup } from '../../src/enforce/places.js';
-import { networkOf } from '../../src/domain/sharing.js';
+import { SHARING_COUNTRIES as COUNTRIES, testPlaces } from '../helpers/places.js';
 
 const KEY = 'sharing-suite-audit-key-0123456789abcdef';
-const COUNTRIES = ['FR', 'DE', 'US', 'BR', 'JP'];
-
-/** 198.51.<n>.1 in COUNTRIES[n % 5] (provider 64500 + n); 192.0.2.<n> a home network in FR; 100.64.7.9 a FR mobile network. */
-const places: PlaceLookup = {
-  async placeOf(ip: string): Promise<Place> {
-    const p: Place = { ip, network: networkOf(ip) };
-    const m = /^198\.51\.(\d+)\.1$/.exec(ip);
-    if (m) return Object.assign(p, { asn: 64_500 + Number(m[1]), country: COUNTRIES[Number(m[1]) % 5] });
-    if (ip.startsWith('192.0.2.')) return Object.assign(p, { asn: 3215, country: 'FR', lat: 48.85, lon: 2.35 });
-    if (ip === '100.64.7.9') return Object.assign(p, { asn: 20810, country: 'FR', lat: 48.9, lon: 2.4 });
-    return p;
-  },
-};
 
 export function sharingSuite(factory: StoreFactory): void {
   describe(`token sharing: ${factory.name}, two instances`, () => {
@@ -56,8 +42,8 @@ export function sharingSuite(factory: StoreFactory): void {
         webhooks: { allowPrivateTargets: true, caFile: rx.caFile, timeoutMs: 2000, retries: 0 },
         enforcement: { terminatedHoldSeconds: 60, terminateOn: ['disable'] },
       };
-      a = await testApp(store, cfg, { now: () => now, places });
-      b = await testApp(store, cfg, { now: () => now, places });
+      a = await testApp(store, cfg, { now: () => now, places: testPlaces });
+      b = await testApp(store, cfg, { now: () => now, places: testPlaces });
       acct = await a.account('sharing');
       rx.received.length = 0;
       rx.respond = (_q, s) => void s.writeHead(204).end();

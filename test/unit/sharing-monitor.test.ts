@@ -8,23 +8,10 @@ import pino from 'pino';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { SharingMonitor, type SharingActions, type SharingFlag } from '../../src/sharing/monitor.js';
-import type { Place, PlaceLookup } from '../../src/enforce/places.js';
-import { networkOf, type SharingSettings } from '../../src/domain/sharing.js';
+import { testPlaces } from '../helpers/places.js';
+import type { SharingSettings } from '../../src/domain/sharing.js';
 
 const T0 = Date.parse('2026-11-29T12:00:00.000Z');
-const COUNTRIES = ['FR', 'DE', 'US', 'BR', 'JP'];
-
-/** Addresses 198.51.<n>.1 in COUNTRIES[n % 5] (provider 64500 + n), 192.0.2.<n> at home in FR (provider 3215), 100.64.7.9 a FR mobile network. */
-const places: PlaceLookup = {
-  async placeOf(ip: string): Promise<Place> {
-    const p: Place = { ip, network: networkOf(ip) };
-    const m = /^198\.51\.(\d+)\.1$/.exec(ip);
-    if (m) return Object.assign(p, { asn: 64_500 + Number(m[1]), country: COUNTRIES[Number(m[1]) % 5] });
-    if (ip.startsWith('192.0.2.')) return Object.assign(p, { asn: 3215, country: 'FR', lat: 48.85, lon: 2.35 });
-    if (ip === '100.64.7.9') return Object.assign(p, { asn: 20810, country: 'FR', lat: 48.9, lon: 2.4 });
-    return p;
-  },
-};
 
 async function setup(account: SharingSettings | undefined) {
   let now = T0;
@@ -40,7 +27,7 @@ async function setup(account: SharingSettings | undefined) {
     disable: async (flag) => void flags.push({ what: 'disable', flag }),
   };
   const metrics = new Metrics({ defaultMetrics: false });
-  const monitor = new SharingMonitor(store, places, actions, metrics, pino({ level: 'silent' }), () => now, { flushMs: 1000, queueSize: 50 });
+  const monitor = new SharingMonitor(store, testPlaces, actions, metrics, pino({ level: 'silent' }), () => now, { flushMs: 1000, queueSize: 50 });
   const token = { accountId: 'SHARE1', kind: 'subscribe' as const, id: 7 };
   const counted = async (name: string) => Object.fromEntries(((await metrics.registry.getSingleMetric(name)?.get())?.values ?? []).map((v) => [Object.values(v.labels).join(','), v.value]));
   return {
