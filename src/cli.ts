@@ -221,7 +221,7 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
   // server's key: configured, or the embedded store's <dataDir>/audit-key (made here when the store is new).
   const audit = new AuditLog(store, auditKey(config, { embedded: !usesRedis(config), create: true }).key, config.audit, logger);
   // without the key, a store that keeps chains refuses the CLI's writes (AuditKeyMissing) too
-  await audit.checkKey();
+  await audit.checkKey(false);
   const accounts = new AccountService(store, Date.now, audit);
   try {
     if (tokensCommand) {

@@ -194,12 +194,13 @@ export class AuditLog {
    * Without a key (and audit.enabled): looks whether the store keeps chains, and from then on
    * refuses every write (AuditKeyMissing) rather than make changes the chains do not record.
    * Answers whether writes are refused. Run at start, then on the head-log timer until found.
+   * `announce`: say so in the log once (the server; the CLI says it only when it refuses a write).
    */
-  async checkKey(): Promise<boolean> {
+  async checkKey(announce = true): Promise<boolean> {
     if (this.key !== null || this.opts.enabled === false) return false;
     if (!this.chainsFound && (await this.store.hasAuditChains())) {
       this.chainsFound = true;
-      this.logger.error({}, 'audit: the store keeps audit chains and this instance has no audit key; management writes are refused until STREAMGATE_AUDIT_KEY is set');
+      if (announce) this.logger.error({}, 'audit: the store keeps audit chains and this instance has no audit key; management writes are refused until STREAMGATE_AUDIT_KEY is set');
     }
     return this.chainsFound;
   }
