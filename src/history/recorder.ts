@@ -25,20 +25,35 @@ const PRUNE_MS = 60_000;
 export const GONE_SWEEP_MS = 3_600_000;
 /** Accounts whose rates are tracked at once (the least recent forgotten: they start full again). */
 const ACCOUNTS_TRACKED = 10_000;
+/** How long an account's existence, as the store answered, is believed before a write asks again. */
+const EXISTS_MS = 60_000;
+/** Store reads at shutdown for accounts not known to exist; the entries of any more are written unchecked. */
+export const CLOSE_LOOKUPS = 100;
 
-export type HistoryTallies = Record<'kept' | 'rate' | 'queue' | 'failed' | 'no_account', number>;
+/**
+ * What became of the decisions offered, one outcome each: kept (written), unchecked (written though
+ * the store did not say whether its account exists), rate, queue, failed (the sink refused the
+ * batch), no_account (an account that does not exist).
+ */
+export type HistoryTallies = Record<'kept' | 'unchecked' | 'rate' | 'queue' | 'failed' | 'no_account', number>;
 
 export class DecisionHistory {
   private queue: DecisionEntry[] = [];
   private writing: Promise<void> | undefined;
   private soon = false;
+  /** Set by close(): nothing more is queued, and the last writes ask the store little (CLOSE_LOOKUPS). */
   private closed = false;
+  /**
+   * The rates of the accounts known to exist (a decision resolved one of their tokens, or a write
+   * found them in the store), and of no other: a made-up id never gets one, nor evicts one.
+   */
   private readonly buckets = new LRUCache<string, Bucket>({ max: ACCOUNTS_TRACKED });
   /** The one bucket of every account not known to exist yet (see wants). */
   private readonly unverified: Bucket;
-  /** Whether an account exists, remembered a minute: entries of an account that does not are never written. */
-  private readonly exists = new LRUCache<string, boolean>({ max: ACCOUNTS_TRACKED, ttl: 60_000 });
-  readonly tallies: HistoryTallies = { kept: 0, rate: 0, queue: 0, failed: 0, no_account: 0 };
+  /** Whether an account exists, as the store answered within EXISTS_MS: entries of an account that does not are never written. */
+  private readonly exists: LRUCache<string, boolean>;
+  private closeLookups = 0;
+  readonly tallies: HistoryTallies = { kept: 0, unchecked: 0, rate: 0, queue: 0, failed: 0, no_account: 0 };
   private readonly flushTimer: NodeJS.Timeout;
   private readonly pruneTimer: NodeJS.Timeout;
   private readonly goneTimer: NodeJS.Timeout;
@@ -50,7 +65,8 @@ export class DecisionHistory {
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
   ) {
-    this.unverified = { refusals: Math.max(1, cfg.refusalsPerSecond * 10), allows: Math.max(1, cfg.allowsPerSecond * 10), at: now() };
+    this.unverified = this.fullBucket(now());
+    this.exists = new LRUCache<string, boolean>({ max: ACCOUNTS_TRACKED, ttl: EXISTS_MS, ttlResolution: 0, perf: { now } });
     this.flushTimer = setInterval(() => void this.flush(), cfg.flushMs);
     this.flushTimer.unref();
     this.pruneTimer = setInterval(() => void this.prune(), PRUNE_MS);
@@ -66,24 +82,30 @@ export class DecisionHistory {
    * account not known to exist yet — any id a request names — shares one bucket with every other
    * such account until a write finds it in the store, so made-up ids cannot crowd out real
    * accounts' rates or cost more than that one bucket's rate; one known not to exist keeps nothing.
+   * An account keeps its own bucket once known (until the LRU forgets it, or a write finds it gone).
    */
   wants(allowed: boolean, accountId: string, vouched = false): boolean {
     if (allowed && (this.cfg.allowSampleRate === 0 || Math.random() >= this.cfg.allowSampleRate)) return false;
     const now = this.now();
-    let known = this.exists.get(accountId);
-    if (vouched && known !== true) {
-      this.exists.set(accountId, true);
-      known = true;
+    let b = this.buckets.get(accountId);
+    if (b === undefined || vouched) {
+      let known = this.exists.get(accountId);
+      if (vouched && known !== true) {
+        this.exists.set(accountId, true);
+        known = true;
+      }
+      if (b === undefined) {
+        if (known === false) {
+          this.tallies.no_account++;
+          return false;
+        }
+        if (known === true) {
+          b = this.fullBucket(now);
+          this.buckets.set(accountId, b);
+        } else b = this.unverified;
+      }
     }
-    if (known === false) {
-      this.tallies.no_account++;
-      return false;
-    }
-    let b = known === true ? this.buckets.get(accountId) : this.unverified;
-    if (b === undefined) {
-      b = { refusals: Math.max(1, this.cfg.refusalsPerSecond * 10), allows: Math.max(1, this.cfg.allowsPerSecond * 10), at: now };
-      this.buckets.set(accountId, b);
-    } else if (now > b.at) {
+    if (now > b.at) {
       const s = (now - b.at) / 1000;
       b.refusals = Math.min(Math.max(1, this.cfg.refusalsPerSecond * 10), b.refusals + s * this.cfg.refusalsPerSecond);
       b.allows = Math.min(Math.max(1, this.cfg.allowsPerSecond * 10), b.allows + s * this.cfg.allowsPerSecond);
@@ -104,6 +126,10 @@ export class DecisionHistory {
     if (allowed) b.allows -= 1;
     else b.refusals -= 1;
     return true;
+  }
+
+  private fullBucket(at: number): Bucket {
+    return { refusals: Math.max(1, this.cfg.refusalsPerSecond * 10), allows: Math.max(1, this.cfg.allowsPerSecond * 10), at };
   }
 
   /** Queues a kept decision (after `wants` said yes); a full batch is written on the next turn. */
@@ -146,15 +172,22 @@ export class DecisionHistory {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, this.cfg.batchSize);
       const kept: DecisionEntry[] = [];
+      let unchecked = 0;
       for (const e of batch) {
-        // an account the store could not answer for is kept (the hourly sweep removes it if it never existed)
-        if ((await this.known(e.accountId)) !== false) kept.push(e);
-        else this.tallies.no_account++;
+        const known = await this.known(e.accountId);
+        if (known === false) {
+          this.tallies.no_account++;
+          continue;
+        }
+        // an account the store did not answer for is kept, and counted (the hourly sweep removes it if it never existed)
+        if (known === undefined) unchecked++;
+        kept.push(e);
       }
       if (kept.length === 0) continue;
       try {
         await this.sink.append(kept);
-        this.tallies.kept += kept.length;
+        this.tallies.kept += kept.length - unchecked;
+        this.tallies.unchecked += unchecked;
       } catch (err) {
         this.tallies.failed += kept.length;
         this.logger.warn({ err: (err as Error).message, dropped: kept.length }, 'decision history: a batch was not written');
@@ -164,10 +197,20 @@ export class DecisionHistory {
     }
   }
 
-  /** Whether the account exists: true, false, or undefined when the store did not answer. */
+  /**
+   * Whether the account exists: true, false, or undefined when the store did not answer. Asks the
+   * store once per account every EXISTS_MS; a found account gets its own bucket, a gone one loses
+   * it. While closing, an account with a bucket is taken as existing (no store read), and at most
+   * CLOSE_LOOKUPS others are asked: shutdown never waits on a read per account.
+   */
   private async known(accountId: string): Promise<boolean | undefined> {
     const k = this.exists.get(accountId);
     if (k !== undefined) return k;
+    if (this.closed) {
+      if (this.buckets.has(accountId)) return true;
+      if (this.closeLookups >= CLOSE_LOOKUPS) return undefined;
+      this.closeLookups++;
+    }
     let found: boolean;
     try {
       found = await this.accountExists(accountId);
@@ -175,6 +218,8 @@ export class DecisionHistory {
       return undefined;
     }
     this.exists.set(accountId, found);
+    if (!found) this.buckets.delete(accountId);
+    else if (!this.buckets.has(accountId)) this.buckets.set(accountId, this.fullBucket(this.now()));
     return found;
   }
 
@@ -206,7 +251,10 @@ export class DecisionHistory {
           continue;
         }
         this.exists.set(accountId, exists);
-        if (!exists) await this.erase(accountId);
+        if (!exists) {
+          this.buckets.delete(accountId);
+          await this.erase(accountId);
+        }
       }
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'decision history: the sweep of deleted accounts did not run');
@@ -220,13 +268,16 @@ export class DecisionHistory {
     await this.sink.deleteAccount(accountId, this.now());
   }
 
-  /** Stops the timers and writes what is queued (shutdown). */
+  /**
+   * Stops the timers and writes what is queued (shutdown): decisions made from now on are not
+   * kept, and the existence of the queued entries' accounts costs at most CLOSE_LOOKUPS store reads.
+   */
   async close(): Promise<void> {
     clearInterval(this.flushTimer);
     clearInterval(this.pruneTimer);
     clearInterval(this.goneTimer);
-    await this.flush();
     this.closed = true;
+    while (this.writing !== undefined || this.queue.length > 0) await this.flush();
     await this.sink.close();
   }
 }

@@ -5,12 +5,10 @@
 import type { RedisClient } from '../store/redis/connect.js';
 import { keys } from '../store/redis/keys.js';
 import { decisionIdTime, HistoryCursorInvalid, type DecisionEntry, type DecisionPage, type DecisionQuery } from './entry.js';
-import type { HistorySink, Retention } from './sink.js';
+import { ERASURE_HELD_MS, type HistorySink, type Retention } from './sink.js';
 
 /** Stream entries read per XREVRANGE. */
 const PAGE = 500;
-/** How long an erasure holds back entries made before it (far longer than any instance holds a queue). */
-const ERASURE_HELD_MS = 3_600_000;
 
 /** Entries one query reads at most before answering with a cursor (filters that match little). */
 const SCAN_BUDGET = 20_000;
@@ -174,14 +172,14 @@ export class RedisHistory implements HistorySink {
   }
 
   async deleteAccount(accountId: string, now: number): Promise<void> {
+    // first: entries made until now and still queued on any instance are not written after it (append)
+    await this.redis.set(keys.historyErased(accountId), String(now), 'PX', ERASURE_HELD_MS);
     // every address bucket that can still exist: those of the last addressSeconds (and one width), in the account's slot
     const buckets: string[] = [keys.history(accountId)];
     const last = this.bucketOf(now + WRITE_LAG_MS);
     for (let b = this.bucketOf(now - this.r.addressSeconds * 1000 - this.width); b <= last; b++) buckets.push(keys.historyAddresses(accountId, b));
     for (let i = 0; i < buckets.length; i += 500) await this.redis.del(...buckets.slice(i, i + 500));
     await this.redis.srem(keys.historyAccounts, accountId);
-    // entries made before now and still queued on other instances are not written after it
-    await this.redis.set(keys.historyErased(accountId), String(now), 'PX', ERASURE_HELD_MS);
   }
 
   async close(): Promise<void> {

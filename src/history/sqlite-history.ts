@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Checkpointer } from '../store/sqlite/checkpointer.js';
 import { setImmediate } from 'node:timers/promises';
 import { HistoryCursorInvalid, type DecisionEntry, type DecisionPage, type DecisionQuery } from './entry.js';
-import type { HistorySink, Retention } from './sink.js';
+import { ERASURE_HELD_MS, type HistorySink, type Retention } from './sink.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS decisions (
@@ -28,6 +28,10 @@ CREATE INDEX IF NOT EXISTS decisions_ip ON decisions (account, ip, at);
 CREATE INDEX IF NOT EXISTS decisions_reason ON decisions (account, reason, at);
 CREATE INDEX IF NOT EXISTS decisions_age ON decisions (at);
 CREATE INDEX IF NOT EXISTS decisions_addressed ON decisions (at) WHERE ip IS NOT NULL;
+CREATE TABLE IF NOT EXISTS erasures (
+  account TEXT PRIMARY KEY,
+  at INTEGER NOT NULL
+);
 `;
 
 interface Row {
@@ -58,6 +62,8 @@ export class SqliteHistory implements HistorySink {
   private writes = 0;
   /** WAL checkpoints on a thread of their own from the first write (a file, not ':memory:'). */
   private readonly checkpointer: Checkpointer | undefined;
+  /** Statements retention and erasures have run, a chunk of rows each (the tests read it). */
+  chunksRun = 0;
 
   /** `file`: a path (made 0600 when new) or ':memory:'; `chunk`: rows per prune statement. */
   constructor(
@@ -86,8 +92,14 @@ export class SqliteHistory implements HistorySink {
     this.insert = this.db.prepare(
       'INSERT OR IGNORE INTO decisions (account, at, id, allowed, reason, token_id, stream, ip, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
+    const erasedAt = this.db.prepare('SELECT at FROM erasures WHERE account = ?').pluck();
     this.appendAll = this.db.transaction((batch: readonly DecisionEntry[]) => {
+      // an account erased since these entries were made (a queue written after the erasure) keeps none of them
+      const erased = new Map<string, number | undefined>();
       for (const e of batch) {
+        if (!erased.has(e.accountId)) erased.set(e.accountId, erasedAt.get(e.accountId) as number | undefined);
+        const at = erased.get(e.accountId);
+        if (at !== undefined && e.at <= at) continue;
         this.touched.add(e.accountId);
         const { clientIp, ...rest } = e;
         this.insert.run(e.accountId, e.at, e.decisionId, e.allowed ? 1 : 0, e.reason, e.tokenId ?? null, e.streamName, clientIp ?? null, JSON.stringify(rest));
@@ -142,6 +154,7 @@ export class SqliteHistory implements HistorySink {
   async prune(now: number): Promise<void> {
     const r = this.r;
     const n = this.chunk;
+    this.db.prepare('DELETE FROM erasures WHERE at < ?').run(now - ERASURE_HELD_MS);
     await this.chunked(this.db.prepare('DELETE FROM decisions WHERE rowid IN (SELECT rowid FROM decisions WHERE at < ? LIMIT ?)'), now - r.maxAgeSeconds * 1000);
     await this.chunked(
       this.db.prepare('UPDATE decisions SET ip = NULL WHERE rowid IN (SELECT rowid FROM decisions WHERE at <= ? AND ip IS NOT NULL LIMIT ?)'),
@@ -166,15 +179,21 @@ export class SqliteHistory implements HistorySink {
       }
       if (edge === undefined || walked < r.maxPerAccount) continue;
       const e = edge;
-      while (drop.run(account, e.at, e.at, e.id, n).changes === n) await setImmediate();
+      while (this.run(drop, account, e.at, e.at, e.id, n) === n) await setImmediate();
       await setImmediate();
     }
   }
 
-  /** Runs `stmt` (its last parameter the chunk size) until it changes fewer rows than a chunk, yielding between runs. */
-  private async chunked(stmt: Database.Statement, bound: number): Promise<void> {
-    while (stmt.run(bound, this.chunk).changes === this.chunk) await setImmediate();
+  /** Runs `stmt` (its first parameter `bound`, its last the chunk size) until it changes fewer rows than a chunk, yielding between runs. */
+  private async chunked(stmt: Database.Statement, bound: number | string): Promise<void> {
+    while (this.run(stmt, bound, this.chunk) === this.chunk) await setImmediate();
     await setImmediate();
+  }
+
+  /** One chunk of retention or an erasure: the rows `stmt` changed. */
+  private run(stmt: Database.Statement, ...args: unknown[]): number {
+    this.chunksRun++;
+    return stmt.run(...args).changes;
   }
 
   async accounts(): Promise<string[]> {
@@ -182,8 +201,10 @@ export class SqliteHistory implements HistorySink {
     return (this.db.prepare('SELECT DISTINCT account FROM decisions').pluck().all() as string[]).slice();
   }
 
-  async deleteAccount(accountId: string): Promise<void> {
-    this.db.prepare('DELETE FROM decisions WHERE account = ?').run(accountId);
+  async deleteAccount(accountId: string, now: number): Promise<void> {
+    // first: entries made until now and still queued are not written after it (append)
+    this.db.prepare('INSERT INTO erasures (account, at) VALUES (?, ?) ON CONFLICT (account) DO UPDATE SET at = max(at, excluded.at)').run(accountId, now);
+    await this.chunked(this.db.prepare('DELETE FROM decisions WHERE rowid IN (SELECT rowid FROM decisions WHERE account = ? LIMIT ?)'), accountId);
   }
 
   async close(): Promise<void> {

@@ -302,7 +302,7 @@ export class Metrics {
   private readonly historySeen = new Map<string, number>();
   readonly historyEntries = new Counter({
     name: 'streamgate_history_entries_total',
-    help: 'Decisions offered to the decision history, by outcome: kept (written), rate (over the per-account rate), queue (the write queue was full), failed (the history store did not take the batch), no_account (an account that does not exist)',
+    help: 'Decisions offered to the decision history, by outcome: kept (written), unchecked (written though the store did not say whether its account exists), rate (over the per-account rate), queue (the write queue was full), failed (the history store did not take the batch), no_account (an account that does not exist)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
     collect: () => {

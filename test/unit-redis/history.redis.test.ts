@@ -5,7 +5,9 @@ import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { RedisHistory, addressBucketMs } from '../../src/history/redis-history.js';
+import type { HistorySink } from '../../src/history/sink.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
+import { dumpRedisKeys } from '../helpers/history-dump.js';
 import { entry, historySinkSuite, RETENTION } from '../unit/history-sink.suite.js';
 
 let server: TestRedis | undefined;
@@ -16,6 +18,8 @@ const connect = async (prefix: string) => {
   clients.push(c);
   return c;
 };
+/** Each sink's key prefix (dump reads its keys). */
+const prefixes = new WeakMap<HistorySink, string>();
 
 historySinkSuite({
   name: 'redis',
@@ -23,11 +27,17 @@ historySinkSuite({
     server = await startRedis();
   },
   async make(r) {
-    return new RedisHistory(await connect(server!.prefix()), r);
+    const prefix = server!.prefix();
+    const s = new RedisHistory(await connect(prefix), r);
+    prefixes.set(s, prefix);
+    return s;
   },
   async teardown() {
     for (const c of clients) c.disconnect();
     await server?.stop();
+  },
+  async dump(s, at) {
+    return dumpRedisKeys([await connect('')], prefixes.get(s)!, at);
   },
 });
 

@@ -1,10 +1,14 @@
 // What every decision-history sink holds to (docs/api.md#decision-history), run on the SQLite file
 // (test/unit/history.test.ts) and on Redis (test/unit-redis/history.redis.test.ts): an entry found
 // by its id and by each filter, pages newest first, the count and age retention, an account's
-// erasure leaving the others'.
+// erasure leaving the others' and holding back what a queue writes after it, and client addresses
+// that live only truncated in their expiring place.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import pino from 'pino';
+import { loadConfig } from '../../src/config/load.js';
 import { decisionIdAt, type DecisionEntry } from '../../src/history/entry.js';
+import { DecisionHistory } from '../../src/history/recorder.js';
 import type { HistorySink, Retention } from '../../src/history/sink.js';
 
 export interface SinkFactory {
@@ -12,6 +16,8 @@ export interface SinkFactory {
   setup(): Promise<void>;
   make(r: Retention): Promise<HistorySink>;
   teardown(): Promise<void>;
+  /** Everything `s` stores that still exists at `at` (ms): every field of every row or key, as text. */
+  dump?(s: HistorySink, at: number): Promise<string>;
 }
 
 export const RETENTION: Retention = { maxPerAccount: 100, maxAgeSeconds: 3600, addressSeconds: 600 };
@@ -106,6 +112,60 @@ export function historySinkSuite(f: SinkFactory): void {
       assert.deepEqual((await s.query('E1', { limit: 10 })).items, []);
       assert.equal((await s.query('E2', { limit: 10 })).items.length, 1);
       await s.close();
+    });
+
+    it('an erasure leaves out what a queue (this instance\'s or another\'s) writes after it of the decisions made before it', async () => {
+      const s = await f.make(RETENTION);
+      const t = Date.now();
+      await s.append([entry('Q1', t - 2000)]);
+      await s.deleteAccount('Q1', t);
+      const before = entry('Q1', t - 500);
+      const at = entry('Q1', t);
+      const after = entry('Q1', t + 10);
+      const other = entry('Q2', t - 500);
+      await s.append([before, other, at, after]);
+      assert.deepEqual((await s.query('Q1', { limit: 10 })).items.map((e) => e.decisionId), [after.decisionId]);
+      assert.deepEqual((await s.query('Q2', { limit: 10 })).items.map((e) => e.decisionId), [other.decisionId]);
+      await s.close();
+    });
+
+    it('keeps a client address only truncated, in its expiring place, and none once addressSeconds are past', async (t) => {
+      if (f.dump === undefined) return t.skip('this sink is not dumped');
+      const cfg = { ...loadConfig({ env: {}, overrides: {} }).history, ipv4Prefix: 24, ipv6Prefix: 48, addressSeconds: 600, maxAgeSeconds: 86_400 };
+      const s = await f.make({ maxPerAccount: 100, maxAgeSeconds: cfg.maxAgeSeconds, addressSeconds: cfg.addressSeconds });
+      const h = new DecisionHistory(cfg, s, async () => true, pino({ level: 'silent' }));
+      const at = Date.now();
+      const v4 = entry('M1', at, { clientIp: '203.0.113.77', reason: 'ip_not_allowed', rule: 'ip allowed', detail: 'address 203.0.113.77 is not allowed' });
+      v4.rules = [
+        { rule: 'ip allowed', reason: 'ip_not_allowed', result: 'fail', detail: 'address 203.0.113.77 is not allowed' },
+        { rule: 'no session cut', reason: 'session_terminated', result: 'pass', detail: 'a session of this token from 203.0.113.77 was cut; refused until 2026-11-28T20:00:00.000Z' },
+      ];
+      const v6 = entry('M1', at + 1, { clientIp: '2001:db8:abcd:12::9', allowed: true, status: 200, reason: 'allowed', rule: undefined, detail: undefined });
+      v6.rules = [{ rule: 'bind on usage', reason: 'ip_not_allowed', result: 'pass', detail: 'bound 2001:db8:abcd:12::9' }];
+      h.push(v4);
+      h.push(v6);
+      await h.flush();
+      const stored = await f.dump(s, at);
+      for (const full of ['203.0.113.77', '2001:db8:abcd:12::9', '2001:db8:abcd:12:']) assert.equal(stored.includes(full), false, `${full} is stored`);
+      // the truncated addresses are there, each once: in the entry's address and nowhere else
+      assert.deepEqual([stored.split('203.0.113.0').length - 1, stored.split('2001:db8:abcd::').length - 1], [1, 1]);
+      assert.deepEqual(
+        (await s.query('M1', { limit: 5 })).items.map((e) => [e.clientIp, e.detail, e.rules.map((r) => r.detail)]),
+        [
+          ['2001:db8:abcd::', undefined, ['bound [address]']],
+          ['203.0.113.0', 'address [address] is not allowed', ['address [address] is not allowed', 'a session of this token from [address] was cut; refused until 2026-11-28T20:00:00.000Z']],
+        ],
+      );
+      // addressSeconds after the later entry (and a minute, the width of Redis's address buckets): no address at all, the entries kept
+      const later = at + 1 + (cfg.addressSeconds + 60) * 1000;
+      await s.prune(later);
+      const left = await f.dump(s, later);
+      assert.equal(/203\.0\.113\.|2001:db8:abcd/.test(left), false, left);
+      assert.deepEqual(
+        (await s.query('M1', { limit: 5 })).items.map((e) => e.decisionId),
+        [v6.decisionId, v4.decisionId],
+      );
+      await h.close();
     });
   });
 }

@@ -6,8 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type Database from 'better-sqlite3';
 import pino from 'pino';
-import { DecisionHistory, GONE_SWEEP_MS } from '../../src/history/recorder.js';
+import { CLOSE_LOOKUPS, DecisionHistory, GONE_SWEEP_MS } from '../../src/history/recorder.js';
 import { SqliteHistory } from '../../src/history/sqlite-history.js';
 import { decisionIdAt, decisionIdTime, truncateAddress, type DecisionEntry } from '../../src/history/entry.js';
 import type { HistorySink } from '../../src/history/sink.js';
@@ -27,6 +28,12 @@ historySinkSuite({
   },
   async teardown() {
     rmSync(dir, { recursive: true, force: true });
+  },
+  async dump(s) {
+    // every row of every table, every column
+    const db = (s as unknown as { db: Database.Database }).db;
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
+    return JSON.stringify(tables.map((t) => db.prepare(`SELECT * FROM ${t}`).all()));
   },
 });
 
@@ -103,6 +110,39 @@ describe('decision history recorder', () => {
     assert.equal(h.tallies.no_account, 21);
   });
 
+  it('a real account keeps its own bucket once a write found it, while made-up ids flood the shared one', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval', 'Date'], now: 1_000_000 });
+    const sink = new Kept();
+    const asked: string[] = [];
+    const h = new DecisionHistory({ ...CFG, refusalsPerSecond: 2 }, sink, async (id) => {
+      asked.push(id);
+      return id === 'REAL';
+    }, silent);
+    // refusals naming the real account that resolve none of its tokens: nothing vouches for it
+    assert.equal(h.wants(false, 'REAL'), true);
+    h.push(entry('REAL', Date.now()));
+    await h.flush();
+    assert.deepEqual(asked, ['REAL']);
+    // past the time the store's answer is believed: the account keeps its bucket all the same
+    t.mock.timers.tick(61_000);
+    let flood = 0;
+    for (let i = 0; i < 50_000; i++) {
+      if (h.wants(false, `RANDOM${i}`)) {
+        flood++;
+        h.push(entry(`RANDOM${i}`, Date.now()));
+      }
+    }
+    assert.equal(flood, 20, 'the shared bucket, full again after a minute');
+    const real = Array.from({ length: 25 }, () => h.wants(false, 'REAL')).filter(Boolean).length;
+    assert.equal(real, 20, "the real account's whole burst");
+    for (let i = 0; i < real; i++) h.push(entry('REAL', Date.now()));
+    await h.flush();
+    // one store read per made-up id the shared bucket let through, and one for the real account (its answer had expired)
+    assert.deepEqual([asked.length, asked.filter((a) => a === 'REAL').length], [22, 2]);
+    assert.deepEqual([h.tallies.kept, h.tallies.no_account, h.tallies.rate], [21, 20, 50_000 - 20 + 5]);
+    assert.equal(sink.batches.flat().filter((e) => e.accountId === 'REAL').length, 21);
+  });
+
   it('a client address never reaches a detail: every address in the detail and the rules shows as [address]', async (t) => {
     t.mock.timers.enable({ apis: ['setInterval', 'setImmediate', 'Date'], now: 1_000_000 });
     const sink = new Kept();
@@ -131,7 +171,40 @@ describe('decision history recorder', () => {
     }, silent);
     h.push(entry('A', 1));
     await h.flush();
-    assert.deepEqual([sink.batches.flat().length, h.tallies.kept, h.tallies.no_account], [1, 1, 0]);
+    assert.deepEqual([sink.batches.flat().length, h.tallies.kept, h.tallies.unchecked, h.tallies.no_account], [1, 0, 1, 0]);
+  });
+
+  it('writes what is queued at shutdown without a store read for the accounts it knows, and at most CLOSE_LOOKUPS for the others', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval', 'Date'], now: 1_000_000 });
+    const sink = new Kept();
+    let asked = 0;
+    const h = new DecisionHistory({ ...CFG, queueMax: 10_000 }, sink, async () => {
+      asked++;
+      return true;
+    }, silent);
+    for (let i = 0; i < 300; i++) assert.equal(h.wants(false, `KNOWN${i}`, true), true);
+    // long enough for the store's answers to have expired: a flush would ask again
+    t.mock.timers.tick(61_000);
+    for (let i = 0; i < 300; i++) h.push(entry(`KNOWN${i}`, Date.now()));
+    for (let i = 0; i < CLOSE_LOOKUPS + 50; i++) h.push(entry(`NEW${i}`, Date.now()));
+    await h.close();
+    assert.equal(asked, CLOSE_LOOKUPS);
+    assert.equal(sink.batches.flat().length, 300 + CLOSE_LOOKUPS + 50);
+    assert.deepEqual([h.tallies.kept, h.tallies.unchecked, h.tallies.no_account], [300 + CLOSE_LOOKUPS, 50, 0]);
+    // closed: nothing more is queued
+    h.push(entry('KNOWN0', Date.now()));
+    assert.equal(sink.batches.flat().length, 300 + CLOSE_LOOKUPS + 50);
+  });
+
+  it('yields to the event loop between the batches it writes', async () => {
+    const sink = new Kept();
+    const h = new DecisionHistory({ ...CFG, batchSize: 2 }, sink, async () => true, silent);
+    for (let i = 0; i < 6; i++) h.push(entry('A', Date.now()));
+    const seen: number[] = [];
+    setImmediate(() => seen.push(sink.batches.length));
+    await h.flush();
+    assert.deepEqual([seen, sink.batches.map((b) => b.length)], [[1], [2, 2, 2]]);
+    await h.close();
   });
 
   it('samples allows at allowSampleRate, under their own rate', (t) => {
@@ -246,21 +319,42 @@ describe('decision history: ids, addresses, files', () => {
   });
 
   it('prunes a chunk of rows at a time, yielding to the event loop, to the same result', async () => {
-    const s = new SqliteHistory(':memory:', { ...RETENTION, maxPerAccount: 100 }, 30);
-    const rows = Array.from({ length: 250 }, (_, i) => entry('A', 1_000_000 + i, { clientIp: '198.51.100.1' }));
-    await s.append(rows);
-    await s.append([entry('B', 1_000_000)]);
-    let served = false;
-    setImmediate(() => {
-      served = true;
-    });
-    await s.prune(1_000_300);
-    assert.equal(served, true, 'the event loop ran during the prune');
-    const kept = (await s.query('A', { limit: 500 })).items;
-    assert.equal(kept.length, 100);
-    assert.deepEqual([kept[0].at, kept[99].at], [1_000_249, 1_000_150]);
-    assert.equal((await s.query('B', { limit: 5 })).items.length, 1);
-    await s.close();
+    const pruned = async (chunk?: number) => {
+      const s = new SqliteHistory(':memory:', { ...RETENTION, maxPerAccount: 100 }, chunk);
+      const now = 10_000_000;
+      // 250 of A (100 kept), 70 of C past maxAgeSeconds, 65 of D whose addresses are past addressSeconds, one of B
+      await s.append(Array.from({ length: 250 }, (_, i) => entry('A', now - 100_000 + i, { clientIp: '198.51.100.1' })));
+      await s.append(Array.from({ length: 70 }, (_, i) => entry('C', now - RETENTION.maxAgeSeconds * 1000 - 1 - i)));
+      await s.append(Array.from({ length: 65 }, (_, i) => entry('D', now - RETENTION.addressSeconds * 1000 - i, { clientIp: '198.51.100.2' })));
+      await s.append([entry('B', now)]);
+      let turns = 0;
+      const spin = () => {
+        turns++;
+        if (!done) setImmediate(spin);
+      };
+      let done = false;
+      setImmediate(spin);
+      await s.prune(now);
+      done = true;
+      const view = {
+        A: (await s.query('A', { limit: 500 })).items.map((e) => e.at),
+        B: (await s.query('B', { limit: 5 })).items.length,
+        C: (await s.query('C', { limit: 500 })).items.length,
+        D: (await s.query('D', { limit: 500 })).items.map((e) => e.clientIp ?? null),
+      };
+      const runs = s.chunksRun;
+      await s.close();
+      return { view, runs, turns };
+    };
+    const small = await pruned(30);
+    const whole = await pruned();
+    assert.deepEqual(small.view, whole.view);
+    assert.deepEqual(small.view.A, Array.from({ length: 100 }, (_, i) => 10_000_000 - 100_000 + 249 - i));
+    assert.deepEqual([small.view.B, small.view.C, small.view.D], [1, 0, Array(65).fill(null)]);
+    // in chunks of 30: C's 70 = 30 + 30 + 10 (3 statements), D's 65 addresses = 30 + 30 + 5 (3), A's 150
+    // over maxPerAccount = 5 × 30 (6: the last finds none left); in chunks of 5,000, one statement each
+    assert.deepEqual([small.runs, whole.runs], [3 + 3 + 6, 3]);
+    assert.ok(small.turns >= small.runs, `the event loop turned ${small.turns} times`);
   });
 
   it('checkpoints its file on a thread of its own from the first write, never on the event loop', async () => {
