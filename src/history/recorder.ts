@@ -87,23 +87,22 @@ export class DecisionHistory {
   wants(allowed: boolean, accountId: string, vouched = false): boolean {
     if (allowed && (this.cfg.allowSampleRate === 0 || Math.random() >= this.cfg.allowSampleRate)) return false;
     const now = this.now();
+    // an account with a bucket is known to exist: one lookup, as every decision of a known account pays
     let b = this.buckets.get(accountId);
-    if (b === undefined || vouched) {
+    if (b === undefined) {
       let known = this.exists.get(accountId);
       if (vouched && known !== true) {
         this.exists.set(accountId, true);
         known = true;
       }
-      if (b === undefined) {
-        if (known === false) {
-          this.tallies.no_account++;
-          return false;
-        }
-        if (known === true) {
-          b = this.fullBucket(now);
-          this.buckets.set(accountId, b);
-        } else b = this.unverified;
+      if (known === false) {
+        this.tallies.no_account++;
+        return false;
       }
+      if (known === true) {
+        b = this.fullBucket(now);
+        this.buckets.set(accountId, b);
+      } else b = this.unverified;
     }
     if (now > b.at) {
       const s = (now - b.at) / 1000;
