@@ -40,6 +40,7 @@ import { auditKey } from './audit/key.js';
 import { SYSTEM_ACTOR } from './audit/actor.js';
 import { ApiError } from './errors.js';
 import { SharingMonitor, tokenSharingEvent } from './sharing/monitor.js';
+import { parseSubject, revocationListOf } from './domain/sharing.js';
 import { bundledPlaces, type PlaceLookup } from './enforce/places.js';
 
 export interface Services {
@@ -224,6 +225,7 @@ export async function createServices(
   // Signed URLs, cookies and CATs (docs/api.md#signed-url-issuers): verified grants remembered; a CAT admitted once through the store's marks.
   // Keys read from files or the environment: a key that changed forgets what the old one verified.
   const keySources = new KeySources(copyWith(config.issuers, { now }));
+  const issuerService = new IssuerService(store, issuerLimits(config), now, keySources, audit);
   const signedMemo = new SignedMemo(memoEntries);
   keySources.onChange(() => signedMemo.clear());
   const signed = {
@@ -244,12 +246,19 @@ export async function createServices(
         const t = await store.getToken(flag.accountId, flag.kind, flag.tokenId);
         await dispatcher.onEvent(tokenSharingEvent(flag, t?.label ?? ''));
       },
-      limit: (flag) => sessions.keepNewest(flag.accountId, flag.tokenId, { ip: flag.newestIp, at: flag.newestAt }),
+      limit: (flag) => sessions.keepNewest(flag.accountId, flag.tokenId, { ip: flag.newestIp, at: flag.newestAt }, flag.subject),
       disable: async (flag) => {
+        if (flag.subject !== undefined && flag.issuerId !== undefined) {
+          // a subject is revoked at its issuer (the monitor hands over only subjects a list names)
+          const s = parseSubject(flag.subject);
+          const list = s === null ? null : revocationListOf(s.claim);
+          return s !== null && list !== null && (await issuerService.revoke(flag.accountId, flag.issuerId, list, s.value, SYSTEM_ACTOR));
+        }
         await tokens.update(flag.accountId, flag.kind, flag.tokenId, { isActive: false }, SYSTEM_ACTOR).catch((e: Error) => {
           // a token deleted since is nothing to disable
           if (!(e instanceof ApiError && e.status === 404)) throw e;
         });
+        return true;
       },
     },
     metrics,
@@ -321,7 +330,7 @@ export async function createServices(
     sessions,
     viewers,
     webhooks,
-    issuers: new IssuerService(store, issuerLimits(config), now, keySources, audit),
+    issuers: issuerService,
     dispatcher,
     usage,
     patterns,

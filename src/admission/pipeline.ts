@@ -626,14 +626,16 @@ function countHitAndLog(p: Parts, x: Run): Next {
 /**
  * Token sharing (docs/api.md#token-sharing): an allowed use of a token (a self-signed JWT's is its
  * parent's) is offered to the monitor, which keeps it only when the token's policy is on; nothing
- * awaited. An issuer's credential is not: its policy token stands for every subject it admits.
+ * awaited. An issuer's credential is offered as its subject, under its policy token's policy (its
+ * policy token stands for every subject it admits); one without a subject is not.
  */
 function watchSharing(p: Parts, x: Run): Next {
   const d = x.result;
   if (p.sharing === undefined || d === undefined || !d.allowed || x.r === undefined) return 'next';
   const cred = x.r.cred;
-  const token = cred.type === 'token' ? cred.token : cred.type === 'jwt' ? cred.parent : undefined;
-  if (token !== undefined) p.sharing.observe(token, x.req.clientIp, x.r.ver);
+  if (cred.type === 'token') p.sharing.observe(cred.token, x.req.clientIp, x.r.ver);
+  else if (cred.type === 'jwt') p.sharing.observe(cred.parent, x.req.clientIp, x.r.ver);
+  else if ((cred.type === 'issuer' || cred.type === 'signed') && d.subject !== undefined) p.sharing.observe(cred.policy, x.req.clientIp, x.r.ver, cred.issuer.id, d.subject);
   return 'next';
 }
 

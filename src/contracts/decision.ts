@@ -86,6 +86,11 @@ export interface Decision {
   selfSigned?: boolean;
   /** The credential was a JWT of this credential issuer (tokenId is its policy token's: docs/api.md#credential-issuers). */
   issuerId?: number;
+  /**
+   * The issuer credential's subject, `<claim>:<value>` (`sub:alice`, `id:abc`): what token sharing
+   * counts its uses under and its live sessions carry (docs/api.md#token-sharing).
+   */
+  subject?: string;
   /** The credential was a signed URL, cookie set or CAT of that issuer (docs/api.md#signed-url-issuers), not a JWT. */
   signedUrl?: boolean;
   /**

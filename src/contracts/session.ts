@@ -15,6 +15,8 @@ export interface Session {
   streamName: string;
   tokenId?: number;
   trackingId?: string;
+  /** A credential issuer's subject, as the decision named it (docs/api.md#token-sharing). */
+  subject?: string;
   /** For publish sessions: the feed this session started. */
   feedId?: string;
   clientIp?: string;

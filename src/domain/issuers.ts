@@ -32,6 +32,10 @@ export interface IssuerClaimMap {
   viewerId?: string;
 }
 
+/** The most ids a revocation list holds, and the longest id. */
+export const REVOKED_MAX = 1000;
+export const REVOKED_TEXT_MAX = 1024;
+
 /** Identifiers refused even when the signature holds: by `jti`, by `sub`, by key id. */
 export interface RevokedIds {
   jti: string[];

@@ -46,6 +46,28 @@ export const SHARING_DEFAULTS: SharingPolicy = {
   action: 'notify',
 };
 
+/**
+ * The claim a credential issuer's subject was read from (docs/api.md#token-sharing): `sub`, `jti`,
+ * `id` (a signed URL's credential id) are what the issuer's revocation lists name; `viewer` is a
+ * viewer claim elsewhere (`aws:viewer-id`), which no revocation list names.
+ */
+export const SUBJECT_CLAIMS = ['sub', 'jti', 'id', 'viewer'] as const;
+export type SubjectClaim = (typeof SUBJECT_CLAIMS)[number];
+
+/** A subject as decisions and sessions carry it: `<claim>:<value>`. */
+export const subjectOf = (claim: SubjectClaim, value: string): string => `${claim}:${value}`;
+
+/** The claim and value of a subject made by subjectOf; null for anything else. */
+export function parseSubject(s: string): { claim: SubjectClaim; value: string } | null {
+  const i = s.indexOf(':');
+  const claim = s.slice(0, i);
+  if (i < 1 || !(SUBJECT_CLAIMS as readonly string[]).includes(claim)) return null;
+  return { claim: claim as SubjectClaim, value: s.slice(i + 1) };
+}
+
+/** The revocation list of a credential issuer that refuses a subject's credentials, if one does. */
+export const revocationListOf = (claim: SubjectClaim): 'sub' | 'jti' | null => (claim === 'sub' ? 'sub' : claim === 'jti' || claim === 'id' ? 'jti' : null);
+
 /** A policy as given and stored: the settings set, the rest from its account's, then the defaults. */
 export type SharingSettings = Partial<SharingPolicy>;
 

@@ -196,6 +196,10 @@ export interface TokenSharingEvent {
     /** The countries seen in the window. */
     countryCodes: string[];
     travel?: { fromCountry?: string; toCountry?: string; km: number; kmh: number };
+    /** A credential issuer's subject: its issuer, the subject and the claim it was read from (tokenId is the policy token's). */
+    issuerId?: number;
+    subject?: string;
+    subjectClaim?: 'sub' | 'jti' | 'id' | 'viewer';
   };
 }
 

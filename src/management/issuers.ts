@@ -4,7 +4,7 @@
 // token, the keys the algorithms need, inline JWKs, the JWKS URL guard. An answer never holds the secret.
 import { randomBytes } from 'node:crypto';
 import { ApiError, FieldErrorList, IssuerChanged, IssuerConflict } from '../errors.js';
-import { isHmac, isSignedFormat, signedKeyIds, type IssuerAlgorithm, type IssuerClaimMap, type IssuerRecord, type IssuerType, type RevokedIds, type SignedFormat, type SignedSettings } from '../domain/issuers.js';
+import { isHmac, isSignedFormat, REVOKED_MAX, REVOKED_TEXT_MAX, signedKeyIds, type IssuerAlgorithm, type IssuerClaimMap, type IssuerRecord, type IssuerType, type RevokedIds, type SignedFormat, type SignedSettings } from '../domain/issuers.js';
 import type { TokenKind } from '../domain/tokens.js';
 import type { Config } from '../config/schema.js';
 import type { IssuerPatch, NewIssuer, Store } from '../store/store.js';
@@ -452,6 +452,31 @@ export class IssuerService {
       if (input.signingKeyFrom != null) patch.signingKey = null;
     }
     return patch;
+  }
+
+  /**
+   * Token sharing's `disable` for a credential issuer's subject (docs/api.md#token-sharing): adds
+   * `value` to the issuer's revoked `list`, as an update would (audited, the issuer's rev moved, so
+   * every instance refuses the subject's credentials at their next decision). True once listed
+   * (already, or now); false when the list is full, the value too long, or the issuer gone.
+   */
+  async revoke(accountId: string, id: number, list: 'sub' | 'jti', value: string, by: Actor): Promise<boolean> {
+    if (value.length > REVOKED_TEXT_MAX) return false;
+    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+      const cur = await this.store.getIssuer(accountId, id);
+      if (!cur) return false;
+      const ids = cur.revoked[list];
+      if (ids.includes(value)) return true;
+      if (ids.length >= REVOKED_MAX) return false;
+      try {
+        await this.update(accountId, id, { revoked: { [list]: [...ids, value] } }, by, cur.rev);
+        return true;
+      } catch (e) {
+        // changed meanwhile: read it again
+        if (!(e instanceof ApiError && e.status === 409)) throw e;
+      }
+    }
+    return false;
   }
 
   /** Deletes the issuer and answers it as it was: its `(iss, key ids)` may be declared again at once. */

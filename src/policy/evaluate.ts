@@ -7,7 +7,8 @@ import { hasCountryLists } from '../domain/viewer-rules.js';
 import { compileRules, ipInRanges, originAllowed, parseCidrs, type CompiledRules } from './rules.js';
 import type { SelfSignedClaims } from './self-signed.js';
 import type { IssuerRecord } from '../domain/issuers.js';
-import { actionClaimProblem, addressClaimProblem, streamClaimOf, streamClaimProblem, type IssuerCredential } from './issuer-jwt.js';
+import { actionClaimProblem, addressClaimProblem, jwtSubject, streamClaimOf, streamClaimProblem, type IssuerCredential } from './issuer-jwt.js';
+import { subjectOf } from '../domain/sharing.js';
 import { copyWith } from '../domain/objects.js';
 import type { SignedGrant } from './signed-common.js';
 
@@ -406,12 +407,15 @@ export function evaluate(req: AccessRequest, cred: Credential, ctx: EvalContext)
     if (token.expiresOn !== undefined) fields.expiresOn = token.expiresOn;
     if (x.issued) {
       fields.issuerId = x.issued.issuer.id;
+      const subject = jwtSubject(x.issued.claims, x.issued.issuer);
+      if (subject !== undefined) fields.subject = subject;
       // the credential can only end earlier than its policy token
       if (token.expiresOn === undefined || x.issued.claims.exp * 1000 < Date.parse(token.expiresOn)) fields.expiresOn = expiryOf(x.issued.claims);
     }
     if (x.signed) {
       fields.issuerId = x.signed.issuer.id;
       fields.signedUrl = true;
+      if (x.signed.grant.id !== undefined && x.signed.grant.id !== '') fields.subject = subjectOf('id', x.signed.grant.id);
       if (x.signed.grant.narrow === true || x.signed.grant.replay === 'prohibited') fields.signedEach = true;
       // (an exp past what a Date holds bounds nothing a Date can say)
       const exp = x.signed.grant.exp;

@@ -7,6 +7,7 @@ import RE2 from 're2';
 import { LRUCache } from 'lru-cache';
 import { compactVerify, decodeJwt, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import { ISSUER_ALGORITHMS, isHmac, selectorKey, type IssuerRecord, type JwtSelector } from '../domain/issuers.js';
+import { subjectOf } from '../domain/sharing.js';
 import { MAX_NAME, ipRuleProblem, patternCostProblem, wellFormed } from '../domain/matchers.js';
 import { type Action, mediamtxAction } from '../contracts/decision.js';
 import { ipInRanges, parseCidrs } from './rules.js';
@@ -493,6 +494,18 @@ async function verifyKeyed(value: string, issuer: IssuerRecord, keys: IssuerKeyS
 
 /** The claim path that names the stream in `issuer`'s credentials (permissions, else stream, else sub). */
 export const streamClaimOf = (issuer: Pick<IssuerRecord, 'claims'>): string => issuer.claims.permissions ?? (issuer.claims.stream || 'sub');
+
+/**
+ * The subject token sharing counts a credential's uses under (docs/api.md#token-sharing): the viewer
+ * claim when the claim map names one, else `sub` unless it names the stream, else `jti`; none else.
+ */
+export function jwtSubject(cred: IssuerCredential, issuer: Pick<IssuerRecord, 'claims'>): string | undefined {
+  const viewer = issuer.claims.viewerId;
+  if (cred.viewerId !== undefined) return subjectOf(viewer === 'sub' ? 'sub' : viewer === 'jti' ? 'jti' : 'viewer', cred.viewerId);
+  if (cred.sub !== undefined && cred.sub !== '' && streamClaimOf(issuer) !== 'sub') return subjectOf('sub', cred.sub);
+  if (cred.jti !== undefined && cred.jti !== '') return subjectOf('jti', cred.jti);
+  return undefined;
+}
 
 /** Whether the credential's stream claim (or a permissions entry) allows `action` on `streamName`, as a problem or null. */
 export function streamClaimProblem(cred: IssuerCredential, issuer: Pick<IssuerRecord, 'claims'>, streamName: string, action: Action): string | null {

@@ -109,6 +109,7 @@ export class SessionControl {
       const s: Session = { id, caller, sessionId: sessionId!, action: access.action, accountId: d.accountId!, streamName: d.streamName, startedOn: at, lastSeenOn: at };
       if (d.tokenId !== undefined) s.tokenId = d.tokenId;
       if (d.trackingId !== undefined) s.trackingId = d.trackingId;
+      if (d.subject !== undefined) s.subject = d.subject;
       if (feedId !== undefined) s.feedId = feedId;
       if (access.clientIp !== undefined) s.clientIp = access.clientIp;
       if (access.protocol !== undefined) s.protocol = access.protocol;
@@ -333,8 +334,8 @@ export class SessionControl {
    * end, held from their addresses; a session that started later (a use another instance has not
    * written yet) is left for the flag that names it. The number ended.
    */
-  async keepNewest(accountId: string, tokenId: number, newest: { ip: string; at: number }): Promise<number> {
-    const older = (await this.all(accountId, { tokenId })).filter((s) => s.clientIp !== newest.ip && Date.parse(s.startedOn) <= newest.at);
+  async keepNewest(accountId: string, tokenId: number, newest: { ip: string; at: number }, subject?: string): Promise<number> {
+    const older = (await this.all(accountId, { tokenId })).filter((s) => s.subject === subject && s.clientIp !== newest.ip && Date.parse(s.startedOn) <= newest.at);
     return (await this.end(older, 'shared', 'sharing', true)).length;
   }
 

@@ -4,24 +4,37 @@
 // holds the window to the policy. A flagged credential gets its account's action: `notify` (a signed
 // TokenSharing webhook), `limit` (the newest device wins: the credential's sessions from other
 // addresses end) or `disable` (the token is disabled, by the system actor, audited); once per
-// credential and window whichever instance sees it first (a store mark), `limit` each time.
+// credential and window whichever instance sees it first (a store mark), `limit` each time. A
+// credential issuer's subject (a JWT's `sub`, a signed URL's id) is a credential of its own, under
+// its policy token's policy; `disable` revokes the subject at its issuer.
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { assessSharing, effectiveSharing, type SharingAssessment, type SharingPolicy, type SharingSettings, type SharingUse } from '../domain/sharing.js';
+import { assessSharing, effectiveSharing, parseSubject, revocationListOf, type SharingAssessment, type SharingPolicy, type SharingSettings, type SharingUse } from '../domain/sharing.js';
 import type { TokenKind, TokenRecord } from '../domain/tokens.js';
 import { SHARING_MAX_ADDRESSES, type Store } from '../store/store.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { PlaceLookup } from '../enforce/places.js';
 import type { TokenSharingEvent } from '../lifecycle/events.js';
 
-/** The credential a use is of: a token (its self-signed JWTs count as the token). */
+/**
+ * The credential a use is of: a token (its self-signed JWTs count as the token), or a credential
+ * issuer's subject (`issuerId` and `subject` set; `tokenId` is the issuer's policy token).
+ */
 export interface SharedCredential {
   accountId: string;
   kind: TokenKind;
   tokenId: number;
+  issuerId?: number;
+  /** `<claim>:<value>`, as the decision named it (src/domain/sharing.ts subjectOf). */
+  subject?: string;
 }
 
-/** The key of a credential in the store's window and marks. */
-export const credentialKey = (c: Pick<SharedCredential, 'kind' | 'tokenId'>): string => `${c.kind}:${c.tokenId}`;
+/**
+ * The key of a credential in the store's window and marks: `<kind>:<token id>` for a token,
+ * `issuer:<issuer id>:<digest of the subject>` for a subject (any length of subject, one key length).
+ */
+export const credentialKey = (c: Pick<SharedCredential, 'kind' | 'tokenId' | 'issuerId' | 'subject'>): string =>
+  c.subject === undefined || c.issuerId === undefined ? `${c.kind}:${c.tokenId}` : `issuer:${c.issuerId}:${createHash('sha256').update(c.subject).digest('base64url').slice(0, 22)}`;
 
 /** What a flag is, as the webhook, the log and the dashboard tell it. */
 export interface SharingFlag extends SharedCredential {
@@ -39,10 +52,10 @@ export interface SharingFlag extends SharedCredential {
 /** What the actions do, given by the services (the webhook dispatcher, session control, the token service). */
 export interface SharingActions {
   notify(flag: SharingFlag): Promise<void>;
-  /** Ends the credential's sessions from other addresses than the newest; the number ended. */
+  /** Ends the credential's sessions (a subject's: its policy token's that carry it) from other addresses than the newest; the number ended. */
   limit(flag: SharingFlag): Promise<number>;
-  /** Disables the token. */
-  disable(flag: SharingFlag): Promise<void>;
+  /** Disables the token, or revokes the subject at its issuer; false when it cannot (a subject no revocation list names). */
+  disable(flag: SharingFlag): Promise<boolean>;
 }
 
 export interface SharingMonitorOptions {
@@ -94,6 +107,12 @@ export function tokenSharingEvent(flag: SharingFlag, label: string): TokenSharin
     countries: a.countries,
     countryCodes: flag.countryCodes,
   };
+  const subject = flag.subject === undefined ? null : parseSubject(flag.subject);
+  if (flag.issuerId !== undefined && subject !== null) {
+    data.issuerId = flag.issuerId;
+    data.subject = subject.value;
+    data.subjectClaim = subject.claim;
+  }
   if (a.travel) data.travel = { fromCountry: a.travel.from.country, toCountry: a.travel.to.country, km: a.travel.km, kmh: a.travel.kmh };
   return { type: 'tokenSharing', event: 'Flagged', timestamp: flag.at, accountId: flag.accountId, filterName: label, data };
 }
@@ -101,10 +120,11 @@ export function tokenSharingEvent(flag: SharingFlag, label: string): TokenSharin
 export class SharingMonitor {
   private queue: Pending[] = [];
   /**
-   * When each token's use from each address was last offered: plain maps (the decision path reads
-   * them), forgotten whole once they hold REPEATS_TRACKED pairs. Token ids are unique in a store.
+   * When each credential's use from each address was last offered: plain maps (the decision path
+   * reads them), forgotten whole once they hold REPEATS_TRACKED pairs. A token by its id (unique in
+   * a store), a subject by `<issuer id> <subject>`.
    */
-  private readonly seen = new Map<number, Map<string, number>>();
+  private readonly seen = new Map<number | string, Map<string, number>>();
   private seenPairs = 0;
   /** Each account's policy as last read; forgotten whole past ACCOUNTS_TRACKED accounts. */
   private readonly policies = new Map<string, KnownPolicy>();
@@ -124,9 +144,10 @@ export class SharingMonitor {
   /**
    * On the decision path, after an allow of a token at account version `ver`: queues the use when
    * the token's policy is on — or not known yet at that version (the write reads the account) —
-   * unless this address used this token moments ago. Never awaits, never throws.
+   * unless this address used this credential moments ago. A credential issuer's credential passes
+   * its policy token, its issuer and its subject. Never awaits, never throws.
    */
-  observe(t: Pick<TokenRecord, 'accountId' | 'kind' | 'id' | 'sharing'>, ip: string | undefined, ver: number): void {
+  observe(t: Pick<TokenRecord, 'accountId' | 'kind' | 'id' | 'sharing'>, ip: string | undefined, ver: number, issuerId?: number, subject?: string): void {
     if (ip === undefined || ip === '') return;
     const token = t.sharing;
     const known = this.policies.get(t.accountId);
@@ -136,7 +157,8 @@ export class SharingMonitor {
       windowSeconds ??= known.settings?.windowSeconds;
     }
     const at = this.now();
-    let ips = this.seen.get(t.id);
+    const seenKey = subject === undefined ? t.id : `${issuerId} ${subject}`;
+    let ips = this.seen.get(seenKey);
     const last = ips?.get(ip);
     if (last !== undefined && at - last < Math.min(REPEAT_MS, (windowSeconds ?? 3600) * 100)) return;
     if (this.queue.length >= this.opts.queueSize) {
@@ -150,11 +172,16 @@ export class SharingMonitor {
     }
     if (ips === undefined) {
       ips = new Map();
-      this.seen.set(t.id, ips);
+      this.seen.set(seenKey, ips);
     }
     if (last === undefined) this.seenPairs++;
     ips.set(ip, at);
-    this.queue.push({ accountId: t.accountId, kind: t.kind, tokenId: t.id, ip, at, token, ver });
+    const p: Pending = { accountId: t.accountId, kind: t.kind, tokenId: t.id, ip, at, token, ver };
+    if (subject !== undefined && issuerId !== undefined) {
+      p.issuerId = issuerId;
+      p.subject = subject;
+    }
+    this.queue.push(p);
   }
 
   start(): void {
@@ -210,11 +237,16 @@ export class SharingMonitor {
         if (assessment.flags.length > 0) {
           const countryCodes = [...new Set(kept.flatMap((u) => (u.country === undefined ? [] : [u.country])))].sort();
           const latest = kept[0] ?? { ip: newest.ip, at: newest.at };
-          await this.act({ accountId: first.accountId, kind: first.kind, tokenId: first.tokenId }, policy, assessment, latest, countryCodes);
+          const c: SharedCredential = { accountId: first.accountId, kind: first.kind, tokenId: first.tokenId };
+          if (first.subject !== undefined) {
+            c.issuerId = first.issuerId;
+            c.subject = first.subject;
+          }
+          await this.act(c, policy, assessment, latest, countryCodes);
         }
       } catch (e) {
         this.metrics.sharingUses.inc({ outcome: 'failed' }, uses.length);
-        this.logger.warn({ accountId: first.accountId, tokenId: first.tokenId, err: (e as Error).message }, 'token sharing: uses not recorded');
+        this.logger.warn({ accountId: first.accountId, tokenId: first.tokenId, issuerId: first.issuerId, err: (e as Error).message }, 'token sharing: uses not recorded');
       }
     }
   }
@@ -235,15 +267,29 @@ export class SharingMonitor {
     // once per credential and window, whichever instance comes first
     const held = await this.store.swapMark(c.accountId, `sharing:${credentialKey(c)}`, JSON.stringify({ at: flag.at, flags: assessment.flags }), policy.windowSeconds * 1000, 'absent');
     const first = held === null;
+    // a subject no revocation list names cannot be disabled: the newest device keeps it instead
+    const subject = c.subject === undefined ? null : parseSubject(c.subject);
+    if (policy.action === 'disable' && subject !== null && revocationListOf(subject.claim) === null) flag.action = 'limit';
     if (first) {
-      this.metrics.sharingFlags.inc({ action: policy.action });
+      this.metrics.sharingFlags.inc({ action: flag.action });
+      // (a subject is logged by its store key, not its value: it may name a person)
       this.logger.warn(
-        { accountId: c.accountId, tokenId: c.tokenId, kind: c.kind, flags: assessment.flags, action: policy.action, addresses: assessment.addresses, networks: assessment.networks, countries: assessment.countries },
+        {
+          accountId: c.accountId,
+          tokenId: c.tokenId,
+          kind: c.kind,
+          ...(c.issuerId !== undefined ? { issuerId: c.issuerId, subjectKey: credentialKey(c) } : {}),
+          flags: assessment.flags,
+          action: flag.action,
+          addresses: assessment.addresses,
+          networks: assessment.networks,
+          countries: assessment.countries,
+        },
         'token sharing: credential flagged',
       );
       await this.actions.notify(flag);
     }
-    if (policy.action === 'limit') await this.actions.limit(flag);
-    if (policy.action === 'disable' && first) await this.actions.disable(flag);
+    if (flag.action === 'limit') await this.actions.limit(flag);
+    if (flag.action === 'disable' && first && !(await this.actions.disable(flag))) await this.actions.limit(flag);
   }
 }

@@ -116,6 +116,7 @@ const FIXTURES: Record<string, Omit<EntryPoint, 'method' | 'path' | 'auth'>> = {
   'PUT /api/sharing/policy': { body: () => ({ enabled: true, windowSeconds: 600, maxCountries: 3, action: 'limit' }) },
   'GET /api/sharing/publish_token/:id': {},
   'GET /api/sharing/subscribe_token/:id': {},
+  'GET /api/sharing/issuer/:id': { query: () => 'subject=alice&claim=sub' },
   'DELETE /admin/accounts/:accountId/decisions': {},
   'GET /api/secured_streams': { query: () => 'page=1&itemsOnPage=10' },
   'DELETE /api/secured_streams/:streamName': {},

@@ -2,11 +2,14 @@
 // a token used from 20 addresses in 5 countries within 10 minutes is flagged once — a signed
 // tokenSharing webhook (verified with the `standardwebhooks` library) — `disable` refuses its next
 // decision, `limit` ends the sessions of its earlier addresses; a household, a /24 with a mobile
-// switch and one address with many sessions are not flagged; the policy and window routes.
+// switch and one address with many sessions are not flagged; the policy and window routes; a
+// credential issuer's subject (a JWT's sub) is counted on its own: disabled by revoking the subject
+// at its issuer, limited by ending its own sessions only.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { SignJWT } from 'jose';
 import type { StoreFactory } from '../helpers/stores.js';
 import type { Store } from '../../src/store/store.js';
 import { testApp, type TestApp } from '../helpers/app.js';
@@ -166,6 +169,113 @@ export function sharingSuite(factory: StoreFactory): void {
       assert.deepEqual(live.data.map((s) => s.clientIp), ['198.51.5.1'], 'only the newest device plays on');
       assert.equal((await play(b, 'update_play', '198.51.0.1', '100')).status, 403, 'an earlier device is cut at its re-ask');
       assert.equal((await play(a, 'update_play', '198.51.5.1', '105')).status, 200);
+    });
+
+    const ISSUER_SECRET = 'sharing-issuer-secret-0123456789abcdef';
+    /** A LiveKit-style HMAC issuer whose policy token is a new subscribe token: its id and its policy token's. */
+    const issuer = async () => {
+      const policy = await subscribeToken({ label: 'idp viewers' });
+      const made = await api(a).post('/api/issuers', {
+        label: 'idp',
+        policyTokenId: policy.id,
+        issuer: 'https://idp.sharing.example/',
+        keyIds: ['share-k1'],
+        algorithms: ['HS256'],
+        secret: ISSUER_SECRET,
+        claims: { stream: 'room', viewerId: 'sub' },
+      });
+      assert.equal(made.status, 201, JSON.stringify(made.body));
+      return { id: made.body.data.id as number, policyTokenId: policy.id };
+    };
+    /** A JWT of that issuer for `sub` (a fresh one each call: another jti, the same subject). */
+    const jwtFor = (sub: string) =>
+      new SignJWT({ sub, room: 'cam1' })
+        .setProtectedHeader({ alg: 'HS256', kid: 'share-k1' })
+        .setIssuer('https://idp.sharing.example/')
+        .setJti(`${sub}-${Math.random().toString(36).slice(2)}`)
+        .setIssuedAt(Math.floor(now / 1000))
+        .setExpirationTime(Math.floor(now / 1000) + 3 * 3600)
+        .sign(new TextEncoder().encode(ISSUER_SECRET));
+
+    it("an issuer's subject: alice's JWTs from three countries over two instances are flagged apart from bob's, notified with the subject, and disabled by revoking her sub at the issuer", async () => {
+      await fresh();
+      await api(a).put('/api/sharing/policy', { enabled: true, action: 'disable' });
+      const hook = (await api(a).post('/api/webhooks', { url: `${rx.url}/hook`, isFeedHooks: false, isTokenSharingHooks: true })).body.data as { secret: string };
+      const iss = await issuer();
+      // alice: a new JWT at each use, from three countries, over both instances; bob: many uses from one address
+      for (let i = 0; i < 3; i++) {
+        const inst = i % 2 === 0 ? a : b;
+        assert.equal((await authorize(inst, await jwtFor('alice'), `198.51.${i}.1`)).status, 200);
+        assert.equal((await authorize(inst, await jwtFor('bob'), '198.51.9.1')).status, 200);
+        await inst.services.sharing.flush();
+        now += 10_000;
+      }
+      await flush();
+      assert.equal(rx.received.length, 1);
+      const body = new StandardWebhook(hook.secret).verify(rx.received[0].body.toString(), rx.received[0].headers as Record<string, string>) as { data: Record<string, unknown> };
+      assert.deepEqual(body.data, {
+        accountId: acct.id,
+        tokenId: iss.policyTokenId,
+        tokenType: 'subscribe',
+        label: 'idp viewers',
+        flags: ['countries'],
+        action: 'disable',
+        windowSeconds: 3600,
+        addresses: 3,
+        networks: 3,
+        asns: 3,
+        countries: 3,
+        countryCodes: ['DE', 'FR', 'US'],
+        issuerId: iss.id,
+        subject: 'alice',
+        subjectClaim: 'sub',
+      });
+      // alice's sub is revoked at the issuer (by the system actor, audited): any JWT of hers is refused on both instances; bob plays on
+      const stored = await store.getIssuer(acct.id, iss.id);
+      assert.deepEqual(stored?.revoked.sub, ['alice']);
+      for (const inst of [a, b]) {
+        const r = await authorize(inst, await jwtFor('alice'), '198.51.0.1');
+        assert.deepEqual([r.status, r.body.reason], [401, 'token_invalid'], JSON.stringify(r.body));
+        assert.equal((await authorize(inst, await jwtFor('bob'), '198.51.9.1')).status, 200);
+      }
+      const entries = (await api(a).get('/api/audit?resource=issuer')).body.data.entries as Array<{ actor: string; resourceId: string; changes: Record<string, unknown> }>;
+      assert.deepEqual(
+        entries.filter((e) => e.actor === 'system').map((e) => e.resourceId),
+        [String(iss.id)],
+      );
+      // the policy token itself is neither flagged nor disabled
+      assert.equal((await store.getToken(acct.id, 'subscribe', iss.policyTokenId))?.isActive, true);
+      // the subject's window, as the API answers it; bob's holds one address
+      const w = await api(b).get(`/api/sharing/issuer/${iss.id}?subject=alice`);
+      assert.equal(w.status, 200, JSON.stringify(w.body));
+      assert.deepEqual([w.body.data.issuerId, w.body.data.subject, w.body.data.subjectClaim, w.body.data.addresses, w.body.data.flags], [iss.id, 'alice', 'sub', 3, ['countries']]);
+      assert.equal((await api(a).get(`/api/sharing/issuer/${iss.id}?subject=bob&claim=sub`)).body.data.addresses, 1);
+      assert.equal((await api(a).get(`/api/sharing/issuer/${iss.id}?subject=alice&claim=name`)).status, 400);
+      assert.equal((await api(a).get('/api/sharing/issuer/999999?subject=alice')).status, 404);
+    });
+
+    it("an issuer's subject with limit: alice's earlier sessions end, bob's session on the same policy token plays on", async () => {
+      await fresh();
+      await api(a).put('/api/sharing/policy', { enabled: true, action: 'limit' });
+      const iss = await issuer();
+      const play = async (inst: TestApp, call: string, ip: string, clientid: string, jwt: string) =>
+        request(inst.app).post('/hooks/nginx-rtmp').type('form').send(`app=live&addr=${ip}&clientid=${clientid}&call=${call}&name=cam1&type=live&token=${jwt}`);
+      const alice = await jwtFor('alice');
+      const bob = await jwtFor('bob');
+      assert.equal((await play(b, 'play', '198.51.9.1', '200', bob)).status, 200);
+      for (let i = 0; i < 3; i++) {
+        assert.equal((await play(i % 2 === 0 ? a : b, 'play', `198.51.${i}.1`, String(100 + i), alice)).status, 200);
+        now += 30_000;
+      }
+      await a.services.lifecycle.idle();
+      await b.services.lifecycle.idle();
+      await flush();
+      const live = (await api(a).get(`/api/sessions?tokenId=${iss.policyTokenId}`)).body.data as { data: Array<{ clientIp: string }> };
+      assert.deepEqual(live.data.map((s) => s.clientIp).sort(), ['198.51.2.1', '198.51.9.1'], "alice's newest device and bob play on");
+      assert.equal((await play(b, 'update_play', '198.51.0.1', '100', alice)).status, 403, "alice's earlier device is cut at its re-ask");
+      assert.equal((await play(a, 'update_play', '198.51.9.1', '200', bob)).status, 200);
+      // the issuer revoked nothing
+      assert.deepEqual((await store.getIssuer(acct.id, iss.id))?.revoked.sub, []);
     });
 
     it('not flagged: four devices on one /24 and a switch to a mobile network within an hour; one address with many sessions', async () => {

@@ -36,6 +36,11 @@ const NOT_FOUND_WORD: Record<string, string> = {
   '/api/sessions': 'session',
   '/api/sharing/publish_token': 'publish token',
   '/api/sharing/subscribe_token': 'subscribe token',
+  '/api/sharing/issuer': 'issuer',
+};
+/** The query a route needs besides its id. */
+const QUERIES: Record<string, string> = {
+  'get /api/sharing/issuer/:id': '?subject=alice',
 };
 
 /** Everything of account A a route could reveal or change, read through the store interface. */
@@ -135,7 +140,7 @@ function crossAccountSuite(factory: StoreFactory): void {
         // a session route is tried with A's session ids (strings), every other with A's numeric ids
         const ids: Array<string | number> = word === 'session' ? own.sessions : allIds();
         for (const id of ids) {
-          const res = await request(t.app)[r.method](r.path.replace(':id', String(id))).set('authorization', `Bearer ${b.secret}`).send(BODIES[key] as object);
+          const res = await request(t.app)[r.method](r.path.replace(':id', String(id)) + (QUERIES[key] ?? '')).set('authorization', `Bearer ${b.secret}`).send(BODIES[key] as object);
           calls++;
           assert.equal(res.status, 404, `${key} with A's id ${id}: ${res.status} ${JSON.stringify(res.body)}`);
           assert.equal(res.body.status, 'fail');

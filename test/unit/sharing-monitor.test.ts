@@ -1,19 +1,20 @@
 // Token-sharing detection on a store (docs/api.md#token-sharing): uses offered by decisions are
 // written to the window in batches, placed, held to the token's policy over its account's; a
 // flagged token gets its action, once per window (limit each time); an account with the policy off
-// records nothing; repeated uses of one address are offered once; a full queue drops and counts.
+// records nothing; repeated uses of one address are offered once; a full queue drops and counts;
+// an issuer's subjects are credentials of their own.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Metrics } from '../../src/observability/metrics.js';
-import { SharingMonitor, type SharingActions, type SharingFlag } from '../../src/sharing/monitor.js';
+import { credentialKey, SharingMonitor, tokenSharingEvent, type SharingActions, type SharingFlag } from '../../src/sharing/monitor.js';
 import { testPlaces } from '../helpers/places.js';
 import type { SharingSettings } from '../../src/domain/sharing.js';
 
 const T0 = Date.parse('2026-11-29T12:00:00.000Z');
 
-async function setup(account: SharingSettings | undefined) {
+async function setup(account: SharingSettings | undefined, disables = true) {
   let now = T0;
   const store = new SqliteStore({ file: ':memory:', now: () => now });
   await store.createAccount({ id: 'SHARE1', name: 'share', createdOn: new Date(T0).toISOString(), secureViewer: false, sharing: account });
@@ -24,7 +25,10 @@ async function setup(account: SharingSettings | undefined) {
       flags.push({ what: 'limit', flag });
       return 0;
     },
-    disable: async (flag) => void flags.push({ what: 'disable', flag }),
+    disable: async (flag) => {
+      flags.push({ what: 'disable', flag });
+      return disables;
+    },
   };
   const metrics = new Metrics({ defaultMetrics: false });
   const monitor = new SharingMonitor(store, testPlaces, actions, metrics, pino({ level: 'silent' }), () => now, { flushMs: 1000, queueSize: 50 });
@@ -111,6 +115,53 @@ describe('token sharing monitor', () => {
     t.monitor.observe({ ...t.token, sharing: { enabled: true } }, '203.0.113.5', 4);
     await t.monitor.flush();
     assert.deepEqual((await t.store.sharingUses('SHARE1', 'subscribe:7', 3_600_000)).map((u) => u.ip), ['203.0.113.5']);
+  });
+
+  it("an issuer's subjects are credentials of their own under the policy token's policy: counted apart from each other and from the token", async () => {
+    const t = await setup({ enabled: true, action: 'disable' });
+    const policy = { accountId: 'SHARE1', kind: 'subscribe' as const, id: 7 };
+    // alice from three countries, bob from one address, the policy token itself from one address
+    for (let i = 0; i < 3; i++) t.monitor.observe(policy, `198.51.${i}.1`, 1, 4, 'sub:alice');
+    for (let i = 0; i < 3; i++) t.monitor.observe(policy, '198.51.9.1', 1, 4, 'sub:bob');
+    t.monitor.observe(policy, '198.51.8.1', 1);
+    await t.monitor.flush();
+    assert.deepEqual(
+      t.flags.map((f) => [f.what, f.flag.tokenId, f.flag.issuerId, f.flag.subject, f.flag.action]),
+      [
+        ['notify', 7, 4, 'sub:alice', 'disable'],
+        ['disable', 7, 4, 'sub:alice', 'disable'],
+      ],
+    );
+    const alice = credentialKey({ kind: 'subscribe', tokenId: 7, issuerId: 4, subject: 'sub:alice' });
+    assert.match(alice, /^issuer:4:[A-Za-z0-9_-]{22}$/);
+    assert.notEqual(alice, credentialKey({ kind: 'subscribe', tokenId: 7, issuerId: 5, subject: 'sub:alice' }), 'another issuer, another credential');
+    assert.equal((await t.store.sharingUses('SHARE1', alice, 3_600_000)).length, 3);
+    assert.equal((await t.store.sharingUses('SHARE1', credentialKey({ kind: 'subscribe', tokenId: 7, issuerId: 4, subject: 'sub:bob' }), 3_600_000)).length, 1);
+    assert.deepEqual((await t.store.sharingUses('SHARE1', 'subscribe:7', 3_600_000)).map((u) => u.ip), ['198.51.8.1']);
+    // the webhook names the subject and its claim
+    const event = tokenSharingEvent(t.flags[0].flag, 'paid event');
+    assert.deepEqual([event.data.tokenId, event.data.issuerId, event.data.subject, event.data.subjectClaim], [7, 4, 'alice', 'sub']);
+  });
+
+  it('disable of a subject no revocation list names, or one its issuer cannot list, acts as limit', async () => {
+    const t = await setup({ enabled: true, action: 'disable' }, false);
+    const policy = { accountId: 'SHARE1', kind: 'subscribe' as const, id: 7 };
+    for (let i = 0; i < 3; i++) t.monitor.observe(policy, `198.51.${i}.1`, 1, 4, 'viewer:v-1');
+    for (let i = 0; i < 3; i++) t.monitor.observe(policy, `198.51.${i}.1`, 1, 4, 'sub:carol');
+    await t.monitor.flush();
+    assert.deepEqual(
+      t.flags.map((f) => [f.what, f.flag.subject, f.flag.action]),
+      [
+        // an IVS-style viewer claim: the webhook says limit, and the newest device keeps it
+        ['notify', 'viewer:v-1', 'limit'],
+        ['limit', 'viewer:v-1', 'limit'],
+        // a sub its issuer could not list (its list full): limited instead
+        ['notify', 'sub:carol', 'disable'],
+        ['disable', 'sub:carol', 'disable'],
+        ['limit', 'sub:carol', 'disable'],
+      ],
+    );
+    assert.deepEqual(await t.counted('streamgate_sharing_flags_total'), { limit: 1, disable: 1 });
   });
 
   it('a full queue drops the excess and counts it', async () => {

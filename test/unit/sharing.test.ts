@@ -3,7 +3,9 @@
 // moving to a mobile network are not flagged.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { assessSharing, distanceKm, effectiveSharing, networkOf, SHARING_DEFAULTS, type SharingUse } from '../../src/domain/sharing.js';
+import { assessSharing, distanceKm, effectiveSharing, networkOf, parseSubject, revocationListOf, SHARING_DEFAULTS, type SharingUse } from '../../src/domain/sharing.js';
+import { jwtSubject } from '../../src/policy/issuer-jwt.js';
+import type { IssuerClaimMap } from '../../src/domain/issuers.js';
 
 const T = Date.parse('2026-11-29T12:00:00.000Z');
 const MIN = 60_000;
@@ -66,5 +68,20 @@ describe('token sharing', () => {
     const uses = ['FR', 'DE', 'US'].map((c, i) => use(T - i * MIN, `198.51.${i}.1`, i, c, i === 2 ? NEW_YORK : PARIS));
     assert.deepEqual(assessSharing(uses, policy, T).flags, ['addresses']);
     assert.equal(SHARING_DEFAULTS.enabled, false, 'off unless an account turns it on');
+  });
+
+  it("an issuer credential's subject: the viewer claim, else sub unless it names the stream, else jti; and the list that revokes it", () => {
+    const of = (claims: Partial<IssuerClaimMap>, cred: { sub?: string; jti?: string; viewerId?: string }) =>
+      jwtSubject({ issuerId: 1, exp: 0, ...cred }, { claims: { stream: 'sub', ...claims } });
+    assert.equal(of({ stream: 'room', viewerId: 'sub' }, { sub: 'alice', viewerId: 'alice', jti: 'j1' }), 'sub:alice');
+    assert.equal(of({ viewerId: 'aws:viewer-id' }, { sub: 'cam1', viewerId: 'v-9' }), 'viewer:v-9');
+    // sub names the stream (the default claim map): every viewer of cam1 would share it, so the jti stands for the credential
+    assert.equal(of({}, { sub: 'cam1', jti: 'j1' }), 'jti:j1');
+    assert.equal(of({}, { sub: 'cam1' }), undefined);
+    assert.equal(of({ permissions: 'perms' }, { sub: 'bob' }), 'sub:bob');
+    assert.deepEqual(parseSubject('sub:a:b'), { claim: 'sub', value: 'a:b' });
+    assert.equal(parseSubject('name:x'), null);
+    assert.equal(parseSubject(':x'), null);
+    assert.deepEqual(['sub', 'jti', 'id', 'viewer'].map((c) => revocationListOf(c as 'sub')), ['sub', 'jti', 'jti', null]);
   });
 });

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { Request } from 'express';
 import { ApiError, FieldErrorList } from '../../errors.js';
-import { ISSUER_ALGORITHMS, ISSUER_TYPES, isSignedFormat, keyRefProblem, selectIssuer, type IssuerType, type SignedFormat } from '../../domain/issuers.js';
+import { ISSUER_ALGORITHMS, ISSUER_TYPES, isSignedFormat, keyRefProblem, REVOKED_MAX, REVOKED_TEXT_MAX, selectIssuer, type IssuerType, type SignedFormat } from '../../domain/issuers.js';
 import { normaliseIp, originHost } from '../../domain/addresses.js';
 import type { Enforcer } from '../../admission/pipeline.js';
 import { wellFormed } from '../../domain/matchers.js';
@@ -30,8 +30,8 @@ export const ISSUER_BOUNDS = {
   maxLifetimeSeconds: 31_536_000,
   cookieName: 64,
   claimPath: 200,
-  revoked: 1000,
-  revokedText: 1024,
+  revoked: REVOKED_MAX,
+  revokedText: REVOKED_TEXT_MAX,
 } as const;
 
 /** An RFC 6265 cookie-name: an RFC 2616 token, no separators, controls or spaces. */
