@@ -36,6 +36,12 @@ export interface StandOptions {
   control?: boolean;
   /** nginx worker processes (default 1). */
   workers?: number;
+  /** More environment for Streamgate (a shared Redis: REDIS_URL, STREAMGATE_REDIS_KEYPREFIX). */
+  env?: Record<string, string>;
+  /** The API secret to use, for an instance whose account another instance created on a shared store. */
+  secret?: string;
+  /** The server's name in its notify URL (/hooks/nginx-rtmp/<name>): servers on one host need one each. */
+  serverName?: string;
 }
 
 export interface Stand {
@@ -79,9 +85,9 @@ export async function startStand(opts: StandOptions): Promise<Stand> {
   }
   const configFile = path.join(dir, 'config.json'); // JSON is YAML
   writeFileSync(configFile, JSON.stringify(config));
-  const sg = await startServer({ STREAMGATE_DATA_DIR: dir, STREAMGATE_CONFIG: configFile });
-  const secret = readFileSync(path.join(dir, 'default-api-secret'), 'utf8').trim();
-  const hook = `http://127.0.0.1:${sg.port}/hooks/nginx-rtmp`;
+  const sg = await startServer({ STREAMGATE_DATA_DIR: dir, STREAMGATE_CONFIG: configFile, ...opts.env });
+  const secret = opts.secret ?? readFileSync(path.join(dir, 'default-api-secret'), 'utf8').trim();
+  const hook = `http://127.0.0.1:${sg.port}/hooks/nginx-rtmp${opts.serverName === undefined ? '' : `/${opts.serverName}`}`;
   let nginx: Nginx;
   try {
     nginx = await startNginx(

@@ -176,6 +176,30 @@ describe('nginx-rtmp adapter', () => {
     assert.deepEqual(r.body.data, { 'rtmp-fans': [trackingRow('cam1', 4096, 12)] });
   });
 
+  it('servers named in their notify URL keep connections numbered alike apart: a session limit counts both', async () => {
+    const limited = await f.token('subscribe', { maxConcurrentSessions: 1 });
+    const at = (p: string, body: string) => request(f.t.app).post(p).set('content-type', 'application/x-www-form-urlencoded').set('connection', 'close').send(body);
+    const play = `${SESSION}&call=play&name=cam1&token=${limited.token}`;
+    // two servers on one host: the same address, the same connection number
+    assert.equal((await at('/hooks/nginx-rtmp/edge-1', play)).status, 200);
+    const second = await at('/hooks/nginx-rtmp/edge-2', play);
+    assert.deepEqual([second.status, second.text], [403, 'Unauthorized: Too many sessions for this token']);
+    const live = (await f.api('get', `/api/sessions?tokenId=${limited.id}`)).body.data.data as Array<{ callerSessionId: string }>;
+    assert.deepEqual(
+      live.map((x) => x.callerSessionId),
+      ['127.0.0.1/edge-1#12'],
+    );
+    // the named server's re-ask finds its session; the GET form takes the name too
+    assert.equal((await at('/hooks/nginx-rtmp/edge-1', `${SESSION}&call=update_play&name=cam1&token=${limited.token}`)).status, 200);
+    assert.equal((await request(f.t.app).get(`/hooks/nginx-rtmp/edge-1?${SESSION}&call=update_play&name=cam1&token=${limited.token}`)).status, 200);
+    // what follows the path must be a name: a 400 that says so, and nothing registered
+    for (const p of ['/hooks/nginx-rtmp/a/b', '/hooks/nginx-rtmp/-x', `/hooks/nginx-rtmp/${'n'.repeat(65)}`]) {
+      const r = await at(p, `${SESSION.replace('clientid=12', 'clientid=13')}&call=play&name=cam1&token=${sub.token}`);
+      assert.deepEqual([r.status, r.text], [400, 'The path below /hooks/nginx-rtmp/ names the server: 1 to 64 letters, digits, dots, underscores or hyphens'], p);
+    }
+    assert.deepEqual((await f.api('get', `/api/sessions?tokenId=${sub.id}`)).body.data.data, []);
+  });
+
   it('refuses a JSON body with 415', async () => {
     const r = await request(f.t.app).post('/hooks/nginx-rtmp').send({ call: 'publish', name: 'cam1', token: pub.token });
     assert.equal(r.status, 415);

@@ -53,6 +53,7 @@ describe('security: hook endpoints need the hook secret', () => {
       'all /hooks/auth-request': { method: 'GET', path: '/hooks/auth-request', headers: { 'x-original-uri': `/hls/cam1/index.m3u8?token=${sub.token}` } },
       'all /hooks/auth-request/*rest': { method: 'GET', path: `/hooks/auth-request/hls/cam1/index.m3u8?token=${sub.token}` },
       'post /hooks/nginx-rtmp': { method: 'POST', path: '/hooks/nginx-rtmp', contentType: 'application/x-www-form-urlencoded', body: `call=publish&app=live&name=cam1&addr=198.51.100.2&clientid=1&token=${pub.token}` },
+      'all /hooks/nginx-rtmp/*rest': { method: 'GET', path: `/hooks/nginx-rtmp/edge-1?call=play&app=live&name=cam1&addr=198.51.100.3&clientid=2&token=${sub.token}` },
       'get /hooks/nginx-rtmp': { method: 'GET', path: `/hooks/nginx-rtmp?call=play&app=live&name=cam1&addr=198.51.100.3&clientid=2&token=${sub.token}` },
       'post /hooks/mediamtx/auth': { method: 'POST', path: '/hooks/mediamtx/auth', ...json({ ip: '198.51.100.4', user: '', password: '', token: sub.token, action: 'read', path: 'cam1', protocol: 'rtsp', id: 'm1', query: '' }) },
       'post /hooks/mediamtx/event': { method: 'POST', path: '/hooks/mediamtx/event?event=recordSegmentComplete', ...json({ path: 'cam1', segmentPath: '/rec/cam1.mp4', segmentDuration: '2' }) },
