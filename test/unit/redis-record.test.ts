@@ -58,7 +58,7 @@ test('a record with every field set round-trips through the compact encoding', (
 
 test('a record at its defaults round-trips, and its stored form leaves the defaults out', () => {
   const encoded = encodeToken(minimalSubscribe);
-  assert.deepEqual(JSON.parse(encoded), { kind: 'subscribe', label: 'min', token: 'b'.repeat(64), addedOn: '2026-11-26T01:00:00.000Z', streams: [{ streamName: 'cam1' }] });
+  assert.deepEqual(JSON.parse(encoded), { k: 's', l: 'min', x: Buffer.from('b'.repeat(64), 'hex').toString('base64url'), a: Date.parse('2026-11-26T01:00:00.000Z'), s: ['cam1'] });
   assert.deepEqual(decodeToken('ACCT01', 9, `1:${encoded}`), minimalSubscribe);
 });
 
@@ -76,13 +76,91 @@ test('publish defaults (false flags) come back as false, subscribe tracking is k
     drm: false,
   };
   const encoded = encodeToken(pub);
-  assert.deepEqual(JSON.parse(encoded), { kind: 'publish', label: 'min', token: 'b'.repeat(64), addedOn: '2026-11-26T01:00:00.000Z', streams: [{ streamName: 'cam1' }] });
+  assert.deepEqual(JSON.parse(encoded), { k: 'p', l: 'min', x: Buffer.from('b'.repeat(64), 'hex').toString('base64url'), a: Date.parse('2026-11-26T01:00:00.000Z'), s: ['cam1'] });
   assert.deepEqual(decodeToken('ACCT01', 9, `1:${encoded}`), pub);
   // A record written before the hosted settings were kept decodes with the hosted defaults.
   const older = `1:{"kind":"publish","label":"min","token":"${'b'.repeat(64)}","addedOn":"2026-11-26T01:00:00.000Z","streams":[{"streamName":"cam1"}]}`;
   assert.deepEqual(decodeToken('ACCT01', 9, older), pub);
   const tracked: TokenRecord = { ...minimalSubscribe, tracking: { trackingId: 't-1' } };
   assert.deepEqual(decodeToken('ACCT01', 9, `1:${encodeToken(tracked)}`), tracked);
+});
+
+test('a record in the first layout (long field names) decodes as it was written', () => {
+  const first = `7:${JSON.stringify({
+    kind: 'publish',
+    label: 'every field',
+    token: 'a'.repeat(64),
+    addedOn: full.addedOn,
+    updatedOn: full.updatedOn,
+    expiresOn: full.expiresOn,
+    isActive: false,
+    streams: [{ streamName: 'cam1' }, { streamName: 'cam[0-9]+', isRegex: true }],
+    allowedOrigins: ['*.example.com'],
+    allowedIpAddresses: ['203.0.113.0/24'],
+    bindIpsOnUsage: 2,
+    deniedCountries: ['FR'],
+    subscribeRequiresAuth: true,
+    record: true,
+    enableThumbnails: true,
+    clip: true,
+    multisource: false,
+    lowLatencyRtmp: false,
+    displaySrtPassphrase: true,
+    drm: true,
+    priority: -3,
+    originCluster: 'fra-1',
+    geoCascade: { isEnabled: true, clusters: ['fra-1'] },
+    restream: [{ url: 'rtmp://x.example/live', key: 'secret-key', label: 'x' }],
+  })}`;
+  assert.deepEqual(decodeToken('ACCT01', 42, first), full);
+});
+
+test('values the short forms cannot hold are kept as they are: a token value that is not 64 lower-case hex, a date not in toISOString form', () => {
+  for (const token of ['A'.repeat(64), 'abc', `${'a'.repeat(63)}g`, '0'.repeat(66)]) {
+    const t: TokenRecord = { ...minimalSubscribe, token };
+    assert.deepEqual(decodeToken('ACCT01', 9, `1:${encodeToken(t)}`), t, token);
+  }
+  for (const addedOn of ['2026-11-26T01:00:00Z', '2026-11-26T01:00:00.000+00:00', '+012026-11-26T01:00:00.000Z']) {
+    const t: TokenRecord = { ...minimalSubscribe, addedOn, updatedOn: '2026-11-27T01:00:00.000Z', expiresOn: addedOn };
+    assert.deepEqual(decodeToken('ACCT01', 9, `1:${encodeToken(t)}`), t, addedOn);
+  }
+});
+
+test('randomised records (seeded) round-trip', () => {
+  const seed = Number(process.env.TEST_SEED ?? 20261129);
+  console.log(`# seed ${seed}`);
+  let x = seed >>> 0;
+  const rnd = () => {
+    x = (Math.imul(x ^ (x >>> 15), 2246822507) + 0x9e3779b9) >>> 0;
+    return x / 2 ** 32;
+  };
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
+  for (let i = 0; i < 500; i++) {
+    const kind = rnd() < 0.5 ? 'publish' : 'subscribe';
+    const t: TokenRecord = {
+      ...minimalSubscribe,
+      id: i + 1,
+      rev: 1 + Math.floor(rnd() * 9),
+      kind,
+      label: pick(['', 'a', 'paid event', 'ü:"{}', 'x'.repeat(200)]),
+      token: pick(['f'.repeat(64), Buffer.from(Array.from({ length: 32 }, () => Math.floor(rnd() * 256))).toString('hex'), 'legacy-Token_1']),
+      addedOn: new Date(1_700_000_000_000 + Math.floor(rnd() * 1e11)).toISOString(),
+      isActive: rnd() < 0.8,
+      streams: Array.from({ length: 1 + Math.floor(rnd() * 3) }, (_, j) => ({ streamName: pick(['cam1', 'a:b', '[x]', `s${j}`]), isRegex: rnd() < 0.3 })),
+      allowedOrigins: rnd() < 0.3 ? ['*.example.com'] : [],
+      allowedIpAddresses: rnd() < 0.3 ? ['10.0.0.0/8'] : [],
+      allowedCountries: rnd() < 0.2 ? ['FR', 'DE'] : [],
+      deniedCountries: rnd() < 0.2 ? ['US'] : [],
+    };
+    t.updatedOn = rnd() < 0.5 ? t.addedOn : new Date(Date.parse(t.addedOn) + 1000).toISOString();
+    if (rnd() < 0.3) t.expiresOn = new Date(Date.parse(t.addedOn) + 86_400_000).toISOString();
+    if (kind === 'subscribe' && rnd() < 0.3) t.tracking = { trackingId: 't-1' };
+    if (kind === 'publish') Object.assign(t, { subscribeRequiresAuth: rnd() < 0.5, record: rnd() < 0.5, enableThumbnails: false, clip: false, multisource: true, lowLatencyRtmp: rnd() < 0.5, displaySrtPassphrase: false, drm: false });
+    if (rnd() < 0.2) t.maxConcurrentSessions = 3;
+    if (rnd() < 0.1) t.sharing = { enabled: true, maxCountries: 1 };
+    if (rnd() < 0.1) t.holds = [{ until: t.addedOn, clientIp: '192.0.2.1' }];
+    assert.deepEqual(decodeToken('ACCT01', t.id, `${t.rev}:${encodeToken(t)}`), t, `seed ${seed}, record ${i}`);
+  }
 });
 
 test('a missing record decodes to null', () => {

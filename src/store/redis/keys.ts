@@ -4,6 +4,8 @@
 import type { TokenKind } from '../../domain/tokens.js';
 
 const TAG_HEAD = '{a:';
+/** Where a token value hint's field ends in the hash's hex digits (keys.tokenValue). */
+export const TOKEN_VALUE_FIELD_END = 28;
 const VERSION_TAIL = '}:ver';
 const tag = (accountId: string): string => `${TAG_HEAD}${accountId}}`;
 const sessionCount = (callerAction: string) => `ssc:${callerAction}`;
@@ -30,9 +32,14 @@ export const keys = {
   /**
    * Hint: token value hash → "<account>:<id>" (verified against the record on read). Kept in
    * bucket hashes of ~15 entries at 1M tokens (the first 4 hex digits name the bucket): small
-   * hashes are stored as listpacks, about half the memory of one key per token.
+   * hashes are stored as listpacks, about half the memory of one key per token. The field is the
+   * next 24 hex digits: 112 bits of the hash in all, so two of 10 million tokens share one with a
+   * chance of about 10⁻²⁰ (then the later one's hint wins and the other is not found: refused,
+   * never the wrong token, as the record is compared on read).
    */
-  tokenValue: (tokenHash: string): [key: string, field: string] => [`tv:${tokenHash.slice(0, 4)}`, tokenHash.slice(4)],
+  tokenValue: (tokenHash: string): [key: string, field: string] => [`tv:${tokenHash.slice(0, 4)}`, tokenHash.slice(4, TOKEN_VALUE_FIELD_END)],
+  /** Every bucket of token value hints, as a glob (the upgrade's SCAN pattern, after the escaped prefix). */
+  tokenValueGlob: 'tv:*',
   /** A credential issuer: a string "<rev>:<json>", the JSON the record without its rev (issuers.ts). */
   issuer: (accountId: string, id: number) => `${tag(accountId)}:is:${id}`,
   /** The account's issuers: a zset of ids, each scored by itself (id order). */

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { accountNameKey } from '../../domain/store-rules.js';
 import { setsViewerRules } from '../../domain/viewer-rules.js';
-import { keys, idFromMember } from './keys.js';
+import { keys, idFromMember, TOKEN_VALUE_FIELD_END } from './keys.js';
 import type { RedisConnection } from './connection.js';
 import type { ScriptName } from './scripts.js';
 import { readTokens } from './token-record.js';
@@ -16,6 +16,9 @@ const VIEWER_RULE_INDEX_VERSION = '2';
 /** The meta key and value saying the usage indexes cover data of earlier builds too. */
 const USAGE_INDEX_META = 'usage-index';
 const USAGE_INDEX_VERSION = '1';
+/** The meta key and value saying every token value hint has its short field (keys.tokenValue). */
+const TOKEN_VALUE_HINTS_META = 'token-value-hints';
+const TOKEN_VALUE_HINTS_VERSION = '2';
 /** The meta key and value saying every account's name is claimed (accounts of earlier builds too). */
 const ACCOUNT_NAMES_META = 'account-names';
 const ACCOUNT_NAMES_VERSION = '1';
@@ -30,6 +33,38 @@ export async function upgradeStore(c: RedisConnection): Promise<void> {
   await upgradeViewerRuleIndex(c);
   await upgradeUsageIndexes(c);
   await upgradeAccountNames(c);
+  await upgradeTokenValueHints(c);
+}
+
+/**
+ * Earlier builds keyed a token value hint by the 60 hex digits after the bucket's 4; this one by
+ * the next 24 (keys.tokenValue): each long field is written again short and removed. One SCAN of
+ * the buckets (every master of a Cluster), once per store (meta key); idempotent, and a bucket's
+ * move is one script-free pipeline of HSET then HDEL, so a hint is never missing meanwhile.
+ */
+export async function upgradeTokenValueHints(c: RedisConnection): Promise<void> {
+  if ((await c.redis.get(keys.meta(TOKEN_VALUE_HINTS_META))) === TOKEN_VALUE_HINTS_VERSION) return;
+  const prefix = c.redis.options.keyPrefix ?? '';
+  const pattern = globLiteral(prefix) + keys.tokenValueGlob;
+  const longField = 64 - 4;
+  for (const node of c.redis instanceof Cluster ? c.redis.nodes('master') : [c.redis]) {
+    let cursor = '0';
+    do {
+      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      for (const full of found) {
+        const bucket = full.slice(prefix.length);
+        const hints = await c.redis.hgetall(bucket);
+        const old = Object.keys(hints).filter((f) => f.length === longField);
+        if (old.length === 0) continue;
+        const move = c.redis.pipeline();
+        for (const f of old) move.hset(bucket, f.slice(0, TOKEN_VALUE_FIELD_END - 4), hints[f]);
+        move.hdel(bucket, ...old);
+        for (const [err] of (await move.exec()) ?? []) if (err) throw err;
+      }
+    } while (cursor !== '0');
+  }
+  await c.redis.set(keys.meta(TOKEN_VALUE_HINTS_META), TOKEN_VALUE_HINTS_VERSION);
 }
 
 /**

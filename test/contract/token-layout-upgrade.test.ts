@@ -1,0 +1,46 @@
+// Redis data written by an earlier build: token records with long field names, and token value
+// hints keyed by 60 hex digits. Both are read after the upgrade (the records as they are, the hints
+// moved to their 24-digit fields once), and the next write stores the short record.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { RedisStore } from '../../src/store/redis/redis-store.js';
+import { newTokenRecord, tokenHash } from '../../src/domain/tokens.js';
+import { startRedis, type TestRedis } from '../helpers/redis.js';
+
+const NOW = Date.parse('2026-11-29T12:00:00Z');
+
+describe('token layout upgrade: redis', () => {
+  let server: TestRedis;
+  before(async () => {
+    server = await startRedis();
+  });
+  after(() => server.stop());
+
+  it('long-named records and 60-digit hints of an earlier build are found after upgrade(); a write stores the short record', async () => {
+    const client = new Redis(server.url, { keyPrefix: server.prefix(), enableOfflineQueue: false, lazyConnect: true });
+    await client.connect();
+    const s = new RedisStore(client, {});
+    await s.createAccount({ id: 'ACCT', name: 'a', secureViewer: false, secretHash: 'h'.repeat(64), createdOn: new Date(NOW).toISOString() });
+    const value = 'c'.repeat(64);
+    const t = await s.createToken(newTokenRecord('subscribe', 'ACCT', { label: 'old', streams: [{ streamName: 'cam1' }], tracking: { trackingId: 'tr' } }, value, NOW));
+    // as the earlier build stored them
+    const hash = tokenHash(value);
+    await client.set(`{a:ACCT}:t:${t.id}`, `1:${JSON.stringify({ kind: 'subscribe', label: 'old', token: value, addedOn: t.addedOn, streams: [{ streamName: 'cam1' }], tracking: { trackingId: 'tr' } })}`);
+    await client.hdel(`tv:${hash.slice(0, 4)}`, hash.slice(4, 28));
+    await client.hset(`tv:${hash.slice(0, 4)}`, hash.slice(4), `ACCT:${t.id}`);
+    assert.equal(await s.findTokenByHash(hash), null, 'the long hint is not read as it is');
+    await s.upgrade();
+    assert.deepEqual(await s.findTokenByHash(hash), t);
+    assert.deepEqual(await client.hkeys(`tv:${hash.slice(0, 4)}`), [hash.slice(4, 28)]);
+    assert.equal(await s.getMeta('token-value-hints'), '2');
+    // the next write stores the record in the short layout
+    const updated = await s.updateToken('ACCT', 'subscribe', t.id, (cur) => ({ next: Object.assign({}, cur, { label: 'new' }), clearBound: false }));
+    assert.equal(updated?.label, 'new');
+    const raw = (await client.get(`{a:ACCT}:t:${t.id}`)) ?? '';
+    // (the change kept updatedOn at addedOn, so it is left out)
+    assert.deepEqual(JSON.parse(raw.slice(raw.indexOf(':') + 1)), { k: 's', l: 'new', x: Buffer.from(value, 'hex').toString('base64url'), a: NOW, s: ['cam1'], r: 'tr' });
+    assert.deepEqual(await s.getToken('ACCT', 'subscribe', t.id), updated);
+    await s.close();
+  });
+});
