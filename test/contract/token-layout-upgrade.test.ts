@@ -1,9 +1,10 @@
 // Redis data written by an earlier build: token records with long field names, and token value
 // hints keyed by 60 hex digits. Both are read after the upgrade (the records as they are, the hints
-// moved to their 24-digit fields once), and the next write stores the short record.
+// moved to their 24-digit fields once), and the next write stores the CBOR record.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
+import { decode as cborDecode } from 'cbor-x';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { newTokenRecord, tokenHash } from '../../src/domain/tokens.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
@@ -17,7 +18,7 @@ describe('token layout upgrade: redis', () => {
   });
   after(() => server.stop());
 
-  it('long-named records and 60-digit hints of an earlier build are found after upgrade(); a write stores the short record', async () => {
+  it('long-named records and 60-digit hints of an earlier build are found after upgrade(); a write stores the CBOR record', async () => {
     const client = new Redis(server.url, { keyPrefix: server.prefix(), enableOfflineQueue: false, lazyConnect: true });
     await client.connect();
     const s = new RedisStore(client, {});
@@ -37,9 +38,10 @@ describe('token layout upgrade: redis', () => {
     // the next write stores the record in the short layout
     const updated = await s.updateToken('ACCT', 'subscribe', t.id, (cur) => ({ next: Object.assign({}, cur, { label: 'new' }), clearBound: false }));
     assert.equal(updated?.label, 'new');
-    const raw = (await client.get(`{a:ACCT}:t:${t.id}`)) ?? '';
+    const raw = (await client.getBuffer(`{a:ACCT}:t:${t.id}`)) ?? Buffer.alloc(0);
+    assert.equal(raw.subarray(0, 2).toString(), '2:');
     // (the change kept updatedOn at addedOn, so it is left out)
-    assert.deepEqual(JSON.parse(raw.slice(raw.indexOf(':') + 1)), { k: 's', l: 'new', x: Buffer.from(value, 'hex').toString('base64url'), a: NOW, s: ['cam1'], r: 'tr' });
+    assert.deepEqual(cborDecode(raw.subarray(2)), [0, 'new', Buffer.from(value, 'hex'), NOW, ['cam1'], { r: 'tr' }]);
     assert.deepEqual(await s.getToken('ACCT', 'subscribe', t.id), updated);
     await s.close();
   });

@@ -1,7 +1,10 @@
-// The compact Redis token record (under 1 KiB per token) must give back exactly what was stored.
+// The compact Redis token record (a CBOR map of short fields) must give back exactly what was
+// stored, and records of the earlier JSON layouts must still decode.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { decode as cborDecode } from 'cbor-x';
 import { decodeToken, encodeToken } from '../../src/store/redis/redis-store.js';
+import { tokenValue } from '../../src/store/redis/token-record.js';
 import type { TokenRecord } from '../../src/domain/tokens.js';
 
 const full: TokenRecord = {
@@ -53,13 +56,13 @@ const minimalSubscribe: TokenRecord = {
 };
 
 test('a record with every field set round-trips through the compact encoding', () => {
-  assert.deepEqual(decodeToken('ACCT01', 42, `7:${encodeToken(full)}`), full);
+  assert.deepEqual(decodeToken('ACCT01', 42, tokenValue(7, full)), full);
 });
 
 test('a record at its defaults round-trips, and its stored form leaves the defaults out', () => {
   const encoded = encodeToken(minimalSubscribe);
-  assert.deepEqual(JSON.parse(encoded), { k: 's', l: 'min', x: Buffer.from('b'.repeat(64), 'hex').toString('base64url'), a: Date.parse('2026-11-26T01:00:00.000Z'), s: ['cam1'] });
-  assert.deepEqual(decodeToken('ACCT01', 9, `1:${encoded}`), minimalSubscribe);
+  assert.deepEqual(cborDecode(encoded), [0, 'min', Buffer.from('b'.repeat(64), 'hex'), Date.parse('2026-11-26T01:00:00.000Z'), ['cam1']]);
+  assert.deepEqual(decodeToken('ACCT01', 9, Buffer.concat([Buffer.from('1:'), encoded])), minimalSubscribe);
 });
 
 test('publish defaults (false flags) come back as false, subscribe tracking is kept', () => {
@@ -76,13 +79,13 @@ test('publish defaults (false flags) come back as false, subscribe tracking is k
     drm: false,
   };
   const encoded = encodeToken(pub);
-  assert.deepEqual(JSON.parse(encoded), { k: 'p', l: 'min', x: Buffer.from('b'.repeat(64), 'hex').toString('base64url'), a: Date.parse('2026-11-26T01:00:00.000Z'), s: ['cam1'] });
-  assert.deepEqual(decodeToken('ACCT01', 9, `1:${encoded}`), pub);
+  assert.deepEqual(cborDecode(encoded), [1, 'min', Buffer.from('b'.repeat(64), 'hex'), Date.parse('2026-11-26T01:00:00.000Z'), ['cam1']]);
+  assert.deepEqual(decodeToken('ACCT01', 9, Buffer.concat([Buffer.from('1:'), encoded])), pub);
   // A record written before the hosted settings were kept decodes with the hosted defaults.
   const older = `1:{"kind":"publish","label":"min","token":"${'b'.repeat(64)}","addedOn":"2026-11-26T01:00:00.000Z","streams":[{"streamName":"cam1"}]}`;
   assert.deepEqual(decodeToken('ACCT01', 9, older), pub);
   const tracked: TokenRecord = { ...minimalSubscribe, tracking: { trackingId: 't-1' } };
-  assert.deepEqual(decodeToken('ACCT01', 9, `1:${encodeToken(tracked)}`), tracked);
+  assert.deepEqual(decodeToken('ACCT01', 9, tokenValue(1, tracked)), tracked);
 });
 
 test('a record in the first layout (long field names) decodes as it was written', () => {
@@ -118,11 +121,11 @@ test('a record in the first layout (long field names) decodes as it was written'
 test('values the short forms cannot hold are kept as they are: a token value that is not 64 lower-case hex, a date not in toISOString form', () => {
   for (const token of ['A'.repeat(64), 'abc', `${'a'.repeat(63)}g`, '0'.repeat(66)]) {
     const t: TokenRecord = { ...minimalSubscribe, token };
-    assert.deepEqual(decodeToken('ACCT01', 9, `1:${encodeToken(t)}`), t, token);
+    assert.deepEqual(decodeToken('ACCT01', 9, tokenValue(1, t)), t, token);
   }
   for (const addedOn of ['2026-11-26T01:00:00Z', '2026-11-26T01:00:00.000+00:00', '+012026-11-26T01:00:00.000Z']) {
     const t: TokenRecord = { ...minimalSubscribe, addedOn, updatedOn: '2026-11-27T01:00:00.000Z', expiresOn: addedOn };
-    assert.deepEqual(decodeToken('ACCT01', 9, `1:${encodeToken(t)}`), t, addedOn);
+    assert.deepEqual(decodeToken('ACCT01', 9, tokenValue(1, t)), t, addedOn);
   }
 });
 
@@ -159,8 +162,29 @@ test('randomised records (seeded) round-trip', () => {
     if (rnd() < 0.2) t.maxConcurrentSessions = 3;
     if (rnd() < 0.1) t.sharing = { enabled: true, maxCountries: 1 };
     if (rnd() < 0.1) t.holds = [{ until: t.addedOn, clientIp: '192.0.2.1' }];
-    assert.deepEqual(decodeToken('ACCT01', t.id, `${t.rev}:${encodeToken(t)}`), t, `seed ${seed}, record ${i}`);
+    assert.deepEqual(decodeToken('ACCT01', t.id, tokenValue(t.rev, t)), t, `seed ${seed}, record ${i}`);
   }
+});
+
+test('a record of the JSON layout with short fields decodes, as text or as bytes', () => {
+  const json = `3:${JSON.stringify({ k: 's', l: 'min', x: Buffer.from('b'.repeat(64), 'hex').toString('base64url'), a: Date.parse(minimalSubscribe.addedOn), s: ['cam1'] })}`;
+  const expected = { ...minimalSubscribe, rev: 3 };
+  assert.deepEqual(decodeToken('ACCT01', 9, json), expected);
+  assert.deepEqual(decodeToken('ACCT01', 9, Buffer.from(json)), expected);
+});
+
+test('the bench shape is stored in 128 bytes or less (one allocation class below its JSON)', () => {
+  const bench: TokenRecord = {
+    ...minimalSubscribe,
+    label: 'seed-123456',
+    token: 'd'.repeat(64),
+    streams: [{ streamName: 'seed-stream-123456', isRegex: false }, { streamName: 'seed-456-[0-9]+', isRegex: true }],
+    allowedOrigins: ['*.example.com'],
+    tracking: { trackingId: 't-56' },
+  };
+  const v = tokenValue(1, bench);
+  assert.ok(v.length + 4 <= 128, `${v.length} bytes`);
+  assert.deepEqual(decodeToken('ACCT01', 9, v), { ...bench, rev: 1 });
 });
 
 test('a missing record decodes to null', () => {

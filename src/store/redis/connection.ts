@@ -61,8 +61,8 @@ export class RedisConnection {
     }
   }
 
-  run(name: ScriptName, ...args: Array<string | number>): Promise<unknown> {
-    return (this.redis as unknown as Record<string, (...a: Array<string | number>) => Promise<unknown>>)[name](...args);
+  run(name: ScriptName, ...args: Array<string | number | Buffer>): Promise<unknown> {
+    return (this.redis as unknown as Record<string, (...a: Array<string | number | Buffer>) => Promise<unknown>>)[name](...args);
   }
 
   async ping(): Promise<void> {

@@ -1,16 +1,19 @@
-// A token's record on Redis: one string "<rev>:<json>", its defaults left out and its common fields short (keys.ts token).
+// A token's record on Redis: one string "<rev>:<CBOR>", its defaults left out and its common fields short (keys.ts token).
+import { Encoder } from 'cbor-x';
 import type { TokenKind, TokenRecord, NewTokenRecord } from '../../domain/tokens.js';
 import { PUBLISH_SETTING_DEFAULTS } from '../../domain/tokens.js';
 import { keys } from './keys.js';
 import type { RedisConnection } from './connection.js';
 
 /**
- * A token record is one string "<rev>:<json>" (docs/operations.md#what-a-token-costs-on-redis).
- * The JSON leaves out what the key already says (id, account) and every field at its default, which
+ * A token record is one string "<rev>:<CBOR>" (docs/operations.md#what-a-token-costs-on-redis).
+ * It leaves out what the key already says (id, account) and every field at its default, which
  * decodeToken puts back, and spells the fields every token has short: the kind as one letter, the
- * dates as epoch milliseconds, a hex token value as the base64url of its bytes, the streams as
- * names (a pattern as a one-element array). A record in the first layout (long field names, which
- * has `kind`) still decodes; it is written in this one at its next write.
+ * dates as epoch milliseconds, a hex token value as its bytes, the streams as names (a pattern as a
+ * one-element array). CBOR rather than JSON: the bench's typical token takes 125 bytes instead of
+ * 168, two allocation size classes smaller (64 bytes less per token). Records of the earlier
+ * layouts ("<rev>:<JSON>", with long or short field names) still decode; they are written in this
+ * one at their next write.
  */
 const DEFAULTS: Record<TokenKind, Record<string, unknown>> = {
   subscribe: { isActive: true, allowedOrigins: [], allowedIpAddresses: [], allowedCountries: [], deniedCountries: [] },
@@ -56,14 +59,47 @@ const getDate = (j: Record<string, unknown>, short: string): string | undefined 
   return typeof v === 'string' ? v : undefined;
 };
 
-export function encodeToken(t: NewTokenRecord | TokenRecord): string {
+/** Plain maps and byte strings, no record structures or tags: the smallest form, decoded by any CBOR reader. */
+const cbor = new Encoder({ useRecords: false, mapsAsObjects: true, tagUint8Array: false, variableMapSize: true });
+const COLON = 0x3a;
+const BRACE = 0x7b;
+
+/**
+ * The stored form of a record without its rev (the scripts put "<rev>:" before it): a CBOR array
+ * of what every token has — kind (0 subscribe, 1 publish), label, token value (bytes, or the text
+ * of one that is not 64 hex digits), addedOn (ms, or the text of a date not in toISOString form),
+ * streams — then, when any, a map of the other fields by their short names.
+ */
+export function encodeToken(t: NewTokenRecord | TokenRecord): Buffer {
+  const { k, l, x, t: text, a, A, s, ...rest } = shortForm(t);
+  const row: unknown[] = [k === 'p' ? 1 : 0, l ?? '', x ?? text, a ?? A, s];
+  if (Object.keys(rest).length > 0) row.push(rest);
+  return cbor.encode(row);
+}
+
+/** The short-named map of a stored row (encodeToken). */
+function fromRow(row: unknown[]): Record<string, unknown> {
+  const [kind, label, token, added, streams, rest] = row as [number, string, Uint8Array | string, number | string, unknown, Record<string, unknown> | undefined];
+  const m: Record<string, unknown> = Object.assign({}, rest);
+  m.k = kind === 1 ? 'p' : 's';
+  m.l = label;
+  m[typeof token === 'string' ? 't' : 'x'] = token;
+  m[typeof added === 'number' ? 'a' : 'A'] = added;
+  m.s = streams;
+  return m;
+}
+
+/** The value a record is stored as at `rev` (what the scripts write). */
+export const tokenValue = (rev: number, t: NewTokenRecord | TokenRecord): Buffer => Buffer.concat([Buffer.from(`${rev}:`), encodeToken(t)]);
+
+function shortForm(t: NewTokenRecord | TokenRecord): Record<string, unknown> {
   const defaults = DEFAULTS[t.kind];
   const out: Record<string, unknown> = { k: t.kind === 'publish' ? 'p' : 's' };
   for (const [k, v] of Object.entries(t)) {
     if (k === 'id' || k === 'rev' || k === 'accountId' || k === 'kind' || v === undefined) continue;
     switch (k) {
       case 'token':
-        if (HEX_TOKEN.test(v as string)) out.x = Buffer.from(v as string, 'hex').toString('base64url');
+        if (HEX_TOKEN.test(v as string)) out.x = Buffer.from(v as string, 'hex');
         else out.t = v;
         continue;
       case 'addedOn':
@@ -85,7 +121,7 @@ export function encodeToken(t: NewTokenRecord | TokenRecord): string {
     if (k in defaults && isDefault(v, defaults[k])) continue;
     out[SHORT[k] ?? k] = v;
   }
-  return JSON.stringify(out);
+  return out;
 }
 
 /** A record in the first layout (long field names). */
@@ -102,11 +138,21 @@ function decodeFirst(accountId: string, id: number, rev: number, j: Record<strin
   return t as unknown as TokenRecord;
 }
 
-export function decodeToken(accountId: string, id: number, raw: string | null | undefined): TokenRecord | null {
-  if (!raw) return null;
-  const colon = raw.indexOf(':');
-  const rev = Number(raw.slice(0, colon));
-  const j = JSON.parse(raw.slice(colon + 1)) as Record<string, unknown>;
+/** A stored record (as GET gives it, bytes or text) with its id and account, or null when there is none. */
+export function decodeToken(accountId: string, id: number, raw: Buffer | string | null | undefined): TokenRecord | null {
+  if (raw === null || raw === undefined || raw.length === 0) return null;
+  let rev: number;
+  let j: Record<string, unknown>;
+  if (typeof raw === 'string') {
+    const colon = raw.indexOf(':');
+    rev = Number(raw.slice(0, colon));
+    j = JSON.parse(raw.slice(colon + 1)) as Record<string, unknown>;
+  } else {
+    const colon = raw.indexOf(COLON);
+    rev = Number(raw.subarray(0, colon).toString('latin1'));
+    const body = raw.subarray(colon + 1);
+    j = body[0] === BRACE ? (JSON.parse(body.toString('utf8')) as Record<string, unknown>) : fromRow(cbor.decode(body) as unknown[]);
+  }
   if (typeof j.kind === 'string') return decodeFirst(accountId, id, rev, j as Parameters<typeof decodeFirst>[3]);
   const kind: TokenKind = j.k === 'p' ? 'publish' : 'subscribe';
   const defaults = DEFAULTS[kind];
@@ -123,7 +169,8 @@ export function decodeToken(accountId: string, id: number, raw: string | null | 
       case 'E':
         continue;
       case 'x':
-        t.token = Buffer.from(v as string, 'base64url').toString('hex');
+        // bytes (CBOR), or their base64url (the JSON layout)
+        t.token = (typeof v === 'string' ? Buffer.from(v, 'base64url') : Buffer.from(v as Uint8Array)).toString('hex');
         continue;
       case 't':
         t.token = v;
@@ -151,12 +198,12 @@ export function decodeToken(accountId: string, id: number, raw: string | null | 
 export async function readTokens(c: RedisConnection, accountId: string, ids: number[]): Promise<TokenRecord[]> {
   if (ids.length === 0) return [];
   const pipe = c.redis.pipeline();
-  for (const id of ids) pipe.get(keys.token(accountId, id));
+  for (const id of ids) pipe.getBuffer(keys.token(accountId, id));
   const res = (await pipe.exec()) ?? [];
   const out: TokenRecord[] = [];
   res.forEach(([err, raw], i) => {
     if (err) throw err;
-    const t = decodeToken(accountId, ids[i], raw as string | null);
+    const t = decodeToken(accountId, ids[i], raw as Buffer | null);
     if (t) out.push(t);
   });
   return out;

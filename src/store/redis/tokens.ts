@@ -58,7 +58,7 @@ export class RedisTokens implements TokenStore {
   }
 
   async #readToken(accountId: string, id: number): Promise<TokenRecord | null> {
-    return decodeToken(accountId, id, await this.c.redis.get(keys.token(accountId, id)));
+    return decodeToken(accountId, id, await this.c.redis.getBuffer(keys.token(accountId, id)));
   }
 
   async getToken(accountId: string, kind: TokenKind, id: number): Promise<TokenRecord | null> {
