@@ -1,6 +1,7 @@
-// Redis data written by an earlier build: token records with long field names, and token value
-// hints keyed by 60 hex digits. Both are read after the upgrade (the records as they are, the hints
-// moved to their 24-digit fields once), and the next write stores the CBOR record.
+// Redis data written by an earlier build: token records as string keys of their own with long
+// field names, and token value hints keyed by 60 hex digits. Both are read after the upgrade (the
+// records moved into their buckets as they are, the hints to their 24-digit fields), and the next
+// write stores the CBOR record.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
@@ -27,18 +28,24 @@ describe('token layout upgrade: redis', () => {
     const t = await s.createToken(newTokenRecord('subscribe', 'ACCT', { label: 'old', streams: [{ streamName: 'cam1' }], tracking: { trackingId: 'tr' } }, value, NOW));
     // as the earlier build stored them
     const hash = tokenHash(value);
+    await client.hdel(`{a:ACCT}:tr:${Math.floor(t.id / 64)}`, String(t.id % 64));
     await client.set(`{a:ACCT}:t:${t.id}`, `1:${JSON.stringify({ kind: 'subscribe', label: 'old', token: value, addedOn: t.addedOn, streams: [{ streamName: 'cam1' }], tracking: { trackingId: 'tr' } })}`);
+    // a bound-address key of the same token is left as it is
+    await client.zadd(`{a:ACCT}:t:${t.id}:bound`, 1, '192.0.2.1');
     await client.hdel(`tv:${hash.slice(0, 4)}`, hash.slice(4, 28));
     await client.hset(`tv:${hash.slice(0, 4)}`, hash.slice(4), `ACCT:${t.id}`);
     assert.equal(await s.findTokenByHash(hash), null, 'the long hint is not read as it is');
     await s.upgrade();
     assert.deepEqual(await s.findTokenByHash(hash), t);
+    assert.equal(await client.exists(`{a:ACCT}:t:${t.id}`), 0, 'the record key of the earlier build is gone');
+    assert.deepEqual(await client.zrange(`{a:ACCT}:t:${t.id}:bound`, 0, -1), ['192.0.2.1']);
+    assert.equal(await s.getMeta('token-buckets'), '1');
     assert.deepEqual(await client.hkeys(`tv:${hash.slice(0, 4)}`), [hash.slice(4, 28)]);
     assert.equal(await s.getMeta('token-value-hints'), '2');
     // the next write stores the record in the short layout
     const updated = await s.updateToken('ACCT', 'subscribe', t.id, (cur) => ({ next: Object.assign({}, cur, { label: 'new' }), clearBound: false }));
     assert.equal(updated?.label, 'new');
-    const raw = (await client.getBuffer(`{a:ACCT}:t:${t.id}`)) ?? Buffer.alloc(0);
+    const raw = (await client.hgetBuffer(`{a:ACCT}:tr:${Math.floor(t.id / 64)}`, String(t.id % 64))) ?? Buffer.alloc(0);
     assert.equal(raw.subarray(0, 2).toString(), '2:');
     // (the change kept updatedOn at addedOn, so it is left out)
     assert.deepEqual(cborDecode(raw.subarray(2)), [0, 'new', Buffer.from(value, 'hex'), NOW, ['cam1'], { r: 'tr' }]);

@@ -14,7 +14,7 @@ export class RedisBinds implements BindStore {
 
   async bindAddress(token: TokenRecord, address: string): Promise<BindResult> {
     return bindResult(
-      await this.c.run('bindAddress', keys.token(token.accountId, token.id), keys.bound(token.accountId, token.id), token.rev, address, token.bindIpsOnUsage ?? 0),
+      await this.c.run('bindAddress', keys.tokenRecord(token.accountId, token.id)[0], keys.bound(token.accountId, token.id), token.rev, address, token.bindIpsOnUsage ?? 0, token.id),
     );
   }
 }

@@ -4,6 +4,8 @@
 import type { TokenKind } from '../../domain/tokens.js';
 
 const TAG_HEAD = '{a:';
+/** Token ids to a record bucket (keys.tokenRecord); also how many ids an account takes from the sequence at once. */
+export const TOKEN_BUCKET = 64;
 /** Where a token value hint's field ends in the hash's hex digits (keys.tokenValue). */
 export const TOKEN_VALUE_FIELD_END = 28;
 const VERSION_TAIL = '}:ver';
@@ -24,8 +26,19 @@ export const keys = {
   accountName: (nameKey: string) => `aname:${nameKey}`,
   /** Hint: secret hash → account id (verified against the account's secretHash on read). */
   secret: (secretHash: string) => `secret:${secretHash}`,
-  /** The token record: a string "<rev>:<compact JSON>" (see token-record.ts encodeToken). */
-  token: (accountId: string, id: number) => `${tag(accountId)}:t:${id}`,
+  /**
+   * The token record "<rev>:<CBOR>" (token-record.ts encodeToken): a field of a bucket hash of the
+   * account's, TOKEN_BUCKET ids to a bucket — the field is the id's remainder — so a token costs a
+   * hash entry rather than a key of its own. An account takes its ids in runs of TOKEN_BUCKET
+   * (tokenIdRun), so its buckets fill up even when many accounts create tokens at once.
+   */
+  tokenRecord: (accountId: string, id: number): [key: string, field: string] => [`${tag(accountId)}:tr:${Math.floor(id / TOKEN_BUCKET)}`, String(id % TOKEN_BUCKET)],
+  /** The ids the account has taken from the sequence and not given out yet, a list (tokens.ts nextId). */
+  tokenIdRun: (accountId: string) => `${tag(accountId)}:tids`,
+  /** The record key of earlier builds, one string per token (the upgrade moves each into its bucket). */
+  legacyToken: (accountId: string, id: number) => `${tag(accountId)}:t:${id}`,
+  /** Every legacy record key, as a glob (the upgrade's SCAN pattern, after the escaped prefix; bound and use keys match too and are skipped). */
+  legacyTokenGlob: `${tag('*')}:t:*`,
   bound: (accountId: string, id: number) => `${tag(accountId)}:t:${id}:bound`,
   byName: (accountId: string, kind: TokenKind) => `${tag(accountId)}:tokens:${kind}:byName`,
   byAdded: (accountId: string, kind: TokenKind) => `${tag(accountId)}:tokens:${kind}:byAdded`,

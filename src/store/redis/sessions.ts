@@ -64,7 +64,7 @@ export class RedisSessions implements SessionStore {
       [
         ...this.#sessionKeys(pointer, s.caller, s.sessionId),
         keys.tokenUses(s.accountId, s.tokenId),
-        keys.token(s.accountId, s.tokenId ?? 0),
+        keys.tokenRecord(s.accountId, s.tokenId ?? 0)[0],
         ...(local ? [pointerKey, keys.sessionCountOf(s.caller, 'subscribe'), keys.sessionCountOf(s.caller, 'publish')] : []),
       ],
       [

@@ -198,7 +198,7 @@ export function decodeToken(accountId: string, id: number, raw: Buffer | string 
 export async function readTokens(c: RedisConnection, accountId: string, ids: number[]): Promise<TokenRecord[]> {
   if (ids.length === 0) return [];
   const pipe = c.redis.pipeline();
-  for (const id of ids) pipe.getBuffer(keys.token(accountId, id));
+  for (const id of ids) pipe.hgetBuffer(...keys.tokenRecord(accountId, id));
   const res = (await pipe.exec()) ?? [];
   const out: TokenRecord[] = [];
   res.forEach(([err, raw], i) => {

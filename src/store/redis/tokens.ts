@@ -6,7 +6,7 @@ import { setsViewerRules } from '../../domain/viewer-rules.js';
 import { bySecuredName, keptRules, securedAfterDelete, type SecuredStream } from '../../domain/secured-streams.js';
 import type { ListQuery, TokenChange, TokenStore } from '../tokens.js';
 import { nameSortKey } from '../sort.js';
-import { keys, idMember, nameMember, idFromMember } from './keys.js';
+import { keys, idMember, nameMember, idFromMember, TOKEN_BUCKET } from './keys.js';
 import { compareAndSet } from '../failures.js';
 import { Reply, auditMoved, casReply, codeOf } from './codes.js';
 import type { AuditSealer } from '../../domain/audit.js';
@@ -28,7 +28,7 @@ export class RedisTokens implements TokenStore {
   constructor(private readonly c: RedisConnection) {}
 
   async createToken(t: NewTokenRecord, audit?: AuditSealer<TokenRecord>): Promise<TokenRecord> {
-    const id = await this.c.redis.incr(keys.tokenSeq);
+    const id = await this.#nextId(t.accountId);
     await this.c.redis.hset(...keys.tokenValue(tokenHash(t.token)), `${t.accountId}:${id}`);
     await this.c.redis.hset(...keys.tokenId(id), t.accountId);
     const created = copyWith(t, { id, rev: 1 });
@@ -36,7 +36,7 @@ export class RedisTokens implements TokenStore {
       const sealed = await sealFor(this.c, t.accountId, audit, null, created);
       const reply = await this.c.run(
         'tokenCreate',
-        keys.token(t.accountId, id),
+        keys.tokenRecord(t.accountId, id)[0],
         keys.byName(t.accountId, t.kind),
         keys.byAdded(t.accountId, t.kind),
         keys.version(t.accountId),
@@ -58,7 +58,22 @@ export class RedisTokens implements TokenStore {
   }
 
   async #readToken(accountId: string, id: number): Promise<TokenRecord | null> {
-    return decodeToken(accountId, id, await this.c.redis.getBuffer(keys.token(accountId, id)));
+    return decodeToken(accountId, id, await this.c.redis.hgetBuffer(...keys.tokenRecord(accountId, id)));
+  }
+
+  /**
+   * The next id of the account's: from the run of TOKEN_BUCKET ids it took from the sequence, a
+   * new run when it has none left (instances taking one at once each take their own: ids are
+   * unique, and a run is at most half left unused in two buckets).
+   */
+  async #nextId(accountId: string): Promise<number> {
+    const next = await this.c.redis.lpop(keys.tokenIdRun(accountId));
+    if (next !== null) return Number(next);
+    const end = await this.c.redis.incrby(keys.tokenSeq, TOKEN_BUCKET);
+    const first = end - TOKEN_BUCKET + 1;
+    // the first is this token's; the others wait in the account's list
+    await this.c.redis.rpush(keys.tokenIdRun(accountId), ...Array.from({ length: TOKEN_BUCKET - 1 }, (_, i) => first + 1 + i));
+    return first;
   }
 
   async getToken(accountId: string, kind: TokenKind, id: number): Promise<TokenRecord | null> {
@@ -91,7 +106,7 @@ export class RedisTokens implements TokenStore {
       const sealed = await sealFor(this.c, accountId, audit, current, copyWith(next, { id, rev: current.rev + 1 }));
       const reply = await this.c.run(
         'tokenUpdate',
-        keys.token(accountId, id),
+        keys.tokenRecord(accountId, id)[0],
         keys.byName(accountId, kind),
         keys.bound(accountId, id),
         keys.version(accountId),
@@ -123,7 +138,7 @@ export class RedisTokens implements TokenStore {
       const sealed = await sealFor(this.c, accountId, audit, current, null);
       const reply = await this.c.run(
         'tokenDelete',
-        keys.token(accountId, id),
+        keys.tokenRecord(accountId, id)[0],
         keys.byName(accountId, kind),
         keys.byAdded(accountId, kind),
         keys.bound(accountId, id),

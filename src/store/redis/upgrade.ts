@@ -16,6 +16,9 @@ const VIEWER_RULE_INDEX_VERSION = '2';
 /** The meta key and value saying the usage indexes cover data of earlier builds too. */
 const USAGE_INDEX_META = 'usage-index';
 const USAGE_INDEX_VERSION = '1';
+/** The meta key and value saying every token record is in its bucket (keys.tokenRecord). */
+const TOKEN_BUCKETS_META = 'token-buckets';
+const TOKEN_BUCKETS_VERSION = '1';
 /** The meta key and value saying every token value hint has its short field (keys.tokenValue). */
 const TOKEN_VALUE_HINTS_META = 'token-value-hints';
 const TOKEN_VALUE_HINTS_VERSION = '2';
@@ -34,6 +37,36 @@ export async function upgradeStore(c: RedisConnection): Promise<void> {
   await upgradeUsageIndexes(c);
   await upgradeAccountNames(c);
   await upgradeTokenValueHints(c);
+  await upgradeTokenBuckets(c);
+}
+
+/**
+ * Earlier builds kept each token record as a string key of its own (keys.legacyToken); this one
+ * keeps it as a field of its account's bucket (keys.tokenRecord). Each such key is moved — HSETNX
+ * into its bucket (a record written there since stays), then DEL — one SCAN of the record keys
+ * (every master of a Cluster), once per store (meta key); idempotent.
+ */
+export async function upgradeTokenBuckets(c: RedisConnection): Promise<void> {
+  if ((await c.redis.get(keys.meta(TOKEN_BUCKETS_META))) === TOKEN_BUCKETS_VERSION) return;
+  const prefix = c.redis.options.keyPrefix ?? '';
+  const pattern = globLiteral(prefix) + keys.legacyTokenGlob;
+  for (const node of c.redis instanceof Cluster ? c.redis.nodes('master') : [c.redis]) {
+    let cursor = '0';
+    do {
+      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      for (const full of found) {
+        const m = /^\{a:(.+?)\}:t:(\d+)$/.exec(full.slice(prefix.length));
+        if (!m) continue; // a bound-address or use-count key
+        const [accountId, id] = [m[1], Number(m[2])];
+        const value = await c.redis.getBuffer(keys.legacyToken(accountId, id));
+        if (value === null) continue;
+        await c.redis.hsetnx(...keys.tokenRecord(accountId, id), value);
+        await c.redis.del(keys.legacyToken(accountId, id));
+      }
+    } while (cursor !== '0');
+  }
+  await c.redis.set(keys.meta(TOKEN_BUCKETS_META), TOKEN_BUCKETS_VERSION);
 }
 
 /**

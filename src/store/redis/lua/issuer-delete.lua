@@ -16,7 +16,7 @@
 --- @include "revision"
 --- @include "version"
 --- @include "audit"
-local rev = tokenRevision(1)
+local rev = recordRevision(1)
 if not rev then return Reply.GONE end
 if rev ~= ARGV[1] then return Reply.MOVED end
 if not auditHeld(5, ARGV[3]) then return Reply.AUDIT_MOVED end

@@ -11,7 +11,7 @@
 -- KEYS[5] the stream's live publishers (keys.publishersOfStream)
 -- KEYS[6] the caller-id pointer in the account's slot, → registry id (keys.sessionPointer)
 -- KEYS[7] the token's use count (keys.tokenUses)
--- KEYS[8] the token record "<rev>:<json>" (keys.token)
+-- KEYS[8] the token record's bucket (keys.tokenRecord; the token of ARGV[9])
 -- KEYS[9..] as ARGV[13], ARGV[16] and ARGV[20..] say, in this order:
 --   on one Redis server (ARGV[13] '1'; not on a Cluster, where these live in other slots): the
 --     connection's pointer (keys.session), the gauge of subscribers and the gauge of publishers of
@@ -52,7 +52,7 @@
 --- @include "session-record"
 
 -- First, before any write: the token must still be at the decision's revision (tokenUnchanged).
-if ARGV[12] ~= '' and tokenRevision(8) ~= ARGV[12] then return Reply.TOKEN_CHANGED end
+if ARGV[12] ~= '' and tokenRecordRevision(8, ARGV[9]) ~= ARGV[12] then return Reply.TOKEN_CHANGED end
 local now = tonumber(ARGV[3])
 local standalone = ARGV[13] == '1'
 -- where the keys given for other records are: the earlier record's first, then each publisher's

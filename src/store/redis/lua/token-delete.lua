@@ -1,7 +1,7 @@
 -- token-delete: removes a token record, its index entries and its bound addresses, if it is still
 -- the revision the caller read (the caller computed the index members from that revision), and
 -- keeps a securing token's stream rules on the account's secured streams.
--- KEYS[1] the token record "<rev>:<json>" (keys.token)
+-- KEYS[1] the token record's bucket, a hash: field the id's remainder → "<rev>:<record>" (keys.tokenRecord)
 -- KEYS[2] its kind's name index, a zset (keys.byName)
 -- KEYS[3] its kind's added index, a zset (keys.byAdded)
 -- KEYS[4] its bound addresses, a zset (keys.bound)
@@ -25,14 +25,15 @@
 --- @include "revision"
 --- @include "version"
 --- @include "audit"
-local rev = tokenRevision(1)
+local rev = tokenRecordRevision(1, ARGV[4])
 if not rev then return Reply.GONE end
 if rev ~= ARGV[1] then return Reply.MOVED end
 if not auditHeld(9, ARGV[5]) then return Reply.AUDIT_MOVED end
 redis.call('ZREM', KEYS[2], ARGV[2])
 redis.call('ZREM', KEYS[3], ARGV[3])
 redis.call('SREM', KEYS[6], ARGV[4])
-redis.call('DEL', KEYS[1], KEYS[4])
+redis.call('HDEL', KEYS[1], tokenField(ARGV[4]))
+redis.call('DEL', KEYS[4])
 for i = 9, #ARGV, 2 do
   local kept = redis.call('HGET', KEYS[7], ARGV[i])
   if kept then

@@ -1,5 +1,5 @@
 -- token-update: compare-and-set of a token record (optimistic concurrency on its rev).
--- KEYS[1] the token record "<rev>:<json>" (keys.token)
+-- KEYS[1] the token record's bucket, a hash: field the id's remainder → "<rev>:<record>" (keys.tokenRecord)
 -- KEYS[2] its kind's name index, a zset (keys.byName)
 -- KEYS[3] its bound addresses, a zset (keys.bound)
 -- KEYS[4] the account version (keys.version)
@@ -7,7 +7,7 @@
 -- KEYS[6] the account's audit entries, a zset (keys.auditLog)
 -- KEYS[7] the account's audit head, a hash (keys.auditHead)
 -- ARGV[1] the expected rev
--- ARGV[2] the new JSON
+-- ARGV[2] the new record (token-record.ts encodeToken)
 -- ARGV[3] the old name member
 -- ARGV[4] the new name member
 -- ARGV[5] '1' to clear the bound addresses
@@ -22,7 +22,7 @@
 --- @include "revision"
 --- @include "version"
 --- @include "audit"
-local rev = tokenRevision(1)
+local rev = tokenRecordRevision(1, ARGV[7])
 if not rev then return Reply.GONE end
 if rev ~= ARGV[1] then return Reply.MOVED end
 if not auditHeld(7, ARGV[8]) then return Reply.AUDIT_MOVED end
@@ -31,7 +31,7 @@ if ARGV[3] ~= ARGV[4] then
   redis.call('ZADD', KEYS[2], 0, ARGV[4])
 end
 local newRev = tonumber(rev) + 1
-redis.call('SET', KEYS[1], newRev .. ':' .. ARGV[2])
+redis.call('HSET', KEYS[1], tokenField(ARGV[7]), newRev .. ':' .. ARGV[2])
 if ARGV[5] == '1' then redis.call('DEL', KEYS[3]) end
 if ARGV[6] == '1' then redis.call('SADD', KEYS[5], ARGV[7]) else redis.call('SREM', KEYS[5], ARGV[7]) end
 moveVersion(4)
