@@ -28,7 +28,7 @@ describe('token layout upgrade: redis', () => {
     const t = await s.createToken(newTokenRecord('subscribe', 'ACCT', { label: 'old', streams: [{ streamName: 'cam1' }], tracking: { trackingId: 'tr' } }, value, NOW));
     // as the earlier build stored them
     const hash = tokenHash(value);
-    await client.hdel(`{a:ACCT}:tr:${Math.floor(t.id / 64)}`, String(t.id % 64));
+    await client.hdel(`{a:ACCT}:tr:${Math.floor((t.id - 1) / 64)}`, String((t.id - 1) % 64));
     await client.set(`{a:ACCT}:t:${t.id}`, `1:${JSON.stringify({ kind: 'subscribe', label: 'old', token: value, addedOn: t.addedOn, streams: [{ streamName: 'cam1' }], tracking: { trackingId: 'tr' } })}`);
     // a bound-address key of the same token is left as it is
     await client.zadd(`{a:ACCT}:t:${t.id}:bound`, 1, '192.0.2.1');
@@ -45,7 +45,7 @@ describe('token layout upgrade: redis', () => {
     // the next write stores the record in the short layout
     const updated = await s.updateToken('ACCT', 'subscribe', t.id, (cur) => ({ next: Object.assign({}, cur, { label: 'new' }), clearBound: false }));
     assert.equal(updated?.label, 'new');
-    const raw = (await client.hgetBuffer(`{a:ACCT}:tr:${Math.floor(t.id / 64)}`, String(t.id % 64))) ?? Buffer.alloc(0);
+    const raw = (await client.hgetBuffer(`{a:ACCT}:tr:${Math.floor((t.id - 1) / 64)}`, String((t.id - 1) % 64))) ?? Buffer.alloc(0);
     assert.equal(raw.subarray(0, 2).toString(), '2:');
     // (the change kept updatedOn at addedOn, so it is left out)
     assert.deepEqual(cborDecode(raw.subarray(2)), [0, 'new', Buffer.from(value, 'hex'), NOW, ['cam1'], { r: 'tr' }]);

@@ -28,11 +28,12 @@ export const keys = {
   secret: (secretHash: string) => `secret:${secretHash}`,
   /**
    * The token record "<rev>:<CBOR>" (token-record.ts encodeToken): a field of a bucket hash of the
-   * account's, TOKEN_BUCKET ids to a bucket — the field is the id's remainder — so a token costs a
+   * account's, TOKEN_BUCKET ids to a bucket (ids 1-64, 65-128, ...; the field is the id's place in
+   * it, from 0) so a token costs a
    * hash entry rather than a key of its own. An account takes its ids in runs of TOKEN_BUCKET
    * (tokenIdRun), so its buckets fill up even when many accounts create tokens at once.
    */
-  tokenRecord: (accountId: string, id: number): [key: string, field: string] => [`${tag(accountId)}:tr:${Math.floor(id / TOKEN_BUCKET)}`, String(id % TOKEN_BUCKET)],
+  tokenRecord: (accountId: string, id: number): [key: string, field: string] => [`${tag(accountId)}:tr:${Math.floor((id - 1) / TOKEN_BUCKET)}`, String((id - 1) % TOKEN_BUCKET)],
   /** The ids the account has taken from the sequence and not given out yet, a list (tokens.ts nextId). */
   tokenIdRun: (accountId: string) => `${tag(accountId)}:tids`,
   /** The record key of earlier builds, one string per token (the upgrade moves each into its bucket). */

@@ -51,5 +51,6 @@ export const SCRIPTS = {
   auditAppend: { file: 'audit-append.lua', keys: 2 },
   auditPrune: { file: 'audit-prune.lua', keys: 2 },
   sharingRecord: { file: 'sharing-record.lua', keys: 2 },
+  tokenIdTake: { file: 'token-id-take.lua', keys: 1 },
 } satisfies Record<string, ScriptSpec>;
 export type ScriptName = keyof typeof SCRIPTS;

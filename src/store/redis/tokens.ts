@@ -62,18 +62,19 @@ export class RedisTokens implements TokenStore {
   }
 
   /**
-   * The next id of the account's: from the run of TOKEN_BUCKET ids it took from the sequence, a
-   * new run when it has none left (instances taking one at once each take their own: ids are
-   * unique, and a run is at most half left unused in two buckets).
+   * The next id of the account's run of TOKEN_BUCKET ids (lua/token-id-take.lua), a new run taken
+   * from the sequence when it has none left: the account's records fill their buckets. Creators
+   * that find the run used up at once each take a run, and all but the first one stored are
+   * skipped (ids only: nothing is kept of them).
    */
   async #nextId(accountId: string): Promise<number> {
-    const next = await this.c.redis.lpop(keys.tokenIdRun(accountId));
-    if (next !== null) return Number(next);
-    const end = await this.c.redis.incrby(keys.tokenSeq, TOKEN_BUCKET);
-    const first = end - TOKEN_BUCKET + 1;
-    // the first is this token's; the others wait in the account's list
-    await this.c.redis.rpush(keys.tokenIdRun(accountId), ...Array.from({ length: TOKEN_BUCKET - 1 }, (_, i) => first + 1 + i));
-    return first;
+    const list = keys.tokenIdRun(accountId);
+    let reply = await this.c.run('tokenIdTake', list, '', TOKEN_BUCKET);
+    if (codeOf(reply) !== Reply.DONE) {
+      const end = await this.c.redis.incrby(keys.tokenSeq, TOKEN_BUCKET);
+      reply = await this.c.run('tokenIdTake', list, end - TOKEN_BUCKET + 1, TOKEN_BUCKET);
+    }
+    return Number((reply as [number, string])[1]);
   }
 
   async getToken(accountId: string, kind: TokenKind, id: number): Promise<TokenRecord | null> {
