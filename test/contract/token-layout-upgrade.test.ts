@@ -1,7 +1,7 @@
 // Redis data written by an earlier build: token records as string keys of their own with long
-// field names, and token value hints keyed by 60 hex digits. Both are read after the upgrade (the
-// records moved into their buckets as they are, the hints to their 24-digit fields), and the next
-// write stores the CBOR record.
+// field names, list index members with 16 decimal digits, and token value hints keyed by 60 hex
+// digits as text. All are read after the upgrade (the records moved into their buckets as they
+// are, the members and hints rewritten), and the next write stores the CBOR record.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
@@ -30,9 +30,16 @@ describe('token layout upgrade: redis', () => {
     const hash = tokenHash(value);
     await client.hdel(`{a:ACCT}:tr:${Math.floor((t.id - 1) / 64)}`, String((t.id - 1) % 64));
     await client.set(`{a:ACCT}:t:${t.id}`, `1:${JSON.stringify({ kind: 'subscribe', label: 'old', token: value, addedOn: t.addedOn, streams: [{ streamName: 'cam1' }], tracking: { trackingId: 'tr' } })}`);
+    // list index members with 16 decimal digits
+    const legacyId = String(t.id).padStart(16, '0');
+    const newId = t.id.toString(36).padStart(11, '0');
+    await client.zrem('{a:ACCT}:tokens:subscribe:byName', `old\u0000${newId}`);
+    await client.zadd('{a:ACCT}:tokens:subscribe:byName', 0, `old\u0000${legacyId}`);
+    await client.zrem('{a:ACCT}:tokens:subscribe:byAdded', newId);
+    await client.zadd('{a:ACCT}:tokens:subscribe:byAdded', NOW, legacyId);
     // a bound-address key of the same token is left as it is
     await client.zadd(`{a:ACCT}:t:${t.id}:bound`, 1, '192.0.2.1');
-    await client.hdel(`tv:${hash.slice(0, 4)}`, hash.slice(4, 28));
+    await client.hdel(`tv:${hash.slice(0, 4)}`, Buffer.from(hash.slice(4, 28), 'hex'));
     await client.hset(`tv:${hash.slice(0, 4)}`, hash.slice(4), `ACCT:${t.id}`);
     assert.equal(await s.findTokenByHash(hash), null, 'the long hint is not read as it is');
     await s.upgrade();
@@ -40,7 +47,12 @@ describe('token layout upgrade: redis', () => {
     assert.equal(await client.exists(`{a:ACCT}:t:${t.id}`), 0, 'the record key of the earlier build is gone');
     assert.deepEqual(await client.zrange(`{a:ACCT}:t:${t.id}:bound`, 0, -1), ['192.0.2.1']);
     assert.equal(await s.getMeta('token-buckets'), '1');
-    assert.deepEqual(await client.hkeys(`tv:${hash.slice(0, 4)}`), [hash.slice(4, 28)]);
+    assert.deepEqual(await client.zrange('{a:ACCT}:tokens:subscribe:byName', 0, -1), [`old\u0000${newId}`]);
+    assert.deepEqual(await client.zrange('{a:ACCT}:tokens:subscribe:byAdded', 0, -1, 'WITHSCORES'), [newId, String(NOW)]);
+    for (const sortBy of ['Name', 'AddedOn'] as const) {
+      assert.deepEqual((await s.listTokens('ACCT', 'subscribe', { sortBy, descending: false, page: 1, itemsOnPage: 10 })).map((x) => x.id), [t.id]);
+    }
+    assert.deepEqual(await client.hkeysBuffer(`tv:${hash.slice(0, 4)}`), [Buffer.from(hash.slice(4, 28), 'hex')]);
     assert.equal(await s.getMeta('token-value-hints'), '2');
     // the next write stores the record in the short layout
     const updated = await s.updateToken('ACCT', 'subscribe', t.id, (cur) => ({ next: Object.assign({}, cur, { label: 'new' }), clearBound: false }));

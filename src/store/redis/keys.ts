@@ -47,11 +47,11 @@ export const keys = {
    * Hint: token value hash → "<account>:<id>" (verified against the record on read). Kept in
    * bucket hashes of ~15 entries at 1M tokens (the first 4 hex digits name the bucket): small
    * hashes are stored as listpacks, about half the memory of one key per token. The field is the
-   * next 24 hex digits: 112 bits of the hash in all, so two of 10 million tokens share one with a
-   * chance of about 10⁻²⁰ (then the later one's hint wins and the other is not found: refused,
-   * never the wrong token, as the record is compared on read).
+   * next 12 bytes of the hash, as bytes: 112 bits of the hash in all, so two of 10 million tokens
+   * share one with a chance of about 10⁻²⁰ (then the later one's hint wins and the other is not
+   * found: refused, never the wrong token, as the record is compared on read).
    */
-  tokenValue: (tokenHash: string): [key: string, field: string] => [`tv:${tokenHash.slice(0, 4)}`, tokenHash.slice(4, TOKEN_VALUE_FIELD_END)],
+  tokenValue: (tokenHash: string): [key: string, field: Buffer] => [`tv:${tokenHash.slice(0, 4)}`, Buffer.from(tokenHash.slice(4, TOKEN_VALUE_FIELD_END), 'hex')],
   /** Every bucket of token value hints, as a glob (the upgrade's SCAN pattern, after the escaped prefix). */
   tokenValueGlob: 'tv:*',
   /** A credential issuer: a string "<rev>:<json>", the JSON the record without its rev (issuers.ts). */
@@ -155,7 +155,18 @@ export const keys = {
   auditAccounts: 'auditaccounts',
 };
 
-/** Members of the list indexes sort as strings: ids are zero-padded to keep numeric order. */
-export const idMember = (id: number): string => String(id).padStart(16, '0');
+/**
+ * Members of the list indexes sort as strings: an id is written in base 36, zero-padded to 11
+ * digits (every id below 2^53 fits, and 0-9 sort before a-z, so numeric order is kept) — 5 bytes
+ * fewer than 16 decimal digits, which takes each by-added entry one allocation class down.
+ */
+export const idMember = (id: number): string => id.toString(36).padStart(ID_MEMBER_DIGITS, '0');
 export const nameMember = (sortName: string, id: number): string => `${sortName}\u0000${idMember(id)}`;
-export const idFromMember = (m: string): number => Number(m.slice(m.lastIndexOf('\u0000') + 1));
+/** The id of a member; one of earlier builds (16 decimal digits) too. */
+export function idFromMember(m: string): number {
+  const id = m.slice(m.lastIndexOf('\u0000') + 1);
+  return id.length === LEGACY_ID_MEMBER_DIGITS ? Number(id) : Number.parseInt(id, 36);
+}
+export const ID_MEMBER_DIGITS = 11;
+/** The width of an id member of earlier builds (decimal). */
+export const LEGACY_ID_MEMBER_DIGITS = 16;

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { accountNameKey } from '../../domain/store-rules.js';
 import { setsViewerRules } from '../../domain/viewer-rules.js';
-import { keys, idFromMember, TOKEN_VALUE_FIELD_END } from './keys.js';
+import { keys, idFromMember, idMember, LEGACY_ID_MEMBER_DIGITS, TOKEN_VALUE_FIELD_END } from './keys.js';
 import type { RedisConnection } from './connection.js';
 import type { ScriptName } from './scripts.js';
 import { readTokens } from './token-record.js';
@@ -16,6 +16,9 @@ const VIEWER_RULE_INDEX_VERSION = '2';
 /** The meta key and value saying the usage indexes cover data of earlier builds too. */
 const USAGE_INDEX_META = 'usage-index';
 const USAGE_INDEX_VERSION = '1';
+/** The meta key and value saying every list index member has its base-36 id (keys.ts idMember). */
+const INDEX_MEMBERS_META = 'token-index-members';
+const INDEX_MEMBERS_VERSION = '1';
 /** The meta key and value saying every token record is in its bucket (keys.tokenRecord). */
 const TOKEN_BUCKETS_META = 'token-buckets';
 const TOKEN_BUCKETS_VERSION = '1';
@@ -38,6 +41,39 @@ export async function upgradeStore(c: RedisConnection): Promise<void> {
   await upgradeAccountNames(c);
   await upgradeTokenValueHints(c);
   await upgradeTokenBuckets(c);
+  await upgradeIndexMembers(c);
+}
+
+/**
+ * Earlier builds wrote the ids of the token list indexes (by name, by addition) as 16 decimal
+ * digits; this one as 11 base-36 digits (keys.ts idMember). Every account's indexes are read whole
+ * first, then each old member is replaced (ZADD the new with its score, ZREM the old) in pipelines
+ * of 1,000. Once per store (meta key); idempotent.
+ */
+export async function upgradeIndexMembers(c: RedisConnection): Promise<void> {
+  if ((await c.redis.get(keys.meta(INDEX_MEMBERS_META))) === INDEX_MEMBERS_VERSION) return;
+  for (const accountId of await c.redis.zrange(keys.accountList, 0, -1)) {
+    for (const kind of ['publish', 'subscribe'] as const) {
+      for (const key of [keys.byName(accountId, kind), keys.byAdded(accountId, kind)]) {
+        const flat = await c.redis.zrange(key, 0, -1, 'WITHSCORES');
+        const old: Array<[member: string, score: string]> = [];
+        for (let i = 0; i < flat.length; i += 2) {
+          const m = flat[i];
+          if (m.length - (m.lastIndexOf('\u0000') + 1) === LEGACY_ID_MEMBER_DIGITS) old.push([m, flat[i + 1]]);
+        }
+        for (let i = 0; i < old.length; i += 1000) {
+          const move = c.redis.pipeline();
+          for (const [m, score] of old.slice(i, i + 1000)) {
+            const cut = m.lastIndexOf('\u0000') + 1;
+            move.zadd(key, score, m.slice(0, cut) + idMember(idFromMember(m)));
+            move.zrem(key, m);
+          }
+          for (const [err] of (await move.exec()) ?? []) if (err) throw err;
+        }
+      }
+    }
+  }
+  await c.redis.set(keys.meta(INDEX_MEMBERS_META), INDEX_MEMBERS_VERSION);
 }
 
 /**
@@ -70,16 +106,18 @@ export async function upgradeTokenBuckets(c: RedisConnection): Promise<void> {
 }
 
 /**
- * Earlier builds keyed a token value hint by the 60 hex digits after the bucket's 4; this one by
- * the next 24 (keys.tokenValue): each long field is written again short and removed. One SCAN of
+ * Earlier builds keyed a token value hint by the 60 hex digits after the bucket's 4 (as text); this
+ * one by the next 12 bytes (keys.tokenValue): each text field is written again short and removed. One SCAN of
  * the buckets (every master of a Cluster), once per store (meta key); idempotent, and a bucket's
  * move is one script-free pipeline of HSET then HDEL, so a hint is never missing meanwhile.
  */
+/** A hint field of an earlier build: 60 (or 24) hex digits as text; one of this build is 12 bytes. */
+const isHexField = (f: Buffer): boolean => (f.length === 60 || f.length === 24) && /^[0-9a-f]+$/.test(f.toString('latin1'));
+
 export async function upgradeTokenValueHints(c: RedisConnection): Promise<void> {
   if ((await c.redis.get(keys.meta(TOKEN_VALUE_HINTS_META))) === TOKEN_VALUE_HINTS_VERSION) return;
   const prefix = c.redis.options.keyPrefix ?? '';
   const pattern = globLiteral(prefix) + keys.tokenValueGlob;
-  const longField = 64 - 4;
   for (const node of c.redis instanceof Cluster ? c.redis.nodes('master') : [c.redis]) {
     let cursor = '0';
     do {
@@ -87,12 +125,14 @@ export async function upgradeTokenValueHints(c: RedisConnection): Promise<void> 
       cursor = next;
       for (const full of found) {
         const bucket = full.slice(prefix.length);
-        const hints = await c.redis.hgetall(bucket);
-        const old = Object.keys(hints).filter((f) => f.length === longField);
+        // the fields as bytes (this build's are not text): field, value, field, value, ...
+        const flat = (await c.redis.callBuffer('HGETALL', bucket)) as Buffer[];
+        const old: Array<[field: Buffer, ref: Buffer]> = [];
+        for (let i = 0; i < flat.length; i += 2) if (isHexField(flat[i])) old.push([flat[i], flat[i + 1]]);
         if (old.length === 0) continue;
         const move = c.redis.pipeline();
-        for (const f of old) move.hset(bucket, f.slice(0, TOKEN_VALUE_FIELD_END - 4), hints[f]);
-        move.hdel(bucket, ...old);
+        for (const [f, ref] of old) move.hset(bucket, Buffer.from(f.toString('latin1').slice(0, TOKEN_VALUE_FIELD_END - 4), 'hex'), ref);
+        move.hdel(bucket, ...old.map(([f]) => f));
         for (const [err] of (await move.exec()) ?? []) if (err) throw err;
       }
     } while (cursor !== '0');
