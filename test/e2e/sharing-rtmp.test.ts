@@ -29,6 +29,25 @@ async function relayFrom(localAddress: string, port: number): Promise<net.Server
   return server;
 }
 
+/**
+ * An ffmpeg viewer of `name` on `stand`'s nginx from 127.0.0.`n` (through a relay kept in
+ * `relays`), once its session is in the registry as `readVia` reads it: the process and the session.
+ */
+async function viewerFrom(stand: Stand, readVia: Stand, relays: net.Server[], name: string, token: { id: number; token: string }, n: number) {
+  const relay = await relayFrom(`127.0.0.${n}`, stand.rtmpPort);
+  relays.push(relay);
+  const proc = stand.viewAt(`rtmp://127.0.0.1:${(relay.address() as AddressInfo).port}/live/${name}?token=${token.token}`);
+  let found: { id: string } | undefined;
+  assert.ok(
+    await until(async () => {
+      found = (await readVia.sessionsOf(token.id)).find((x) => x.clientIp === `127.0.0.${n}`);
+      return found !== undefined;
+    }, 15000),
+    `viewer from 127.0.0.${n} admitted`,
+  );
+  return { proc, session: found! };
+}
+
 describe('token sharing on nginx-rtmp (action limit, on_update every 1 s)', () => {
   let s: Stand;
   const relays: net.Server[] = [];
@@ -49,23 +68,13 @@ describe('token sharing on nginx-rtmp (action limit, on_update every 1 s)', () =
     s.publish('cam8', pub.token);
     assert.ok(await until(async () => (await s.sessionsOf(pub.id)).length === 1, 15000), 'the publisher is live');
 
-    const viewers = [];
     // each viewer's session as admitted (the earlier two are ended within moments of the third)
     const admitted: Array<{ id: string }> = [];
+    const viewers = [];
     for (const n of [2, 3, 4]) {
-      const relay = await relayFrom(`127.0.0.${n}`, s.rtmpPort);
-      relays.push(relay);
-      const url = `rtmp://127.0.0.1:${(relay.address() as AddressInfo).port}/live/cam8?token=${sub.token}`;
-      viewers.push(s.viewAt(url));
-      let found: { id: string } | undefined;
-      assert.ok(
-        await until(async () => {
-          found = (await s.sessionsOf(sub.id)).find((x) => x.clientIp === `127.0.0.${n}`);
-          return found !== undefined;
-        }, 15000),
-        `viewer from 127.0.0.${n} admitted`,
-      );
-      admitted.push(found!);
+      const v = await viewerFrom(s, s, relays, 'cam8', sub, n);
+      viewers.push(v.proc);
+      admitted.push(v.session);
     }
     const at = Date.now();
     const [first, second, newest] = viewers;
@@ -136,19 +145,10 @@ describe('token sharing over two instances on one Redis, each behind its own ngi
     const viewers = [];
     const admitted: Array<{ id: string }> = [];
     for (const [stand, name, n] of plan) {
-      const relay = await relayFrom(`127.0.0.${n}`, stand.rtmpPort);
-      relays.push(relay);
-      viewers.push(stand.viewAt(`rtmp://127.0.0.1:${(relay.address() as AddressInfo).port}/live/${name}?token=${sub.token}`));
-      let found: { id: string } | undefined;
-      assert.ok(
-        await until(async () => {
-          // read through the other instance: the registry is the store's
-          found = (await (stand === a ? b : a).sessionsOf(sub.id)).find((x) => x.clientIp === `127.0.0.${n}`);
-          return found !== undefined;
-        }, 15000),
-        `viewer from 127.0.0.${n} admitted`,
-      );
-      admitted.push(found!);
+      // read through the other instance: the registry is the store's
+      const v = await viewerFrom(stand, stand === a ? b : a, relays, name, sub, n);
+      viewers.push(v.proc);
+      admitted.push(v.session);
     }
     const at = Date.now();
     const cut = await Promise.all([exitOf(viewers[0], 10000), exitOf(viewers[1], 10000)]);

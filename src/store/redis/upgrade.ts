@@ -30,6 +30,23 @@ const ACCOUNT_NAMES_META = 'account-names';
 const ACCOUNT_NAMES_VERSION = '1';
 
 /**
+ * Every key matching `glob` (a keys.ts glob, the prefix added here), in pages of one SCAN call on
+ * every master (a Cluster's each), handed to `page` without the prefix.
+ */
+async function scanKeys(c: RedisConnection, glob: string, page: (found: string[]) => Promise<void>): Promise<void> {
+  const prefix = c.redis.options.keyPrefix ?? '';
+  const pattern = globLiteral(prefix) + glob;
+  for (const node of c.redis instanceof Cluster ? c.redis.nodes('master') : [c.redis]) {
+    let cursor = '0';
+    do {
+      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      await page(found.map((k) => k.slice(prefix.length)));
+    } while (cursor !== '0');
+  }
+}
+
+/**
  * Data of earlier builds indexed only active publish tokens as setting viewer rules: a disabled
  * securing token must be in the set too (securesViewing). Once per store (meta key), idempotent:
  * instances starting together add the same members, and a member whose token no longer sets
@@ -84,24 +101,17 @@ export async function upgradeIndexMembers(c: RedisConnection): Promise<void> {
  */
 export async function upgradeTokenBuckets(c: RedisConnection): Promise<void> {
   if ((await c.redis.get(keys.meta(TOKEN_BUCKETS_META))) === TOKEN_BUCKETS_VERSION) return;
-  const prefix = c.redis.options.keyPrefix ?? '';
-  const pattern = globLiteral(prefix) + keys.legacyTokenGlob;
-  for (const node of c.redis instanceof Cluster ? c.redis.nodes('master') : [c.redis]) {
-    let cursor = '0';
-    do {
-      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
-      for (const full of found) {
-        const m = /^\{a:(.+?)\}:t:(\d+)$/.exec(full.slice(prefix.length));
-        if (!m) continue; // a bound-address or use-count key
-        const [accountId, id] = [m[1], Number(m[2])];
-        const value = await c.redis.getBuffer(keys.legacyToken(accountId, id));
-        if (value === null) continue;
-        await c.redis.hsetnx(...keys.tokenRecord(accountId, id), value);
-        await c.redis.del(keys.legacyToken(accountId, id));
-      }
-    } while (cursor !== '0');
-  }
+  await scanKeys(c, keys.legacyTokenGlob, async (found) => {
+    for (const key of found) {
+      const m = /^\{a:(.+?)\}:t:(\d+)$/.exec(key);
+      if (!m) continue; // a bound-address or use-count key
+      const [accountId, id] = [m[1], Number(m[2])];
+      const value = await c.redis.getBuffer(keys.legacyToken(accountId, id));
+      if (value === null) continue;
+      await c.redis.hsetnx(...keys.tokenRecord(accountId, id), value);
+      await c.redis.del(keys.legacyToken(accountId, id));
+    }
+  });
   await c.redis.set(keys.meta(TOKEN_BUCKETS_META), TOKEN_BUCKETS_VERSION);
 }
 
@@ -116,27 +126,19 @@ const isHexField = (f: Buffer): boolean => (f.length === 60 || f.length === 24) 
 
 export async function upgradeTokenValueHints(c: RedisConnection): Promise<void> {
   if ((await c.redis.get(keys.meta(TOKEN_VALUE_HINTS_META))) === TOKEN_VALUE_HINTS_VERSION) return;
-  const prefix = c.redis.options.keyPrefix ?? '';
-  const pattern = globLiteral(prefix) + keys.tokenValueGlob;
-  for (const node of c.redis instanceof Cluster ? c.redis.nodes('master') : [c.redis]) {
-    let cursor = '0';
-    do {
-      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
-      for (const full of found) {
-        const bucket = full.slice(prefix.length);
-        // the fields as bytes (this build's are not text): field, value, field, value, ...
-        const flat = (await c.redis.callBuffer('HGETALL', bucket)) as Buffer[];
-        const old: Array<[field: Buffer, ref: Buffer]> = [];
-        for (let i = 0; i < flat.length; i += 2) if (isHexField(flat[i])) old.push([flat[i], flat[i + 1]]);
-        if (old.length === 0) continue;
-        const move = c.redis.pipeline();
-        for (const [f, ref] of old) move.hset(bucket, Buffer.from(f.toString('latin1').slice(0, TOKEN_VALUE_FIELD_END - 4), 'hex'), ref);
-        move.hdel(bucket, ...old.map(([f]) => f));
-        for (const [err] of (await move.exec()) ?? []) if (err) throw err;
-      }
-    } while (cursor !== '0');
-  }
+  await scanKeys(c, keys.tokenValueGlob, async (found) => {
+    for (const bucket of found) {
+      // the fields as bytes (this build's are not text): field, value, field, value, ...
+      const flat = (await c.redis.callBuffer('HGETALL', bucket)) as Buffer[];
+      const old: Array<[field: Buffer, ref: Buffer]> = [];
+      for (let i = 0; i < flat.length; i += 2) if (isHexField(flat[i])) old.push([flat[i], flat[i + 1]]);
+      if (old.length === 0) continue;
+      const move = c.redis.pipeline();
+      for (const [f, ref] of old) move.hset(bucket, Buffer.from(f.toString('latin1').slice(0, TOKEN_VALUE_FIELD_END - 4), 'hex'), ref);
+      move.hdel(bucket, ...old.map(([f]) => f));
+      for (const [err] of (await move.exec()) ?? []) if (err) throw err;
+    }
+  });
   await c.redis.set(keys.meta(TOKEN_VALUE_HINTS_META), TOKEN_VALUE_HINTS_VERSION);
 }
 
@@ -177,16 +179,7 @@ async function upgradeViewerRuleIndex(c: RedisConnection): Promise<void> {
  */
 async function upgradeUsageIndexes(c: RedisConnection): Promise<void> {
   if ((await c.redis.get(keys.meta(USAGE_INDEX_META))) === USAGE_INDEX_VERSION) return;
-  const prefix = c.redis.options.keyPrefix ?? '';
-  const pattern = globLiteral(prefix) + keys.usageGlob;
-  for (const node of c.redis instanceof Cluster ? c.redis.nodes('master') : [c.redis]) {
-    let cursor = '0';
-    do {
-      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
-      await indexOldUsage(c, found.map((k) => k.slice(prefix.length)));
-    } while (cursor !== '0');
-  }
+  await scanKeys(c, keys.usageGlob, (found) => indexOldUsage(c, found));
   await c.redis.set(keys.meta(USAGE_INDEX_META), USAGE_INDEX_VERSION);
 }
 
