@@ -1,22 +1,37 @@
 // npm run bench: Streamgate's decision endpoints against the floors of its platform, measured in
-// one run on one machine. Each server is its own process pinned to the same core; the load
-// generator runs on the other. Results: tables, the targets judged (PASS/FAIL) and bench/results/*.json.
+// one run on one machine, then the time from a revocation to the cut client (cuts.ts) and the
+// scale run. Each server is its own process pinned to the same core; the load generator runs on
+// the other. Results: tables, the targets judged (PASS/FAIL) and bench/results/*.json.
 //   BENCH_DURATION (s, default 5)  BENCH_CONNECTIONS (default 32)  BENCH_SIZES (default 1000,100000,1000000)
-//   BENCH_SKIP_SCALE=1 (only the endpoint comparison)  BENCH_ONLY_SCALE=1  BENCH_BACKENDS=sqlite,redis (scale run)  BENCH_REDIS_CPU (default 0, the load generator's)
+//   BENCH_SKIP_SCALE=1  BENCH_ONLY_SCALE=1  BENCH_BACKENDS=sqlite,redis (scale run)  BENCH_REDIS_CPU (default 0, the load generator's)
 //   BENCH_CASES=<comma list of case names or parts of names> (only those cases, e.g. BENCH_CASES=authorize,credential)
+//   BENCH_SKIP_CUTS=1  BENCH_ONLY_CUTS=1  BENCH_CUT_REPEATS (samples per row, default 30)
+//   BENCH_CUTS=nginx-rtmp,http,drivers (which time-to-cut parts)  BENCH_CUT_POLL_MS (an HTTP viewer's interval, default 50)
 // The pieces: lib/config (settings), lib/setup (pinning, build, machine, Redis), lib/targets
 // (processes), lib/load (load generation), lib/stats (medians, server-side p99), lib/report
 // (tables, result file), lib/goals (the targets), lib/stalls (the machine's own pauses, measured
-// before and after), cases, scale. npm run bench:compare (compare.ts) compares two builds.
+// before and after), cases, cuts, scale. npm run bench:compare (compare.ts) compares two builds.
 import type { ChildProcess } from 'node:child_process';
 import { CASE_NAMES, cases, ISSUER_JWT } from './cases.js';
-import { CONNECTIONS, DURATION, SIZES, selectCases } from './lib/config.js';
-import { type HalfFigures, judge, P99_AT_HALF_MS, printTargets, THROUGHPUT } from './lib/goals.js';
+import { CONNECTIONS, CUT_POLL_MS, CUT_REPEATS, DURATION, PARTS, SIZES, selectCases, selectCutParts } from './lib/config.js';
+import {
+  CUT_DRIVER_TIMEOUT_MS,
+  CUT_REVALIDATE_SECONDS,
+  CUT_UPDATE_SECONDS,
+  type CutFigures,
+  type HalfFigures,
+  judge,
+  judgeCuts,
+  P99_AT_HALF_MS,
+  printTargets,
+  THROUGHPUT,
+} from './lib/goals.js';
 import { type Case, load, pacedMedian, type Result, WRK } from './lib/load.js';
 import type { Target } from './lib/targets.js';
-import { printCpuTable, printEndpointTable, writeResults } from './lib/report.js';
+import { printCpuTable, printCutTable, printEndpointTable, writeResults } from './lib/report.js';
 import { buildCurrent, describeMachine, pinToLoadCore, startPinnedRedis } from './lib/setup.js';
 import { rssMb, startProcess, streamgate } from './lib/targets.js';
+import { cutRun } from './cuts.js';
 import { type ScaleRow, scaleRun } from './scale.js';
 import { prepareStore } from './seed.js';
 import { describeStalls, measureStalls, type Stalls } from './lib/stalls.js';
@@ -48,6 +63,7 @@ async function atHalf(t: Target, c: Case, rate: number, floor: Target): Promise<
 async function main(): Promise<void> {
   pinToLoadCore();
   const selected = selectCases(CASE_NAMES); // before the build: a BENCH_CASES typo stops the run at once
+  const cutParts = selectCutParts(); // a BENCH_CUTS typo too
   buildCurrent();
   const machine = describeMachine();
   const redis = await startPinnedRedis();
@@ -56,12 +72,13 @@ async function main(): Promise<void> {
   const half: HalfFigures[] = [];
   let caseNames: string[] = [];
   let scale: ScaleRow[] | undefined;
+  let cuts: CutFigures[] | undefined;
   const out: Record<string, unknown> = { machine, duration: DURATION, connections: CONNECTIONS, at: new Date().toISOString() };
   // The machine's own pauses, before and after the measurements, reported beside the targets.
   const stalls: Stalls[] = [await measureStalls()];
   out.stalls = stalls;
   try {
-    if (!process.env.BENCH_ONLY_SCALE) {
+    if (PARTS.endpoints) {
       const nodeFloor = await startProcess('node:http floor', [process.execPath, 'bench/servers/floor-node.mjs', '$PORT'], {});
       const expressFloor = await startProcess('express floor', [process.execPath, 'bench/servers/floor-express.mjs', '$PORT'], {});
       // The same express app served the way Streamgate serves its own (src/http/server.ts).
@@ -112,13 +129,20 @@ async function main(): Promise<void> {
       for (const p of [nodeFloor.proc, expressFloor.proc, bornFloor.proc, timedFloor.proc, redisFloor.proc, sqlite.t.proc, onRedis.t.proc]) p.kill('SIGTERM');
     }
 
-    if (!process.env.BENCH_SKIP_SCALE) out.scale = scale = await scaleRun(redis);
+    if (PARTS.cuts) {
+      out.cutSettings = { repeats: CUT_REPEATS, pollMs: CUT_POLL_MS, notifyUpdateSeconds: CUT_UPDATE_SECONDS, revalidateSeconds: CUT_REVALIDATE_SECONDS, driverTimeoutMs: CUT_DRIVER_TIMEOUT_MS, parts: [...cutParts] };
+      cuts = await cutRun(redis, cutParts);
+      console.log('\nTime to cut, from the revocation to the client refused or disconnected:');
+      out.cuts = printCutTable(cuts);
+    }
+
+    if (PARTS.scale) out.scale = scale = await scaleRun(redis);
   } finally {
     for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
     await redis.stop();
   }
   stalls.push(await measureStalls());
-  const targets = judge(caseNames, results, half, scale, SIZES);
+  const targets = [...judge(caseNames, results, half, scale, SIZES), ...judgeCuts(cuts)];
   out.targets = targets;
   printTargets(targets);
   console.log(`machine pauses: before, ${describeStalls(stalls[0])}; after, ${describeStalls(stalls[1])}`);

@@ -28,6 +28,44 @@ export const STREAMGATE_ENV: Record<string, string> = {
 };
 
 /**
+ * What the run measures: the decision endpoints, the time to cut (bench/cuts.ts) and the scale run.
+ * BENCH_ONLY_SCALE=1 and BENCH_ONLY_CUTS=1 run only that part (both: both); otherwise every part
+ * runs but those BENCH_SKIP_CUTS=1 and BENCH_SKIP_SCALE=1 leave out.
+ */
+const ONLY_SCALE = Boolean(process.env.BENCH_ONLY_SCALE);
+const ONLY_CUTS = Boolean(process.env.BENCH_ONLY_CUTS);
+export const PARTS = {
+  endpoints: !ONLY_SCALE && !ONLY_CUTS,
+  cuts: ONLY_SCALE || ONLY_CUTS ? ONLY_CUTS : !process.env.BENCH_SKIP_CUTS,
+  scale: ONLY_SCALE || ONLY_CUTS ? ONLY_SCALE : !process.env.BENCH_SKIP_SCALE,
+};
+
+/** Time to cut: samples per row (BENCH_CUT_REPEATS), and how often a viewer asks again (BENCH_CUT_POLL_MS). */
+export const CUT_REPEATS = Number(process.env.BENCH_CUT_REPEATS ?? 30);
+export const CUT_POLL_MS = Number(process.env.BENCH_CUT_POLL_MS ?? 50);
+export const CUT_PARTS = ['nginx-rtmp', 'http', 'drivers'] as const;
+export type CutPart = (typeof CUT_PARTS)[number];
+
+/**
+ * BENCH_CUTS: a comma list of the time-to-cut parts to run (nginx-rtmp, http, drivers); unset:
+ * all. A name that is not a part stops the run, and so does a BENCH_CUT_REPEATS or
+ * BENCH_CUT_POLL_MS that is not a count of samples or of ms.
+ */
+export function selectCutParts(spec = process.env.BENCH_CUTS): Set<CutPart> {
+  if (!Number.isInteger(CUT_REPEATS) || CUT_REPEATS < 1) throw new Error(`BENCH_CUT_REPEATS: expected a whole number of samples, got ${process.env.BENCH_CUT_REPEATS}`);
+  if (!(CUT_POLL_MS > 0)) throw new Error(`BENCH_CUT_POLL_MS: expected a positive number of ms, got ${process.env.BENCH_CUT_POLL_MS}`);
+  const entries = (spec ?? '').split(',').map((e) => e.trim().toLowerCase()).filter((e) => e !== '');
+  if (entries.length === 0) return new Set(CUT_PARTS);
+  const out = new Set<CutPart>();
+  for (const e of entries) {
+    const part = CUT_PARTS.find((p) => p === e);
+    if (part === undefined) throw new Error(`BENCH_CUTS: "${e}" names no part; the parts: ${CUT_PARTS.join(', ')}`);
+    out.add(part);
+  }
+  return out;
+}
+
+/**
  * BENCH_CASES: a comma list of case names or parts of names (case-insensitive). An entry equal to
  * a case's whole name selects that case alone ("auth-request" is not "auth-request, session
  * credential"; a name holding commas is read whole when the list spells it out); any other entry

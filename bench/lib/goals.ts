@@ -1,13 +1,16 @@
 // The decision-path targets, judged on the figures of this run: throughput against the node:http
 // floor measured in the same run, p99 at half the measured maximum on Streamgate's own request
 // histogram, and throughput flat across token counts (the scale run). One table at the end; each
-// target PASS, FAIL, NOT RUN (its case or the scale run was left out: BENCH_CASES,
-// BENCH_SKIP_SCALE, BENCH_ONLY_SCALE, BENCH_BACKENDS, BENCH_SIZES), or NOT JUDGED (a p99 over its
+// target PASS, FAIL, NOT RUN (its case, the scale run or the time to cut was left out: BENCH_CASES,
+// BENCH_SKIP_SCALE, BENCH_ONLY_SCALE, BENCH_BACKENDS, BENCH_SIZES, BENCH_SKIP_CUTS, BENCH_ONLY_CUTS,
+// BENCH_CUTS), or NOT JUDGED (a p99 over its
 // target where the floor doing the least the request needs, paced at the same rate, is over it too:
-// this machine cannot tell; docs/performance.md#when-a-p99-target-is-not-judged).
+// this machine cannot tell; docs/performance.md#when-a-p99-target-is-not-judged). The time to cut
+// (bench/cuts.ts): p50 and p99 from a revocation to the refused or disconnected client, per path
+// and kind of revocation, against the bound that path promises (docs/performance.md#time-to-cut).
 import { AUTHORIZE, CREDENTIAL, ISSUER_JWT, SIGNED_CASES } from '../cases.js';
 import type { Result } from './load.js';
-import { median } from './stats.js';
+import { median, percentile } from './stats.js';
 
 export type Verdict = 'PASS' | 'FAIL' | 'NOT RUN' | 'NOT JUDGED';
 
@@ -23,6 +26,8 @@ export interface TargetRow {
   /** The figures behind it (the client figure beside a server-side one, CPU per request, rounds). */
   beside: string;
   verdict: Verdict;
+  /** How the measured column shows it, when not as one figure (the time to cut: p50 and p99). */
+  shown?: string;
 }
 
 /** A scale row as the targets read it (bench/scale.ts ScaleRow). */
@@ -174,9 +179,117 @@ export function printTargets(rows: TargetRow[]): void {
   console.log('| target | store | measured | goal | verdict | beside |');
   console.log('|---|---|---:|---|---|---|');
   for (const r of rows) {
-    const m = r.measured === undefined ? '–' : r.unit === '×' ? `${fmt(r.measured)}×` : `${r.measured === Infinity ? '> last bucket' : `≤ ${fmt(r.measured)}`} ms`;
+    const m = r.shown ?? (r.measured === undefined ? '–' : r.unit === '×' ? `${fmt(r.measured)}×` : `${r.measured === Infinity ? '> last bucket' : `≤ ${fmt(r.measured)}`} ms`);
     console.log(`| ${r.target} | ${r.store ?? ''} | ${m} | ${r.goal} | ${r.verdict} | ${r.beside} |`);
   }
   const n = (v: Verdict) => rows.filter((r) => r.verdict === v).length;
   console.log(`\ntargets: ${n('PASS')} PASS, ${n('FAIL')} FAIL, ${n('NOT JUDGED')} NOT JUDGED, ${n('NOT RUN')} NOT RUN`);
+}
+
+/** nginx-rtmp's notify_update_timeout in the time-to-cut run (s): without the control module a cut lands at the session's next on_update. */
+export const CUT_UPDATE_SECONDS = 2;
+/** sessions.http.revalidateSeconds of both instances the HTTP viewer rows run on. */
+export const CUT_REVALIDATE_SECONDS = 2;
+/** sessions.driverTimeoutMs of the Streamgate whose drivers call the media-server stand-ins. */
+export const CUT_DRIVER_TIMEOUT_MS = 2000;
+
+/** How long past its bound a revocation's cut is waited for before it counts as not cut. */
+export const CUT_GRACE_MS = 5000;
+
+/** Where a cut is observed: nginx-rtmp's client, an HTTP viewer on the instance that revoked or another, a media server's API. */
+export type CutPath = 'nginx-rtmp' | 'http, same instance' | 'http, another instance' | 'mediamtx' | 'srs' | 'ome';
+export type CutKind = 'token delete' | 'token disable' | 'stream stop' | 'session cut';
+
+export interface CutRowSpec {
+  path: CutPath;
+  kind: CutKind;
+  /** Whose session is revoked. */
+  client: 'publisher' | 'viewer';
+  /** The store of the Streamgate measured. */
+  store: 'sqlite' | 'redis';
+  /** What ends the measurement. */
+  until: string;
+  boundMs: number;
+  /** The bound, as the product states it. */
+  bound: string;
+}
+
+const NGINX_RTMP = { path: 'nginx-rtmp', store: 'sqlite', until: 'ffmpeg disconnected', boundMs: (CUT_UPDATE_SECONDS + 1) * 1000, bound: `notify_update_timeout ${CUT_UPDATE_SECONDS} s + 1 s` } as const;
+const SAME = { path: 'http, same instance', client: 'viewer', store: 'redis', until: 'first refused request', boundMs: 1000, bound: '1 s' } as const;
+const OTHER = {
+  path: 'http, another instance',
+  client: 'viewer',
+  store: 'redis',
+  until: 'first refused request',
+  boundMs: (CUT_REVALIDATE_SECONDS + 1) * 1000,
+  bound: `revalidateSeconds ${CUT_REVALIDATE_SECONDS} + 1 s`,
+} as const;
+const driver = (path: 'mediamtx' | 'srs' | 'ome', call: string) => ({ path, client: 'publisher', store: 'sqlite', until: `stand-in receives ${call}`, boundMs: CUT_DRIVER_TIMEOUT_MS, bound: `driverTimeoutMs ${CUT_DRIVER_TIMEOUT_MS}` }) as const;
+const DRIVER_KINDS: CutKind[] = ['token delete', 'token disable', 'stream stop', 'session cut'];
+
+/**
+ * Every time-to-cut row: each way of revoking on each path. A stream stop ends publishers only, so
+ * the HTTP viewer paths have none; OvenMediaEngine cuts publishers only (no per-viewer call).
+ */
+export const CUT_ROWS: readonly CutRowSpec[] = [
+  { ...NGINX_RTMP, kind: 'token delete', client: 'publisher' },
+  { ...NGINX_RTMP, kind: 'token disable', client: 'viewer' },
+  { ...NGINX_RTMP, kind: 'stream stop', client: 'publisher' },
+  { ...NGINX_RTMP, kind: 'session cut', client: 'viewer' },
+  ...(['token delete', 'token disable', 'session cut'] as const).flatMap((kind) => [{ ...SAME, kind }]),
+  ...(['token delete', 'token disable', 'session cut'] as const).flatMap((kind) => [{ ...OTHER, kind }]),
+  ...DRIVER_KINDS.map((kind) => ({ ...driver('mediamtx', 'the kick'), kind })),
+  ...DRIVER_KINDS.map((kind) => ({ ...driver('srs', 'the client delete'), kind })),
+  ...DRIVER_KINDS.map((kind) => ({ ...driver('ome', 'the stream delete'), kind })),
+];
+
+/** One time-to-cut row as measured (bench/cuts.ts). */
+export interface CutFigures {
+  path: CutPath;
+  kind: CutKind;
+  /** ms from each revocation to its client's cut, in the order taken. */
+  samples: number[];
+  /** Revocations whose client was not cut within the wait (bound + CUT_GRACE_MS). */
+  missed: number;
+  /** Samples that could not be taken (a client never admitted, a cut with another reason): none is expected. */
+  errors: string[];
+  /** How the cuts showed (ffmpeg exit codes, refusal statuses and reasons, the call received), each once. */
+  outcomes: string[];
+  /** Set when the row was not measured, and why. */
+  notRun?: string;
+}
+
+/** n, p50, p99 and max of a row, a missed cut counting as endless. */
+export function cutStats(f: Pick<CutFigures, 'samples' | 'missed'>): { n: number; p50: number; p99: number; max: number } {
+  const all = [...f.samples, ...Array<number>(f.missed).fill(Infinity)];
+  return { n: all.length, p50: percentile(all, 50), p99: percentile(all, 99), max: all.length === 0 ? Number.NaN : Math.max(...all) };
+}
+
+/** A time to cut as shown: tenths of a ms under 100 ms, whole ms above. */
+export const cutMs = (v: number): string => (Number.isNaN(v) ? '–' : v === Infinity ? '∞' : v.toFixed(v < 100 ? 1 : 0));
+
+export const cutLabel = (r: Pick<CutRowSpec, 'path' | 'kind' | 'client'>): string => `time to cut: ${r.path}, ${r.kind} (${r.client})`;
+
+/** One target per time-to-cut row: p50 and p99 within its bound, every revocation cut, no sample lost. */
+export function judgeCuts(cuts: CutFigures[] | undefined, notRun = 'time to cut not run (BENCH_SKIP_CUTS, BENCH_ONLY_SCALE)'): TargetRow[] {
+  return CUT_ROWS.map((spec) => {
+    const base = { target: cutLabel(spec), store: spec.store, unit: 'ms' as const, goal: `p50, p99 ≤ ${spec.boundMs} ms (${spec.bound}), until ${spec.until}` };
+    const f = cuts?.find((c) => c.path === spec.path && c.kind === spec.kind);
+    if (!f || f.notRun !== undefined) return { ...base, beside: f?.notRun ?? notRun, verdict: 'NOT RUN' as const };
+    const { n, p50, p99, max } = cutStats(f);
+    const notes = [
+      `n ${n}, p50 ${cutMs(p50)}, p99 ${cutMs(p99)}, max ${cutMs(max)} ms`,
+      f.missed > 0 ? `${f.missed} not cut within ${spec.boundMs + CUT_GRACE_MS} ms` : '',
+      f.errors.length > 0 ? `${f.errors.length} samples not taken: ${[...new Set(f.errors)].join('; ')}` : '',
+      f.outcomes.length > 0 ? `seen: ${f.outcomes.join(', ')}` : '',
+    ].filter((x) => x !== '');
+    const met = n > 0 && p50 <= spec.boundMs && p99 <= spec.boundMs;
+    return {
+      ...base,
+      measured: p99,
+      shown: `p50 ${cutMs(p50)} / p99 ${cutMs(p99)} ms`,
+      beside: notes.join('; '),
+      verdict: met && f.missed === 0 && f.errors.length === 0 ? ('PASS' as const) : ('FAIL' as const),
+    };
+  });
 }

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './config.js';
 import type { Result } from './load.js';
-import type { HalfFigures } from './goals.js';
+import { CUT_ROWS, type CutFigures, cutMs, cutStats, type HalfFigures } from './goals.js';
 
 /** One row per case and target, with the ratios against the floors of the same run. */
 export function printEndpointTable(caseNames: string[], results: Result[], half: HalfFigures[]): unknown[] {
@@ -60,6 +60,31 @@ export function printCpuTable(caseNames: string[], results: Result[]): unknown[]
     rows.push({ case: name, cpuUs: us, sqliteVsNode: times('streamgate sqlite'), redisVsNode: times('streamgate redis') });
     const x = (v: number | undefined) => (v === undefined ? '–' : `${v.toFixed(2)}×`);
     console.log(`| ${name} | ${CPU_TARGETS.map((t) => us[t] ?? '–').join(' | ')} | ${x(times('streamgate sqlite'))} | ${x(times('streamgate redis'))} |`);
+  }
+  return rows;
+}
+
+/**
+ * The time to cut, one row per path and kind of revocation (docs/performance.md#time-to-cut), in
+ * ms; the rows for the result file carry every sample.
+ */
+export function printCutTable(cuts: CutFigures[]): unknown[] {
+  const rows: unknown[] = [];
+  console.log('\n| path | revocation | client | until | n | p50 ms | p99 ms | max ms | bound | not cut | not taken |');
+  console.log('|---|---|---|---|---:|---:|---:|---:|---|---:|---:|');
+  for (const spec of CUT_ROWS) {
+    const f = cuts.find((c) => c.path === spec.path && c.kind === spec.kind);
+    if (!f) continue;
+    if (f.notRun !== undefined) {
+      rows.push({ ...spec, notRun: f.notRun });
+      console.log(`| ${spec.path} | ${spec.kind} | ${spec.client} | ${spec.until} | – | – | – | – | ${spec.bound} | – | not run: ${f.notRun} |`);
+      continue;
+    }
+    const st = cutStats(f);
+    rows.push({ ...spec, ...st, missed: f.missed, errors: f.errors, outcomes: f.outcomes, samples: f.samples });
+    console.log(
+      `| ${spec.path} | ${spec.kind} | ${spec.client} | ${spec.until} | ${st.n} | ${cutMs(st.p50)} | ${cutMs(st.p99)} | ${cutMs(st.max)} | ${spec.bound} (${spec.boundMs} ms) | ${f.missed} | ${f.errors.length} |`,
+    );
   }
   return rows;
 }

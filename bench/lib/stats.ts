@@ -36,3 +36,12 @@ export function p99Between(before: Map<number, number>, after: Map<number, numbe
   return undefined;
 }
 
+/**
+ * The p-th percentile by nearest rank: the smallest value with at least p% of the values at or
+ * under it (the p99 of 30 values is their largest). NaN for none.
+ */
+export function percentile(xs: readonly number[], p: number): number {
+  if (xs.length === 0) return Number.NaN;
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1];
+}

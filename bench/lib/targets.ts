@@ -1,5 +1,6 @@
 // The processes under test: the floors and Streamgate (dist/main.js), each pinned to the servers' core;
-// and a private Redis for the Redis-backed runs (the benchmark imports nothing from the tests).
+// and a private Redis for the Redis-backed runs (the benchmark imports nothing from the tests but
+// what the time to cut runs: the end-to-end nginx helper and the media-server API stand-ins).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';

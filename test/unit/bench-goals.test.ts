@@ -2,11 +2,14 @@
 // at half max within the target passes; over it, the floor paced at the same rate decides whether
 // the product failed it (the floor meets it) or this machine cannot tell (the floor is over it too).
 // And the issuer-JWT case's throughput target: at least half the node:http floor's req/s on each store.
+// And the time to cut (docs/performance.md#time-to-cut): p50 and p99 within the path's bound, every
+// revocation cut and every sample taken.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ISSUER_JWT } from '../../bench/cases.js';
-import { type HalfFigures, judge } from '../../bench/lib/goals.js';
+import { CUT_ROWS, type CutFigures, type HalfFigures, judge, judgeCuts } from '../../bench/lib/goals.js';
 import type { Result } from '../../bench/lib/load.js';
+import { percentile } from '../../bench/lib/stats.js';
 
 const CASE = 'mediamtx auth, limited token';
 
@@ -90,5 +93,54 @@ describe('bench targets: the issuer-JWT case at half the node:http floor', () =>
         [`${ISSUER_JWT}: server p99 at half max (median of 3)`, 'redis', 'NOT RUN'],
       ],
     );
+  });
+});
+
+describe('bench targets: time to cut', () => {
+  const figures = (samples: number[], more: Partial<CutFigures> = {}): CutFigures => ({ path: 'nginx-rtmp', kind: 'token delete', samples, missed: 0, errors: [], outcomes: ['ffmpeg exit 1'], ...more });
+  const row = (f: CutFigures | undefined) => {
+    const r = judgeCuts(f ? [f] : undefined).find((x) => x.target === 'time to cut: nginx-rtmp, token delete (publisher)');
+    assert.ok(r, 'the nginx-rtmp token delete row');
+    return r;
+  };
+  /** 30 samples: 29 of `low` ms and one of `high` (the p99 of 30 is the largest). */
+  const thirty = (low: number, high: number) => [...Array<number>(29).fill(low), high];
+
+  it('takes the p99 by nearest rank: of 30 samples, the largest; of 200, the 198th', () => {
+    assert.equal(percentile(thirty(10, 2000), 99), 2000);
+    assert.equal(percentile(thirty(10, 2000), 50), 10);
+    const ramp = Array.from({ length: 200 }, (_, i) => i + 1);
+    assert.deepEqual([percentile(ramp, 99), percentile(ramp, 50)], [198, 100]);
+    assert.ok(Number.isNaN(percentile([], 99)));
+  });
+
+  it('passes with p50 and p99 within notify_update_timeout 2 s + 1 s, and fails past it', () => {
+    const pass = row(figures(thirty(1000, 3000)));
+    assert.deepEqual([pass.verdict, pass.measured, pass.shown, pass.store], ['PASS', 3000, 'p50 1000 / p99 3000 ms', 'sqlite']);
+    assert.match(pass.goal, /^p50, p99 ≤ 3000 ms \(notify_update_timeout 2 s \+ 1 s\), until ffmpeg disconnected$/);
+    assert.match(pass.beside, /^n 30, p50 1000, p99 3000, max 3000 ms; seen: ffmpeg exit 1$/);
+    assert.equal(row(figures(thirty(1000, 3001))).verdict, 'FAIL');
+  });
+
+  it('fails on a revocation not cut or a sample not taken, whatever the figures', () => {
+    const missed = row(figures(thirty(900, 1000).slice(1), { missed: 1 }));
+    assert.deepEqual([missed.verdict, missed.shown], ['FAIL', 'p50 900 / p99 ∞ ms']);
+    assert.match(missed.beside, /1 not cut within 8000 ms/);
+    const lost = row(figures(thirty(900, 1000), { errors: ['the publisher was not admitted within 15000 ms'] }));
+    assert.equal(lost.verdict, 'FAIL');
+    assert.match(lost.beside, /1 samples not taken: the publisher was not admitted/);
+    assert.equal(row(figures([])).verdict, 'FAIL');
+  });
+
+  it('is not run when the time to cut or its part was left out, and says why', () => {
+    assert.deepEqual([row(undefined).verdict, row(undefined).beside], ['NOT RUN', 'time to cut not run (BENCH_SKIP_CUTS, BENCH_ONLY_SCALE)']);
+    const left = row(figures([], { notRun: 'BENCH_CUTS leaves out nginx-rtmp' }));
+    assert.deepEqual([left.verdict, left.beside], ['NOT RUN', 'BENCH_CUTS leaves out nginx-rtmp']);
+    assert.equal(judgeCuts(undefined).length, CUT_ROWS.length);
+  });
+
+  it('bounds each path as the product states it: 1 s on the instance that revoked, revalidateSeconds + 1 s on another, driverTimeoutMs for a media server', () => {
+    const bounds = Object.fromEntries(CUT_ROWS.map((r) => [r.path, r.boundMs]));
+    assert.deepEqual(bounds, { 'nginx-rtmp': 3000, 'http, same instance': 1000, 'http, another instance': 3000, mediamtx: 2000, srs: 2000, ome: 2000 });
   });
 });
