@@ -47,6 +47,12 @@ export async function seedSqlite(file: string, accountId: string, n: number): Pr
 export async function seedRedis(url: string, keyPrefix: string, accountId: string, n: number): Promise<void> {
   const client = new Redis(url, { keyPrefix, enableAutoPipelining: true });
   const store = new RedisStore(client);
+  await seedRedisStore(store, accountId, n);
+  await store.close();
+}
+
+/** N seeded tokens of one account written through `store`, a RedisStore on any topology (standalone or Cluster), 2000 in flight. */
+export async function seedRedisStore(store: RedisStore, accountId: string, n: number): Promise<void> {
   const inFlight = 2000;
   let next = 0;
   await Promise.all(
@@ -57,7 +63,6 @@ export async function seedRedis(url: string, keyPrefix: string, accountId: strin
       }
     }),
   );
-  await store.close();
 }
 
 /** The issuer-JWT case's credential: a JWT of the seeded issuer, and its policy token's id (the decision's tokenId). */
