@@ -124,12 +124,16 @@ function shortForm(t: NewTokenRecord | TokenRecord): Record<string, unknown> {
   return out;
 }
 
+/** A record of `kind` with every field a stored record may leave out at its default (fresh arrays). */
+function atDefaults(kind: TokenKind, accountId: string): Record<string, unknown> {
+  const t: Record<string, unknown> = { kind, accountId };
+  for (const [k, def] of Object.entries(DEFAULTS[kind])) t[k] = Array.isArray(def) ? [] : def;
+  return t;
+}
+
 /** A record in the first layout (long field names). */
 function decodeFirst(accountId: string, id: number, rev: number, j: Record<string, unknown> & { kind: TokenKind; addedOn: string; streams: Array<{ streamName: string; isRegex?: boolean }> }): TokenRecord {
-  const defaults = DEFAULTS[j.kind];
-  const t: Record<string, unknown> = { kind: j.kind, accountId };
-  for (const [k, def] of Object.entries(defaults)) t[k] = Array.isArray(def) ? [] : def;
-  Object.assign(t, j);
+  const t = Object.assign(atDefaults(j.kind, accountId), j);
   t.accountId = accountId;
   t.updatedOn = j.updatedOn ?? j.addedOn;
   t.streams = j.streams.map((s) => ({ streamName: s.streamName, isRegex: s.isRegex === true }));
@@ -154,10 +158,7 @@ export function decodeToken(accountId: string, id: number, raw: Buffer | string 
     j = body[0] === BRACE ? (JSON.parse(body.toString('utf8')) as Record<string, unknown>) : fromRow(cbor.decode(body) as unknown[]);
   }
   if (typeof j.kind === 'string') return decodeFirst(accountId, id, rev, j as Parameters<typeof decodeFirst>[3]);
-  const kind: TokenKind = j.k === 'p' ? 'publish' : 'subscribe';
-  const defaults = DEFAULTS[kind];
-  const t: Record<string, unknown> = { kind, accountId };
-  for (const [k, def] of Object.entries(defaults)) t[k] = Array.isArray(def) ? [] : def;
+  const t = atDefaults(j.k === 'p' ? 'publish' : 'subscribe', accountId);
   for (const [k, v] of Object.entries(j)) {
     switch (k) {
       case 'k':
