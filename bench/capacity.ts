@@ -21,6 +21,12 @@
 //   BENCH_CAPACITY_STEADY_SECONDS (default 20)  how long each steady state is measured (whole revalidation periods)
 //   BENCH_CAPACITY_REVALIDATE_SECONDS (default 2)  sessions.http.revalidateSeconds
 //   BENCH_CAPACITY_REDIS (default single,cluster)  BENCH_NO_BUILD=1 (run dist/ as it is)
+// Then the confirmation, on the topologies BENCH_CAPACITY_CONFIRM names (default cluster; none: off):
+// BENCH_CAPACITY_CONFIRM_VIEWERS (default 100000) HTTP viewers admitted over two instances, each
+// sticky to one, held at steady state at BENCH_CAPACITY_CONFIRM_REVALIDATE_SECONDS (default 40; a
+// request every half period, as the unit step's), and the per-viewer figures held to what the unit
+// steps above predict (within 20%); and cached decisions with those sessions registered against
+// none (within 10%).
 // Results: tables on stdout and bench/results/capacity-<time>.json.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -102,6 +108,36 @@ const CAPACITY_ENV: Record<string, string> = {
   STREAMGATE_SESSIONS_HTTP_REVALIDATESECONDS: String(REVALIDATE_SECONDS),
 };
 for (const t of TOPOLOGIES) if (t !== 'single' && t !== 'cluster') throw new Error(`BENCH_CAPACITY_REDIS: "${t}" is neither single nor cluster`);
+
+const CONFIRM_VIEWERS = setting('BENCH_CAPACITY_CONFIRM_VIEWERS', 100_000);
+const CONFIRM_REVALIDATE_SECONDS = setting('BENCH_CAPACITY_CONFIRM_REVALIDATE_SECONDS', 40);
+// the decisions with sessions registered come up to a period and 20 s after the last presentation
+if (CONFIRM_REVALIDATE_SECONDS < 12) throw new Error(`BENCH_CAPACITY_CONFIRM_REVALIDATE_SECONDS: at least 12 (the sessions must outlive the measurement after the last presentation), got ${CONFIRM_REVALIDATE_SECONDS}`);
+const CONFIRM_ON = (process.env.BENCH_CAPACITY_CONFIRM ?? 'cluster')
+  .split(',')
+  .map((t) => t.trim())
+  .filter((t) => t !== '' && t !== 'none') as Topology[];
+for (const t of CONFIRM_ON) if (t !== 'single' && t !== 'cluster') throw new Error(`BENCH_CAPACITY_CONFIRM: "${t}" is neither single nor cluster (nor none)`);
+/** The confirmation's viewers present twice per period, as the unit step's do: the same checks per touch. */
+const CONFIRM_PRESENT_MS = (CONFIRM_REVALIDATE_SECONDS * 1000) / 2;
+/** Whole periods the confirmation's steady state is measured over. */
+const CONFIRM_PERIODS = 2;
+/** Requests in flight while the confirmation's viewers present. */
+const CONFIRM_CONCURRENCY = 64;
+/**
+ * The confirmation instances' viewer settings: its period; idle at three periods (a round every
+ * period: min(revalidateSeconds, idleSeconds / 3)); credentials that outlive the run, so no
+ * presentation is a refresh the unit step did not have.
+ */
+const CONFIRM_ENV: Record<string, string> = {
+  STREAMGATE_SESSIONS_HTTP_REVALIDATESECONDS: String(CONFIRM_REVALIDATE_SECONDS),
+  STREAMGATE_SESSIONS_HTTP_IDLESECONDS: String(CONFIRM_REVALIDATE_SECONDS * 3),
+  STREAMGATE_SESSIONS_HTTP_CREDENTIALSECONDS: '3600',
+};
+/** A per-viewer figure at scale within this share of the unit steps' prediction; decisions with sessions within FLAT_MAX of none. */
+const CONFIRM_WITHIN = 0.2;
+const FLAT_MAX = 1.1;
+const FLAT_ROUNDS = 5;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -200,6 +236,7 @@ class Run {
   accountId = '';
   secret = '';
   viewerRuleTokens = 0;
+  confirmation?: Confirmation;
 
   constructor(readonly dep: Deployment) {
     this.meter = new Meter(dep.primaries);
@@ -221,10 +258,10 @@ class Run {
     }
   }
 
-  async start(name: string): Promise<Instance> {
+  async start(name: string, env: Record<string, string> = {}, connections = CONCURRENCY): Promise<Instance> {
     const dir = mkdtempSync(path.join(tmpdir(), 'sg-capacity-'));
-    const t = await startProcess(`${this.dep.topology} ${name}`, [process.execPath, ...STREAMGATE_NODE_FLAGS, 'dist/main.js'], { ...this.env, STREAMGATE_DATA_DIR: dir });
-    const inst = { name, proc: t.proc, pool: new Pool(t.base, { connections: CONCURRENCY }) };
+    const t = await startProcess(`${this.dep.topology} ${name}`, [process.execPath, ...STREAMGATE_NODE_FLAGS, 'dist/main.js'], { ...this.env, ...env, STREAMGATE_DATA_DIR: dir });
+    const inst = { name, proc: t.proc, pool: new Pool(t.base, { connections }) };
     this.running.push(inst);
     this.idle = undefined;
     return inst;
@@ -242,6 +279,11 @@ class Run {
 
   async stopAll(): Promise<void> {
     for (const inst of [...this.running]) await this.stop(inst).catch(() => inst.proc.kill('SIGKILL'));
+  }
+
+  /** The processes' idle rates changed without a process starting or stopping (the viewer states they hold). */
+  forgetIdle(): void {
+    this.idle = undefined;
   }
 
   /** The idle rates of the processes running now, measured over IDLE_SECONDS (once per set of processes). */
@@ -538,12 +580,12 @@ async function endRtmp(run: Run, a: Instance, tokens: TokenRecord[]): Promise<vo
  * Decisions on cached tokens, round-robin over the instances running (all of them decide): Redis
  * commands per decision, and each instance's CPU per decision it served.
  */
-async function decisionStep(run: Run, hot: TokenRecord[]): Promise<void> {
+async function decisionStep(run: Run, hot: TokenRecord[], beside = ''): Promise<Cost> {
   const n = run.running.length;
   // a newly started instance warm; every token seen by every instance
   for (const inst of run.running) await warm(inst, hot);
   for (const inst of run.running) for (const t of hot) await decideAgain(inst, t);
-  await run.measure(`decision, token record cached (POST /hooks/authorize), ${DECISIONS_IN_FLIGHT} in flight per instance`, { unit: 'decision', instances: n }, async () => {
+  return run.measure(`decision, token record cached (POST /hooks/authorize), ${DECISIONS_IN_FLIGHT} in flight per instance${beside}`, { unit: 'decision', instances: n }, async () => {
     const served = new Array(n).fill(0);
     await inParallel(
       DECISIONS,
@@ -629,10 +671,7 @@ async function httpSteadySteps(run: Run, tokens: TokenRecord[], hot: TokenRecord
     await inParallel(VIEWERS, async (i) => {
       cookies[i] = await admitViewer(h2, 12, i, tokens[i]);
     });
-    const present = async (inst: Instance, i: number, round: number) => {
-      const a = await ask(inst, 'GET', '/hooks/auth-request', { 'x-original-uri': `/hls/${tokens[i].streams[0].streamName}/seg-${round}.ts`, 'x-real-ip': addressOf(12, i), cookie: cookies[i] });
-      expectStatus(a, 200, `${inst.name}: a segment request with the session credential`);
-    };
+    const present = (inst: Instance, i: number, round: number) => presentCredential(inst, 12, i, tokens[i], cookies, round);
     // Both instances hold every viewer and its token, their credential checks warm; their touches
     // of them are done before the idle rates are taken.
     for (const inst of [h2, h3]) await inParallel(Math.max(VIEWERS, WARM_REQUESTS), (k) => present(inst, k % VIEWERS, Math.floor(k / VIEWERS)));
@@ -661,35 +700,202 @@ async function httpSteadySteps(run: Run, tokens: TokenRecord[], hot: TokenRecord
   }
 }
 
+/** Viewer i of `group` presents its session credential (a segment request); a refreshed credential replaces it in `cookies`. */
+async function presentCredential(inst: Instance, group: number, i: number, t: TokenRecord, cookies: string[], round: number): Promise<void> {
+  const a = await ask(inst, 'GET', '/hooks/auth-request', { 'x-original-uri': `/hls/${t.streams[0].streamName}/seg-${round}.ts`, 'x-real-ip': addressOf(group, i), cookie: cookies[i] });
+  expectStatus(a, 200, `${inst.name}: a segment request with the session credential`);
+  const fresh = a.setCookie.find((c) => c.startsWith('streamgate_session='));
+  if (fresh) cookies[i] = fresh.split(';')[0];
+}
+
 /**
  * `viewers` viewers presenting in rounds, one round every PRESENT_MS (each viewer once a round),
  * until stopped; `checks` counts the answers by the instance `to` sent them to. stop() ends the
  * rounds and throws what failed in them.
  */
-function presenting(viewers: number, one: (i: number, round: number) => Promise<void>, to: (i: number, round: number) => Instance) {
+function presenting(viewers: number, one: (i: number, round: number) => Promise<void>, to: (i: number, round: number) => Instance, everyMs = PRESENT_MS, concurrency = CONCURRENCY) {
   const checks = new Map<Instance, number>();
+  /** How long each round's requests took (ms): over `everyMs`, the viewers presented less often than meant. */
+  const roundMs: number[] = [];
   let stopped = false;
   let failure: unknown;
   const done = (async () => {
     for (let round = 1; !stopped; round++) {
-      const due = performance.now() + PRESENT_MS;
-      await inParallel(viewers, async (i) => {
-        await one(i, round);
-        checks.set(to(i, round), (checks.get(to(i, round)) ?? 0) + 1);
-      });
-      await sleep(Math.max(0, due - performance.now()));
+      const start = performance.now();
+      await inParallel(
+        viewers,
+        async (i) => {
+          await one(i, round);
+          checks.set(to(i, round), (checks.get(to(i, round)) ?? 0) + 1);
+        },
+        concurrency,
+      );
+      roundMs.push(performance.now() - start);
+      await sleep(Math.max(0, start + everyMs - performance.now()));
     }
   })().catch((e: unknown) => {
     failure = e;
   });
   return {
     checks,
+    roundMs,
     stop: async () => {
       stopped = true;
       await done;
       if (failure !== undefined) throw failure;
     },
   };
+}
+
+// --- The confirmation at scale -------------------------------------------------------------------
+
+/** A per-viewer figure at scale against the unit steps' prediction. */
+interface Check {
+  figure: string;
+  predicted: number;
+  measured: number;
+  /** measured / predicted */
+  ratio: number;
+  bound: string;
+  verdict: 'PASS' | 'FAIL';
+}
+
+interface Confirmation {
+  topology: Topology;
+  viewers: number;
+  revalidateSeconds: number;
+  presentEveryMs: number;
+  /** Sessions live in the registry (the account's index, unexpired) after admission, during the steady state and at the decisions. */
+  liveSessions: { admitted: number; steady: number; decided: number };
+  /** Each presentation round's length, ms (over presentEveryMs: the load generator fell behind). */
+  roundMs: { max: number; median: number };
+  checks: Check[];
+}
+
+/** CPU µs per unit over the instances that served, weighted by what each served. */
+const meanCpu = (c: Cost) => {
+  const served = c.instanceCpuUs.filter((x) => x.us !== null && x.served > 0);
+  return sum(served.map((x) => x.us! * x.served)) / sum(served.map((x) => x.served));
+};
+
+function check(figure: string, predicted: number, measured: number, within: number): Check {
+  const ratio = measured / predicted;
+  return { figure, predicted, measured, ratio, bound: `within ${within * 100}%`, verdict: Math.abs(ratio - 1) <= within ? 'PASS' : 'FAIL' };
+}
+
+/**
+ * FLAT_ROUNDS decision steps in a row: the median of their mean instance CPU µs per decision (a step
+ * of DECISIONS lasts a second or two, and such windows on a shared machine move by a fifth).
+ */
+async function decisionRounds(run: Run, hot: TokenRecord[], beside: string): Promise<number> {
+  const means: number[] = [];
+  for (let k = 1; k <= FLAT_ROUNDS; k++) means.push(meanCpu(await decisionStep(run, hot, `${beside} (${k} of ${FLAT_ROUNDS})`)));
+  return means.sort((a, b) => a - b)[Math.floor(means.length / 2)];
+}
+
+/** Live sessions of the account in the registry: the index's members whose expiry is still ahead. */
+const liveSessions = (store: RedisStore, accountId: string) => store.client.zcount(keys.sessionsLive(accountId), Date.now(), '+inf');
+
+/**
+ * CONFIRM_VIEWERS HTTP viewers on two instances, each viewer sticky to one: admitted, then held at
+ * steady state at CONFIRM_REVALIDATE_SECONDS, and their per-viewer figures set against what the unit
+ * steps measured with VIEWERS viewers (the Redis figures per viewer-minute scaled by the two
+ * periods: one touch per viewer per period). Cached decisions are measured on the same two instances
+ * before the viewers come and while their sessions are registered (the viewers quiet, their
+ * sessions live for idleSeconds): the registry's and the instances' viewer state's weight on a decision.
+ */
+async function confirmSteps(run: Run, store: RedisStore, hot: TokenRecord[]): Promise<Confirmation> {
+  const unitSteady = run.costs.find((c) => c.step.startsWith('HTTP viewer at steady state, every request to one instance'));
+  const unitAdmit = run.costs.find((c) => c.step.startsWith('HTTP viewer admitted'));
+  if (!unitSteady || !unitAdmit) throw new Error('the confirmation needs the unit steps of HTTP viewers first');
+  const n = CONFIRM_VIEWERS;
+  const tokens = await createTokens(store, run.accountId, n, (i) => ({ label: `confirmation viewer ${i}`, streams: streamOf('confirm', i) }));
+  const vs = [await run.start('V1', CONFIRM_ENV, CONFIRM_CONCURRENCY), await run.start('V2', CONFIRM_ENV, CONFIRM_CONCURRENCY)];
+  if (run.running.length !== 2) throw new Error(`the confirmation runs on its two instances alone, not ${run.running.map((i) => i.name).join(', ')}`);
+  const sticky = (i: number) => vs[i % 2];
+  const servedBy = (counts: number[]) => run.running.map((inst) => counts[vs.indexOf(inst)] ?? 0);
+  try {
+    const none = await decisionRounds(run, hot, ', no viewer session registered');
+    const live0 = await liveSessions(store, run.accountId);
+    const cookies: string[] = new Array(n);
+    const admit = await run.measure(`HTTP viewer admitted, ${fmt(n, 0)} viewers, each sticky to one of two instances`, { unit: 'session', instances: 2, memory: true, settle: true }, async () => {
+      const served = [0, 0];
+      await inParallel(
+        n,
+        async (i) => {
+          cookies[i] = await admitViewer(sticky(i), 13, i, tokens[i]);
+          served[i % 2]++;
+        },
+        CONFIRM_CONCURRENCY,
+      );
+      return { units: n, served: servedBy(served) };
+    });
+    const admitted = (await liveSessions(store, run.accountId)) - live0;
+    // presenting at once, as viewers do (a session not presented for idleSeconds ends); the idle
+    // rates subtracted are the two instances' before the viewers came
+    const viewers = presenting(n, (i, round) => presentCredential(sticky(i), 13, i, tokens[i], cookies, round), sticky, CONFIRM_PRESENT_MS, CONFIRM_CONCURRENCY);
+    let steady: Cost;
+    let steadyLive: number;
+    try {
+      // one period of presentations first: the window's first round of touches finds every viewer presented
+      await sleep(CONFIRM_REVALIDATE_SECONDS * 1000);
+      viewers.roundMs.length = 0;
+      steady = await run.measure(
+        `HTTP viewer at steady state, ${fmt(n, 0)} viewers sticky to one of two instances (revalidateSeconds ${CONFIRM_REVALIDATE_SECONDS}, a request every ${CONFIRM_PRESENT_MS} ms)`,
+        { unit: 'viewer-minute', cpuUnit: 'credential check', instances: 2 },
+        async () => {
+          viewers.checks.clear();
+          const t0 = performance.now();
+          await sleep(CONFIRM_PERIODS * CONFIRM_REVALIDATE_SECONDS * 1000);
+          return { units: (n * (performance.now() - t0)) / 60_000, served: run.running.map((inst) => viewers.checks.get(inst) ?? 0) };
+        },
+      );
+      steadyLive = (await liveSessions(store, run.accountId)) - live0;
+    } finally {
+      await viewers.stop();
+    }
+    const rounds = [...viewers.roundMs].sort((a, b) => a - b);
+    // the viewers quiet, their sessions live for idleSeconds (three periods): past the round that
+    // touches their last presentations, the instances' idle rates with them, then decisions
+    await sleep(CONFIRM_REVALIDATE_SECONDS * 1000 + 5000);
+    run.forgetIdle();
+    const withSessions = await decisionRounds(run, hot, `, ${fmt(n, 0)} viewer sessions registered`);
+    const decided = (await liveSessions(store, run.accountId)) - live0;
+    const scaled = REVALIDATE_SECONDS / CONFIRM_REVALIDATE_SECONDS;
+    const checks = [
+      check('Redis bytes per viewer session (used_memory)', unitAdmit.usedMemoryPerUnit!, admit.usedMemoryPerUnit!, CONFIRM_WITHIN),
+      check('Redis commands per admission', unitAdmit.commandsPerUnit, admit.commandsPerUnit, CONFIRM_WITHIN),
+      check('instance CPU µs per admission', meanCpu(unitAdmit), meanCpu(admit), CONFIRM_WITHIN),
+      check('Redis commands per viewer-minute', unitSteady.commandsPerUnit * scaled, steady.commandsPerUnit, CONFIRM_WITHIN),
+      check('Redis CPU µs per viewer-minute', unitSteady.redisCpuUsPerUnit * scaled, steady.redisCpuUsPerUnit, CONFIRM_WITHIN),
+      check('instance CPU µs per credential check', meanCpu(unitSteady), meanCpu(steady), CONFIRM_WITHIN),
+      { ...check(`instance CPU µs per cached decision, sessions registered vs none (median of ${FLAT_ROUNDS} steps each)`, none, withSessions, FLAT_MAX - 1), bound: `at most ${FLAT_MAX}×` },
+    ];
+    const flat = checks[checks.length - 1];
+    flat.verdict = flat.ratio <= FLAT_MAX ? 'PASS' : 'FAIL';
+    return {
+      topology: run.dep.topology,
+      viewers: n,
+      revalidateSeconds: CONFIRM_REVALIDATE_SECONDS,
+      presentEveryMs: CONFIRM_PRESENT_MS,
+      liveSessions: { admitted, steady: steadyLive, decided },
+      roundMs: { max: rounds[rounds.length - 1] ?? Number.NaN, median: rounds[Math.floor(rounds.length / 2)] ?? Number.NaN },
+      checks,
+    };
+  } finally {
+    for (const v of vs) await run.stop(v);
+  }
+}
+
+function printConfirmations(confirmations: Confirmation[]): void {
+  for (const c of confirmations) {
+    console.log(
+      `\nConfirmation on ${REDIS_NAME[c.topology]}: ${fmt(c.viewers, 0)} HTTP viewers over two instances, revalidateSeconds ${c.revalidateSeconds}, a request every ${c.presentEveryMs} ms (presentation rounds: median ${fmt(c.roundMs.median, 0)} ms, longest ${fmt(c.roundMs.max, 0)} ms); sessions live in the registry: ${fmt(c.liveSessions.admitted, 0)} admitted, ${fmt(c.liveSessions.steady, 0)} at steady state, ${fmt(c.liveSessions.decided, 0)} at the decisions. Predicted: the unit steps' figures (Redis per viewer-minute scaled from revalidateSeconds ${REVALIDATE_SECONDS} to ${c.revalidateSeconds}):`,
+    );
+    console.log('| figure | predicted | measured | measured / predicted | bound | verdict |');
+    console.log('|---|---:|---:|---:|---|---|');
+    for (const k of c.checks) console.log(`| ${k.figure} | ${fmt(k.predicted, 1)} | ${fmt(k.measured, 1)} | ${fmt(k.ratio, 3)} | ${k.bound} | ${k.verdict} |`);
+  }
 }
 
 /** Every step on one deployment; every process it started stopped, whatever happens. */
@@ -725,6 +931,10 @@ async function runTopology(topology: Topology): Promise<Run> {
     await httpAdmitStep(run, tokens.http, tokens.hot);
     await httpSteadySteps(run, tokens.steady, tokens.hot);
     await endRtmp(run, a, tokens.rtmp);
+    if (CONFIRM_ON.includes(topology)) {
+      await run.stop(a);
+      run.confirmation = await confirmSteps(run, store, tokens.hot);
+    }
     console.log(`${topology}: done (${elapsed()})`);
     return run;
   } finally {
@@ -830,6 +1040,11 @@ async function main(): Promise<void> {
     concurrency: CONCURRENCY,
     keyPrefix: PREFIX,
     topologies: TOPOLOGIES,
+    confirmOn: CONFIRM_ON,
+    confirmViewers: CONFIRM_VIEWERS,
+    confirmRevalidateSeconds: CONFIRM_REVALIDATE_SECONDS,
+    confirmPeriods: CONFIRM_PERIODS,
+    confirmEnv: CONFIRM_ENV,
     streamgateEnv: { ...STREAMGATE_ENV, ...CAPACITY_ENV },
   };
   console.log(`capacity: ${JSON.stringify(settings)}`);
@@ -841,13 +1056,15 @@ async function main(): Promise<void> {
   printCommands(costs);
   printCpu(costs);
   printPrimaryShares(costs);
+  const confirmations = runs.flatMap((r) => (r.confirmation ? [r.confirmation] : []));
+  printConfirmations(confirmations);
   console.log('\nIdle, per second (what the processes running do unasked; subtracted from every step above). On one Redis, ping is the version watch\'s heartbeat (every redis.versionLagMs / 5 per instance); a Cluster has no watch:');
   console.log('| Redis | instances running | commands/s | by command | Redis CPU µs/s | each instance CPU µs/s |');
   console.log('|---|---|---:|---|---:|---|');
   for (const r of runs) printIdle(r.dep.topology, r.idles);
   const seconds = (performance.now() - t0) / 1000;
   console.log(`\ncapacity run: ${(seconds / 60).toFixed(1)} min after the build`);
-  writeResults({ at: new Date().toISOString(), machine, settings, seconds, costs, idle: runs.map((r) => ({ topology: r.dep.topology, primaries: r.dep.primaries.length, viewerRuleTokens: r.viewerRuleTokens, idle: r.idles })) }, 'capacity-');
+  writeResults({ at: new Date().toISOString(), machine, settings, seconds, costs, confirmations, idle: runs.map((r) => ({ topology: r.dep.topology, primaries: r.dep.primaries.length, viewerRuleTokens: r.viewerRuleTokens, idle: r.idles })) }, 'capacity-');
 }
 
 main().catch((e: unknown) => {

@@ -1,21 +1,27 @@
-// The scale run: decision and management figures at each token count, on both stores, and memory per token.
+// The scale run: decision and management figures at each token count, on each store (SQLite, one
+// Redis, a local 3-primary Redis Cluster), and memory per token.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AUTHORIZE, accountOf, cases } from './cases.js';
 import { DURATION, SIZES, STREAMGATE_ENV, STREAMGATE_NODE_FLAGS } from './lib/config.js';
-import { SCALE_MIN, SCALE_ROUNDS } from './lib/goals.js';
+import { SCALE_CPU_MAX, SCALE_MIN, SCALE_ROUNDS } from './lib/goals.js';
 import { load, paced, type Result } from './lib/load.js';
 import { median, medianBy } from './lib/stats.js';
 import { type BenchRedis, flushAll, rssMb, startProcess, streamgate, type Target, usedMemory } from './lib/targets.js';
-import { seedRedis, seedSqlite } from './seed.js';
+import { clusterRedis, type Deployment, Meter } from './lib/capacity-redis.js';
+import { RedisStore } from '../src/store/redis/redis-store.js';
+import { seedRedis, seedRedisStore, seedSqlite } from './seed.js';
+
+export type ScaleBackend = 'sqlite' | 'redis' | 'cluster';
+export const SCALE_BACKENDS: ScaleBackend[] = ['sqlite', 'redis', 'cluster'];
 
 interface Figure {
   rps: number;
   p99: number;
 }
 export interface ScaleRow {
-  backend: 'sqlite' | 'redis';
+  backend: ScaleBackend;
   tokens: number;
   seedSeconds: number;
   decision: Figure;
@@ -36,14 +42,19 @@ export interface ScaleRow {
    * The decision figures against the smallest size's of the same store (1,000 tokens by default):
    * req/s and p99 at half as ratios (1 = flat; the flat target is req/s >= 0.9×).
    */
-  vsBase?: { tokens: number; rps: number; p99AtHalf: number; serverP99AtHalf?: number };
+  vsBase?: { tokens: number; rps: number; cpuUs: number; p99AtHalf: number; serverP99AtHalf?: number };
 }
 
 /** The decision and management figures at each size, on both stores, and memory per token. */
 export async function scaleRun(redis: BenchRedis): Promise<ScaleRow[]> {
   const rows: ScaleRow[] = [];
-  const backends = (process.env.BENCH_BACKENDS ?? 'sqlite,redis').split(',') as Array<'sqlite' | 'redis'>;
+  const backends = (process.env.BENCH_BACKENDS ?? SCALE_BACKENDS.join(',')).split(',').map((b) => b.trim()) as ScaleBackend[];
+  for (const b of backends) if (!SCALE_BACKENDS.includes(b)) throw new Error(`BENCH_BACKENDS: "${b}" is none of ${SCALE_BACKENDS.join(', ')}`);
   for (const backend of backends) {
+    // the Cluster's nodes are started for this backend and stopped after it, like the processes
+    const cluster: Deployment | undefined = backend === 'cluster' ? await clusterRedis() : undefined;
+    const meter = cluster ? new Meter(cluster.primaries) : undefined;
+    const used = async () => (meter ? (await meter.read()).usedMemory : usedMemory(redis.url));
     // Every size is seeded and started first, then the decision figures are taken in rounds that
     // visit each size in turn (1k, 100k, 1M, 1k, ...): noise on a shared machine comes in spells
     // of a minute or so, and sizes measured minutes apart compared the spells, not the sizes.
@@ -53,10 +64,10 @@ export async function scaleRun(redis: BenchRedis): Promise<ScaleRow[]> {
       const prefix = `scale${n}:`;
       const env: Record<string, string> = { ...STREAMGATE_ENV, STREAMGATE_DATA_DIR: dir };
       let usedBefore = 0;
-      if (backend === 'redis') {
-        env.REDIS_URL = redis.url;
+      if (backend !== 'sqlite') {
+        Object.assign(env, cluster ? cluster.env : { REDIS_URL: redis.url });
         env.STREAMGATE_REDIS_KEYPREFIX = prefix;
-        usedBefore = await usedMemory(redis.url);
+        usedBefore = await used();
       }
       // Start once to create the account, seed behind its back, then start for real.
       const first = await streamgate(`seed ${backend}`, env);
@@ -65,9 +76,13 @@ export async function scaleRun(redis: BenchRedis): Promise<ScaleRow[]> {
       await new Promise((r) => first.t.proc.once('exit', r));
       const t0 = Date.now();
       if (backend === 'sqlite') await seedSqlite(path.join(first.dir, 'streamgate.db'), accountId, n);
-      else await seedRedis(redis.url, prefix, accountId, n);
+      else if (cluster) {
+        const store = new RedisStore(cluster.client(prefix));
+        await seedRedisStore(store, accountId, n);
+        await store.close();
+      } else await seedRedis(redis.url, prefix, accountId, n);
       const seedS = (Date.now() - t0) / 1000;
-      const bytesPerToken = backend === 'redis' ? ((await usedMemory(redis.url)) - usedBefore) / n : undefined;
+      const bytesPerToken = backend !== 'sqlite' ? ((await used()) - usedBefore) / n : undefined;
       const sg = await startProcess(`streamgate ${backend} ${n}`, [process.execPath, ...STREAMGATE_NODE_FLAGS, 'dist/main.js'], { ...env, STREAMGATE_DATA_DIR: first.dir });
       const c = await cases(sg, first.secret, new Set([AUTHORIZE])); // c[0]: /hooks/authorize, the decision measured at each size
       procs.push({ n, sg, c, secret: first.secret, accountId, seedS, bytesPerToken });
@@ -104,7 +119,7 @@ export async function scaleRun(redis: BenchRedis): Promise<ScaleRow[]> {
         decision: { rps: median(ls.map((r) => r.rps)), p99: median(ls.map((r) => r.p99)) },
         decisionP99AtHalf: halfMid.p99,
         decisionServerP99AtHalf: halfMid.serverP99,
-        decisionRounds: { rps: ls.map((r) => r.rps), p99: ls.map((r) => r.p99), p99AtHalf: hs.map((r) => r.p99), cpuUs: ls.map((r) => r.cpuUs ?? Number.NaN) },
+        decisionRounds: { rps: ls.map((r) => r.rps), p99: ls.map((r) => r.p99), p99AtHalf: hs.map((r) => r.p99), cpuUs: ls.map((r) => r.cpuUsExact ?? Number.NaN) },
         openStream: { rps: open.rps, p99: open.p99 },
         create: { rps: create.rps, p99: create.p99 },
         read: { rps: read.rps, p99: read.p99 },
@@ -121,6 +136,8 @@ export async function scaleRun(redis: BenchRedis): Promise<ScaleRow[]> {
       await new Promise((r) => p.sg.proc.once('exit', r));
     }
     if (backend === 'redis') await flushAll(redis.url);
+    meter?.close();
+    await cluster?.stop();
   }
   // Each size against the smallest of its store: the ratios the flat-scale target reads.
   for (const r of rows) {
@@ -129,22 +146,24 @@ export async function scaleRun(redis: BenchRedis): Promise<ScaleRow[]> {
     r.vsBase = {
       tokens: base.tokens,
       rps: r.decision.rps / base.decision.rps,
+      cpuUs: median(r.decisionRounds.cpuUs) / median(base.decisionRounds.cpuUs),
       p99AtHalf: r.decisionP99AtHalf / base.decisionP99AtHalf,
       serverP99AtHalf: r.decisionServerP99AtHalf !== undefined && base.decisionServerP99AtHalf ? r.decisionServerP99AtHalf / base.decisionServerP99AtHalf : undefined,
     };
   }
-  console.log('\n| store | tokens | decision req/s | vs base | p99 ms | p99 at half ms | vs base | server p99 at half ms | open stream req/s | create | read | list p1 | list p1000 | RSS MB | Redis B/token |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('\n| store | tokens | decision req/s | vs base | CPU µs/decision | vs base | p99 ms | p99 at half ms | vs base | server p99 at half ms | open stream req/s | create | read | list p1 | list p1000 | RSS MB | Redis B/token |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   const x = (v: number | undefined) => (v === undefined ? '–' : `${v.toFixed(2)}×`);
   for (const r of rows) {
     console.log(
-      `| ${r.backend} | ${r.tokens} | ${r.decision.rps} | ${x(r.vsBase?.rps)} | ${r.decision.p99} | ${r.decisionP99AtHalf} | ${x(r.vsBase?.p99AtHalf)} | ${r.decisionServerP99AtHalf !== undefined ? `≤ ${r.decisionServerP99AtHalf}` : '–'} | ${r.openStream.rps} | ${r.create.rps} | ${r.read.rps} | ${r.listPage1.rps} | ${r.listPage1000.rps} | ${r.rssMb.toFixed(0)} | ${r.redisBytesPerToken !== undefined ? r.redisBytesPerToken.toFixed(0) : '–'} |`,
+      `| ${r.backend} | ${r.tokens} | ${r.decision.rps} | ${x(r.vsBase?.rps)} | ${median(r.decisionRounds.cpuUs).toFixed(1)} | ${x(r.vsBase?.cpuUs)} | ${r.decision.p99} | ${r.decisionP99AtHalf} | ${x(r.vsBase?.p99AtHalf)} | ${r.decisionServerP99AtHalf !== undefined ? `≤ ${r.decisionServerP99AtHalf}` : '–'} | ${r.openStream.rps} | ${r.create.rps} | ${r.read.rps} | ${r.listPage1.rps} | ${r.listPage1000.rps} | ${r.rssMb.toFixed(0)} | ${r.redisBytesPerToken !== undefined ? r.redisBytesPerToken.toFixed(0) : '–'} |`,
     );
   }
   // Flat: /hooks/authorize req/s at every size at least SCALE_MIN of the smallest size's (the targets table repeats this).
   for (const r of rows) {
     if (!r.vsBase || r.vsBase.tokens === r.tokens) continue;
     console.log(`${r.backend}: /hooks/authorize req/s at ${r.tokens} tokens = ${x(r.vsBase.rps)} of ${r.vsBase.tokens} (p99 at half ${x(r.vsBase.p99AtHalf)}): ${r.vsBase.rps >= SCALE_MIN ? 'PASS' : 'FAIL'} (>= ${SCALE_MIN}×)`);
+    console.log(`${r.backend}: CPU µs per /hooks/authorize at ${r.tokens} tokens = ${x(r.vsBase.cpuUs)} of ${r.vsBase.tokens}: ${r.vsBase.cpuUs <= SCALE_CPU_MAX ? 'PASS' : 'FAIL'} (<= ${SCALE_CPU_MAX}×)`);
   }
   return rows;
 }

@@ -17,7 +17,7 @@ export type Verdict = 'PASS' | 'FAIL' | 'NOT RUN' | 'NOT JUDGED';
 export interface TargetRow {
   /** What is judged, e.g. "authorize (JSON) req/s vs node:http floor". */
   target: string;
-  store?: 'sqlite' | 'redis';
+  store?: 'sqlite' | 'redis' | 'cluster';
   /** The figure judged: a ratio (×) or ms. */
   measured?: number;
   unit: '×' | 'ms';
@@ -32,13 +32,13 @@ export interface TargetRow {
 
 /** A scale row as the targets read it (bench/scale.ts ScaleRow). */
 export interface ScaleFigures {
-  backend: 'sqlite' | 'redis';
+  backend: 'sqlite' | 'redis' | 'cluster';
   tokens: number;
   decision: { rps: number };
   decisionP99AtHalf: number;
   decisionServerP99AtHalf?: number;
   decisionRounds: { rps: number[]; cpuUs: number[] };
-  vsBase?: { tokens: number; rps: number; p99AtHalf: number; serverP99AtHalf?: number };
+  vsBase?: { tokens: number; rps: number; cpuUs: number; p99AtHalf: number; serverP99AtHalf?: number };
 }
 
 /** One case's p99 at half max on one Streamgate, and (when over the target) its floor's at the same rate. */
@@ -69,6 +69,8 @@ export const THROUGHPUT: Array<{ case: string; store: 'sqlite' | 'redis'; min: n
 export const P99_AT_HALF_MS = 2;
 /** Decision req/s at each token count, at least this share of the smallest count's (1,000 by default). */
 export const SCALE_MIN = 0.9;
+/** Server CPU µs per decision at each token count, at most this multiple of the smallest count's. */
+export const SCALE_CPU_MAX = 1.1;
 /**
  * Rounds of the scale run (each size visited in turn per round; each figure the median). Five, not
  * three: one process's consecutive 5 s rounds moved by up to 15% on a shared VM (Redis at 100,000
@@ -76,6 +78,8 @@ export const SCALE_MIN = 0.9;
  */
 export const SCALE_ROUNDS = 5;
 const STORES = ['sqlite', 'redis'] as const;
+/** The scale run's stores: a local 3-primary Redis Cluster besides (bench/scale.ts). */
+const SCALE_STORES = ['sqlite', 'redis', 'cluster'] as const;
 
 const fmt = (v: number | undefined, digits = 2) => (v === undefined || Number.isNaN(v) ? '–' : v === Infinity ? '∞' : v.toFixed(digits));
 const bad = (r: Result) => r.errors + r.unexpected;
@@ -149,7 +153,7 @@ export function judge(
     }
   }
 
-  for (const store of STORES) {
+  for (const store of SCALE_STORES) {
     const mine = (scale ?? []).filter((r) => r.backend === store);
     if (mine.length === 0) {
       const sizes = scaleSizes.length > 1 ? `${scaleSizes[0]} → ${scaleSizes[scaleSizes.length - 1]}` : 'sizes';
@@ -167,6 +171,15 @@ export function judge(
         goal: `>= ${SCALE_MIN}×`,
         beside: `${r.decision.rps} vs ${base?.decision.rps ?? '–'} req/s (median of ${r.decisionRounds.rps.length} rounds: ${r.decisionRounds.rps.join(' / ')}; CPU ${fmt(median(r.decisionRounds.cpuUs), 0)} vs ${fmt(base ? median(base.decisionRounds.cpuUs) : undefined, 0)} µs/req); p99 at half ${fmt(r.decisionP99AtHalf)} vs ${fmt(base?.decisionP99AtHalf)} ms client (${fmt(r.vsBase.p99AtHalf)}×), server ≤ ${fmt(r.decisionServerP99AtHalf)} vs ≤ ${fmt(base?.decisionServerP99AtHalf)} ms`,
         verdict: r.vsBase.rps >= SCALE_MIN ? 'PASS' : 'FAIL',
+      });
+      rows.push({
+        target: `/hooks/authorize server CPU µs per decision, ${r.tokens} vs ${r.vsBase.tokens} tokens`,
+        store,
+        measured: r.vsBase.cpuUs,
+        unit: '×',
+        goal: `<= ${SCALE_CPU_MAX}×`,
+        beside: `${fmt(median(r.decisionRounds.cpuUs), 1)} vs ${fmt(base ? median(base.decisionRounds.cpuUs) : undefined, 1)} µs (rounds: ${r.decisionRounds.cpuUs.map((v) => fmt(v, 1)).join(' / ')})`,
+        verdict: r.vsBase.cpuUs <= SCALE_CPU_MAX ? 'PASS' : 'FAIL',
       });
     }
   }

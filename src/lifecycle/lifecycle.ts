@@ -24,6 +24,11 @@ const DEPARTURE_MARK_MS = 2 * NO_VIEWERS_AFTER_MS;
 const DEPARTURES_MAX = 100_000;
 /** The stream's viewers mark while it is watched (else the id of the departure that may end the watch). */
 const WATCHED = 'watched';
+/**
+ * Viewer registrations the queue starts together (registerAhead): a queue that registered one
+ * viewer per store round trip fell behind a burst of admissions and dropped signals.
+ */
+const REGISTER_AHEAD = 64;
 const viewersMark = (streamName: string) => `viewers:${streamName}`;
 const attemptMark = (streamName: string) => `attempt:${streamName}`;
 
@@ -48,6 +53,10 @@ export class Lifecycle {
   private idleWaiters: Array<() => void> = [];
   /** Checks of sessions an admission already registered, running beside the queue (see apply). */
   private readonly beside = new Set<Promise<void>>();
+  /** Registrations (and their checks) started before their signal's turn (registerAhead). */
+  private readonly ahead = new Map<LifecycleSignal, Promise<void>>();
+  /** The signal being applied. */
+  private current?: LifecycleSignal;
   private readonly viewerHooks = new LRUCache<string, boolean>({ max: 10_000, ttl: 5000 });
   /** Streams whose ViewerAttempt this instance sent: until when the next waits (a store call saved per viewer meanwhile). */
   private readonly attempts = new LRUCache<string, number>({ max: 10_000 });
@@ -217,6 +226,7 @@ export class Lifecycle {
     }
     this.queue.push(s);
     if (!this.running) void this.drain();
+    else if (this.queue.length <= REGISTER_AHEAD) this.registerAhead(); // it may join the run being registered
   }
 
   /** Resolves when every queued signal has been applied and every check beside the queue is done (tests, graceful shutdown). */
@@ -243,7 +253,9 @@ export class Lifecycle {
   private async drain(): Promise<void> {
     this.running = true;
     while (this.queue.length > 0) {
+      this.registerAhead();
       const s = this.queue.shift()!;
+      this.current = s;
       try {
         for (const e of await this.apply(s)) await this.publish(e);
       } catch (err) {
@@ -251,8 +263,43 @@ export class Lifecycle {
         this.logger.warn({ kind: s.kind, err: (err as Error).message }, 'lifecycle signal failed');
       }
     }
+    this.current = undefined;
     this.running = false;
     for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  /**
+   * The viewers at the head of the queue whose admission did not register them (a token without
+   * limits): up to REGISTER_AHEAD of them are registered and checked together, each signal still
+   * applied in its turn, which waits for its own. The run stops at the first signal of another kind
+   * or a second one of the same caller's connection, so no registration overtakes a signal it could
+   * depend on (an end, a publisher's start and its viewer count).
+   */
+  private registerAhead(): void {
+    const seen = new Set<string>();
+    // the signal being applied heads the run, or ends it before it starts
+    if (this.current !== undefined) {
+      const key = registrable(this.current);
+      if (key === undefined) return;
+      seen.add(key);
+    }
+    const n = Math.min(this.queue.length, REGISTER_AHEAD);
+    for (let i = 0; i < n; i++) {
+      const s = this.queue[i];
+      const key = registrable(s);
+      if (key === undefined || seen.has(key) || s.kind !== 'session_started' || s.record === undefined) return;
+      seen.add(key);
+      if (this.ahead.has(s)) continue;
+      const p = this.register(s.record, s.ttlSeconds ?? this.opts.liveTtlSeconds);
+      p.catch(() => undefined); // its signal's turn reports the failure
+      this.ahead.set(s, p);
+    }
+  }
+
+  /** A session the admission did not register: registered, then the registry check (a cut due already), before its signal is done. */
+  private async register(record: Session, ttlSeconds: number): Promise<void> {
+    await this.store.startSession(record, ttlSeconds);
+    await this.hooks.registered?.(record);
   }
 
   private async publish(e: PublicEvent): Promise<void> {
@@ -279,7 +326,10 @@ export class Lifecycle {
             ? undefined
             : { id: randomUUID(), caller: s.caller, sessionId: s.sessionId, action: s.action, accountId: s.accountId, streamName: s.streamName, tokenId: s.tokenId, trackingId: s.trackingId, feedId: s.action === 'publish' ? randomUUID() : undefined, startedOn, lastSeenOn: startedOn });
         const feedId = s.action === 'publish' ? (record?.feedId ?? randomUUID()) : undefined;
-        if (record && !s.registered) await this.store.startSession(record, s.ttlSeconds ?? ttl);
+        // registered (and checked) here, or already started by registerAhead
+        const early = this.ahead.get(s);
+        this.ahead.delete(s);
+        if (record && !s.registered) await (early ?? this.register(record, s.ttlSeconds ?? ttl));
         if (feedId !== undefined) {
           await this.store.startLiveStream(
             { accountId: s.accountId, streamName: s.streamName, tokenId: s.tokenId ?? 0, feedId, startedOn: new Date(at).toISOString(), caller: s.caller },
@@ -309,11 +359,9 @@ export class Lifecycle {
         // store round trip would bound the whole queue to one admission per round trip: on Redis
         // the queue fell behind under load and dropped signals
         // (docs/decision-path.md#object-copies-and-checkpoints).
+        // (a record registered here was checked by register(), before this signal is done)
         const registered = this.hooks.registered;
-        if (record && registered) {
-          if (s.registered) this.runBeside(registered(record, s.tokenChecked), s.kind);
-          else await registered(record);
-        }
+        if (record && registered && s.registered) this.runBeside(registered(record, s.tokenChecked), s.kind);
         return out;
       }
       case 'session_ended': {
@@ -411,6 +459,12 @@ export class Lifecycle {
       }
     }
   }
+}
+
+/** A viewer's start the lifecycle registers itself: its connection's key (caller, session id); otherwise undefined. */
+function registrable(s: LifecycleSignal): string | undefined {
+  if (s.kind !== 'session_started' || s.action !== 'subscribe' || s.registered || s.record === undefined) return undefined;
+  return `${s.caller}\n${s.record.sessionId}`;
 }
 
 function viewerEvent(event: ViewerConnectionEvent['event'], accountId: string, streamName: string, at: number): ViewerConnectionEvent {

@@ -3,11 +3,12 @@
 // the product failed it (the floor meets it) or this machine cannot tell (the floor is over it too).
 // And the issuer-JWT case's throughput target: at least half the node:http floor's req/s on each store.
 // And the time to cut (docs/performance.md#time-to-cut): p50 and p99 within the path's bound, every
-// revocation cut and every sample taken.
+// revocation cut and every sample taken. And flat at scale: req/s and CPU µs per decision at each
+// token count against the smallest, on every store the scale run measured.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ISSUER_JWT } from '../../bench/cases.js';
-import { CUT_ROWS, type CutFigures, type HalfFigures, judge, judgeCuts } from '../../bench/lib/goals.js';
+import { CUT_ROWS, type CutFigures, type HalfFigures, judge, judgeCuts, type ScaleFigures } from '../../bench/lib/goals.js';
 import type { Result } from '../../bench/lib/load.js';
 import { percentile } from '../../bench/lib/stats.js';
 
@@ -142,5 +143,45 @@ describe('bench targets: time to cut', () => {
   it('bounds each path as the product states it: 1 s on the instance that revoked, revalidateSeconds + 1 s on another, driverTimeoutMs for a media server', () => {
     const bounds = Object.fromEntries(CUT_ROWS.map((r) => [r.path, r.boundMs]));
     assert.deepEqual(bounds, { 'nginx-rtmp': 3000, 'http, same instance': 1000, 'http, another instance': 3000, mediamtx: 2000, srs: 2000, ome: 2000 });
+  });
+});
+
+describe('bench targets: flat at scale', () => {
+  const sized = (backend: ScaleFigures['backend'], tokens: number, rps: number, cpuUs: number[], base?: { tokens: number; rps: number; cpuUs: number }): ScaleFigures => ({
+    backend,
+    tokens,
+    decision: { rps },
+    decisionP99AtHalf: 1,
+    decisionRounds: { rps: [rps], cpuUs },
+    vsBase: base ? { tokens: base.tokens, rps: rps / base.rps, cpuUs: percentile(cpuUs, 50) / base.cpuUs, p99AtHalf: 1 } : { tokens, rps: 1, cpuUs: 1, p99AtHalf: 1 },
+  });
+  const rowsOf = (scale: ScaleFigures[]) => judge([], [], [], scale, [1000, 1000000]).filter((r) => r.target.startsWith('/hooks/authorize'));
+
+  it('judges req/s and CPU µs per decision on the Cluster against its own smallest size', () => {
+    const scale = [sized('cluster', 1000, 20000, [30, 30, 30]), sized('cluster', 1000000, 19000, [31, 34, 32], { tokens: 1000, rps: 20000, cpuUs: 30 })];
+    const rows = rowsOf(scale).filter((r) => r.store === 'cluster');
+    assert.deepEqual(
+      rows.map((r) => [r.target, r.verdict, r.measured?.toFixed(3)]),
+      [
+        ['/hooks/authorize req/s, 1000000 vs 1000 tokens', 'PASS', '0.950'],
+        ['/hooks/authorize server CPU µs per decision, 1000000 vs 1000 tokens', 'PASS', '1.067'],
+      ],
+    );
+  });
+
+  it('fails a size whose CPU µs per decision is over 1.1x the smallest', () => {
+    const rows = rowsOf([sized('redis', 1000, 20000, [20]), sized('redis', 1000000, 20000, [23], { tokens: 1000, rps: 20000, cpuUs: 20 })]).filter((r) => r.store === 'redis');
+    assert.deepEqual(
+      rows.map((r) => r.verdict),
+      ['PASS', 'FAIL'],
+    );
+  });
+
+  it('says a store the scale run did not measure is not run', () => {
+    const rows = rowsOf([sized('redis', 1000, 20000, [20])]);
+    assert.deepEqual(
+      rows.filter((r) => r.verdict === 'NOT RUN').map((r) => r.store),
+      ['sqlite', 'cluster'],
+    );
   });
 });
