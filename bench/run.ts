@@ -7,6 +7,7 @@
 //   BENCH_CASES=<comma list of case names or parts of names> (only those cases, e.g. BENCH_CASES=authorize,credential)
 //   BENCH_SKIP_CUTS=1  BENCH_ONLY_CUTS=1  BENCH_CUT_REPEATS (samples per row, default 30)
 //   BENCH_CUTS=nginx-rtmp,http,drivers (which time-to-cut parts)  BENCH_CUT_POLL_MS (an HTTP viewer's interval, default 50)
+//   BENCH_CUT_REVALIDATE_SECONDS (both instances' sessions.http.revalidateSeconds in the HTTP rows, default 2)
 // The pieces: lib/config (settings), lib/setup (pinning, build, machine, Redis), lib/targets
 // (processes), lib/load (load generation), lib/stats (medians, server-side p99), lib/report
 // (tables, result file), lib/goals (the targets), lib/stalls (the machine's own pauses, measured

@@ -201,8 +201,14 @@ export function printTargets(rows: TargetRow[]): void {
 
 /** nginx-rtmp's notify_update_timeout in the time-to-cut run (s): without the control module a cut lands at the session's next on_update. */
 export const CUT_UPDATE_SECONDS = 2;
-/** sessions.http.revalidateSeconds of both instances the HTTP viewer rows run on. */
-export const CUT_REVALIDATE_SECONDS = 2;
+/**
+ * sessions.http.revalidateSeconds of both instances the HTTP viewer rows run on (BENCH_CUT_REVALIDATE_SECONDS;
+ * 2 by default, so the rows take minutes; 10 is the product's default).
+ */
+export const CUT_REVALIDATE_SECONDS = Number(process.env.BENCH_CUT_REVALIDATE_SECONDS ?? 2);
+if (!Number.isInteger(CUT_REVALIDATE_SECONDS) || CUT_REVALIDATE_SECONDS < 1 || CUT_REVALIDATE_SECONDS > 3600) {
+  throw new Error(`BENCH_CUT_REVALIDATE_SECONDS: expected whole seconds from 1 to 3600 (sessions.http.revalidateSeconds), got ${process.env.BENCH_CUT_REVALIDATE_SECONDS}`);
+}
 /** sessions.driverTimeoutMs of the Streamgate whose drivers call the media-server stand-ins. */
 export const CUT_DRIVER_TIMEOUT_MS = 2000;
 
