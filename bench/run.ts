@@ -3,7 +3,7 @@
 // scale run. Each server is its own process pinned to the same core; the load generator runs on
 // the other. Results: tables, the targets judged (PASS/FAIL) and bench/results/*.json.
 //   BENCH_DURATION (s, default 5)  BENCH_CONNECTIONS (default 32)  BENCH_SIZES (default 1000,100000,1000000)
-//   BENCH_SKIP_SCALE=1  BENCH_ONLY_SCALE=1  BENCH_BACKENDS=sqlite,redis (scale run)  BENCH_REDIS_CPU (default 0, the load generator's)
+//   BENCH_SKIP_SCALE=1  BENCH_ONLY_SCALE=1  BENCH_BACKENDS=sqlite,redis,cluster (scale run)  BENCH_REDIS_CPU (default 0, the load generator's)
 //   BENCH_CASES=<comma list of case names or parts of names> (only those cases, e.g. BENCH_CASES=authorize,credential)
 //   BENCH_SKIP_CUTS=1  BENCH_ONLY_CUTS=1  BENCH_CUT_REPEATS (samples per row, default 30)
 //   BENCH_CUTS=nginx-rtmp,http,drivers (which time-to-cut parts)  BENCH_CUT_POLL_MS (an HTTP viewer's interval, default 50)
