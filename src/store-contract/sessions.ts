@@ -52,6 +52,21 @@ export function sessionTests(fresh: Fresh<SessionsUnderTest>): void {
       assert.equal(await s.touchSession('mediamtx', 'nope', 60, at), null);
     });
 
+    it("touch moves a session's expiry in the indexes it is in and adds it to no other: a touched viewer is not counted as a publisher", async () => {
+      const s = await fresh(() => Date.now());
+      const at = new Date().toISOString();
+      await s.startSession(session({ sessionId: 'pub', action: 'publish', lastSeenOn: at }), 60);
+      await s.startSession(session({ sessionId: 'view', lastSeenOn: at }), 60);
+      const later = new Date(Date.now() + 1000).toISOString();
+      assert.equal((await s.touchSession('mediamtx', 'view', 60, later))?.lastSeenOn, later);
+      assert.equal((await s.touchSession('mediamtx', 'pub', 60, later))?.lastSeenOn, later);
+      const count = async (action: 'publish' | 'subscribe') => (await s.listSessions('A', { streamName: 'cam1', action }, { offset: 0, limit: 0 })).total;
+      assert.deepEqual([await count('publish'), await count('subscribe')], [1, 1]);
+      const listed = async (action: 'publish' | 'subscribe') => (await s.listSessions('A', { streamName: 'cam1', action }, { offset: 0, limit: 10 })).items.map((x) => x.sessionId);
+      assert.deepEqual([await listed('publish'), await listed('subscribe')], [['pub'], ['view']]);
+      assert.equal((await s.listSessions('A', { tokenId: 4 }, { offset: 0, limit: 10 })).total, 2);
+    });
+
     it('admits exactly maxConcurrent of concurrent starts, and frees a slot when one ends', async () => {
       const s = await fresh(() => Date.now());
       const at = new Date().toISOString();

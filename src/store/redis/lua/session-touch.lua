@@ -20,7 +20,8 @@ raw = cjson.encode(rec)
 local expires = tonumber(ARGV[3]) + tonumber(ARGV[1])
 redis.call('SET', KEYS[1], raw, 'PX', ARGV[1])
 redis.call('PEXPIRE', KEYS[6], ARGV[1])
+-- XX: only the indexes the session is in (a viewer is in no publishers' set); one command each
 for i = 2, 5 do
-  if redis.call('ZSCORE', KEYS[i], rec.id) then redis.call('ZADD', KEYS[i], expires, rec.id) end
+  redis.call('ZADD', KEYS[i], 'XX', expires, rec.id)
 end
 return {Reply.DONE, raw}
