@@ -406,11 +406,19 @@ export class TokenLookup {
     return e;
   }
 
-  /** Loads the account's entry for version `ver` (read by the caller before: the content is at least that new). */
+  /**
+   * Loads the account's entry for version `ver` (read by the caller before: the content is at least
+   * that new). The caller waits under the store deadline; the load itself runs to its end and is
+   * cached, whoever still waits for it.
+   */
   loadAccountAt(accountId: string, ver: number): Promise<AccountEntry> {
     // Single flight per account version: a burst of token-less decisions on a cold cache loads
     // the securing tokens once. Without it, at 1M tokens (2,500 securing ones) 32 concurrent
     // loads overran the store deadline and answered 503s (seen in the benchmark's scale run).
+    // The deadline is the waiting decision's, not the load's: a load cut off at the deadline was
+    // never cached, so an account whose viewer-rule tokens take longer than the deadline to read
+    // (50,000 of them at 10M tokens) was read again by every decision and never decided
+    // (docs/decision-path.md#the-accounts-entry-at-a-new-version).
     const key = `${accountId}\u0000${ver}`;
     let load = this.accountLoads.get(key);
     if (!load) {
@@ -418,18 +426,14 @@ export class TokenLookup {
       this.accountLoads.set(key, load);
       void load.finally(() => this.accountLoads.delete(key)).catch(() => {});
     }
-    return load;
+    return this.timed(load);
   }
 
   private readonly accountLoads = new Map<string, Promise<AccountEntry>>();
 
   private async loadAccount(accountId: string, ver: number): Promise<AccountEntry> {
     // One read of the tokens that set viewer rules: securing ones and those with country lists.
-    const [account, ruled, kept] = await Promise.all([
-      this.timed(this.store.getAccount(accountId)),
-      this.timed(this.store.viewerRuleTokens(accountId)),
-      this.timed(this.store.securedStreams(accountId)),
-    ]);
+    const [account, ruled, kept] = await Promise.all([this.store.getAccount(accountId), this.store.viewerRuleTokens(accountId), this.store.securedStreams(accountId)]);
     const exact = new Set<string>();
     const patterns = new Set<string>();
     // The viewer rules of deleted publish tokens stay (docs/api.md#secured-streams).
