@@ -279,15 +279,15 @@ export class Lifecycle {
     const seen = new Set<string>();
     // the signal being applied heads the run, or ends it before it starts
     if (this.current !== undefined) {
-      const key = registrable(this.current);
-      if (key === undefined) return;
-      seen.add(key);
+      if (!isRegistrable(this.current)) return;
+      seen.add(connectionOf(this.current));
     }
     const n = Math.min(this.queue.length, REGISTER_AHEAD);
     for (let i = 0; i < n; i++) {
       const s = this.queue[i];
-      const key = registrable(s);
-      if (key === undefined || seen.has(key) || s.kind !== 'session_started' || s.record === undefined) return;
+      if (!isRegistrable(s)) return;
+      const key = connectionOf(s);
+      if (seen.has(key)) return;
       seen.add(key);
       if (this.ahead.has(s)) continue;
       const p = this.register(s.record, s.ttlSeconds ?? this.opts.liveTtlSeconds);
@@ -461,11 +461,15 @@ export class Lifecycle {
   }
 }
 
-/** A viewer's start the lifecycle registers itself: its connection's key (caller, session id); otherwise undefined. */
-function registrable(s: LifecycleSignal): string | undefined {
-  if (s.kind !== 'session_started' || s.action !== 'subscribe' || s.registered || s.record === undefined) return undefined;
-  return `${s.caller}\n${s.record.sessionId}`;
+type Started = Extract<LifecycleSignal, { kind: 'session_started' }>;
+
+/** A viewer's start the lifecycle registers itself (its admission did not). */
+function isRegistrable(s: LifecycleSignal): s is Started & { record: Session } {
+  return s.kind === 'session_started' && s.action === 'subscribe' && !s.registered && s.record !== undefined;
 }
+
+/** The connection a registration is for: caller and session id. */
+const connectionOf = (s: Started & { record: Session }) => `${s.caller}\n${s.record.sessionId}`;
 
 function viewerEvent(event: ViewerConnectionEvent['event'], accountId: string, streamName: string, at: number): ViewerConnectionEvent {
   return { type: 'viewerConnection', event, timestamp: at, accountId, filterName: streamName, data: { name: streamName, accountId, streamId: `${accountId}/${streamName}` } };
