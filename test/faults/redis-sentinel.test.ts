@@ -3,12 +3,12 @@
 // token acknowledged before it (WAIT for one replica) is still there.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { freePort } from '../helpers/redis.js';
+import { spawnRedisOnFreePort } from '../helpers/redis.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { createStore } from '../../src/services.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -21,30 +21,30 @@ describe('Redis Sentinel failover', () => {
   const procs: ChildProcess[] = [];
   let dir: string;
   let primary: number;
+  let primaryProc: ChildProcess;
   let replica: number;
   const sentinels: number[] = [];
   let a: TestApp;
   let b: TestApp;
 
-  const server = (args: string[]) => {
-    const p = spawn('redis-server', args, { stdio: 'ignore' });
-    procs.push(p);
-    return p;
+  /** A redis-server or sentinel on a free port, answering (tried again on another port when its was taken). */
+  const serverOnFreePort = async (what: string, args: (port: number) => string[]): Promise<{ port: number; proc: ChildProcess }> => {
+    const started = await spawnRedisOnFreePort(what, args);
+    procs.push(started.proc);
+    return started;
   };
 
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'sg-sentinel-'));
-    primary = await freePort();
-    replica = await freePort();
-    const common = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
-    server(['--port', String(primary), ...common]);
-    server(['--port', String(replica), '--replicaof', '127.0.0.1', String(primary), ...common]);
-    await until(() => cli(replica, 'info', 'replication').includes('master_link_status:up'), 10000, 'the replica to sync');
+    // the replica's first sync at once (Redis waits 5 s for more replicas by default)
+    const common = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--repl-diskless-sync-delay', '0'];
+    const first = await serverOnFreePort('the primary', (port) => ['--port', String(port), ...common]);
+    primary = first.port;
+    primaryProc = first.proc;
+    replica = (await serverOnFreePort('the replica', (port) => ['--port', String(port), '--replicaof', '127.0.0.1', String(primary), ...common])).port;
+    await until(() => cli(replica, 'info', 'replication').includes('master_link_status:up'), 20000, 'the replica to sync');
     for (let i = 0; i < 3; i++) {
-      // A port from freePort() can be taken by another test's server before ours binds it (tests
-      // run in parallel): a sentinel that exits at once is started again on another port.
-      for (let attempt = 0; ; attempt++) {
-        const port = await freePort();
+      const { port } = await serverOnFreePort('a sentinel', (port) => {
         const conf = path.join(dir, `sentinel-${port}.conf`);
         writeFileSync(
           conf,
@@ -58,16 +58,9 @@ describe('Redis Sentinel failover', () => {
             'sentinel parallel-syncs mymaster 1',
           ].join('\n'),
         );
-        const p = server([conf, '--sentinel']);
-        let exited = false;
-        p.once('exit', () => (exited = true));
-        await until(() => exited || cli(port, 'ping') === 'PONG', 10000, `sentinel on port ${port}`);
-        if (!exited) {
-          sentinels.push(port);
-          break;
-        }
-        if (attempt === 3) throw new Error('a sentinel could not start');
-      }
+        return [conf, '--sentinel'];
+      });
+      sentinels.push(port);
     }
     await until(() => sentinels.every((p) => cli(p, 'sentinel', 'get-master-addr-by-name', 'mymaster').includes(String(primary))), 10000, 'the sentinels');
     await until(() => sentinels.every((p) => /num-other-sentinels\n2/.test(cli(p, 'sentinel', 'master', 'mymaster'))), 15000, 'the sentinels to see each other');
@@ -101,7 +94,7 @@ describe('Redis Sentinel failover', () => {
     const ask = (app: TestApp, token: string) => request(app.app).post('/hooks/authorize').send({ action: 'subscribe', token, streamName: 'cam1' });
     assert.equal((await ask(b, tokens[0].token)).status, 200);
 
-    procs[0].kill('SIGKILL'); // the primary
+    primaryProc.kill('SIGKILL');
     await until(() => cli(sentinels[0], 'sentinel', 'get-master-addr-by-name', 'mymaster').includes(String(replica)), 30000, 'the failover');
     await until(async () => (await ask(b, tokens[1].token)).status === 200, 30000, 'decisions on B to recover');
     await until(async () => (await ask(a, tokens[2].token)).status === 200, 30000, 'decisions on A to recover');

@@ -1,11 +1,11 @@
 // A real 3-master Redis Cluster from redis-server processes on free ports (and free bus ports),
 // created with redis-cli --cluster create. For the store contract on Cluster.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { assertRedisAllowed, freePort } from './redis.js';
+import { assertRedisAllowed, freePort, spawnRedisOnFreePort } from './redis.js';
 
 export interface TestCluster {
   nodes: string[];
@@ -36,20 +36,21 @@ export async function startCluster(): Promise<TestCluster> {
   const dir = mkdtempSync(path.join(tmpdir(), 'sg-cluster-'));
   const procs: ChildProcess[] = [];
   const ports: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    const port = await portPair();
-    ports.push(port);
-    const d = path.join(dir, String(port));
-    mkdirSync(d);
-    procs.push(
-      spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', '--save', '', '--appendonly', 'no', '--dir', d], { stdio: 'ignore' }),
-    );
-  }
   const stop = async () => {
     for (const p of procs) p.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   };
   try {
+    for (let i = 0; i < 3; i++) {
+      // each node answers before the next port is chosen, so two nodes never get the same one
+      const { port, proc } = await spawnRedisOnFreePort('a cluster node', (port) => {
+        const d = path.join(dir, String(port));
+        mkdirSync(d, { recursive: true });
+        return ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', '--save', '', '--appendonly', 'no', '--dir', d];
+      }, { pickPort: portPair });
+      ports.push(port);
+      procs.push(proc);
+    }
     const nodes = ports.map((p) => `127.0.0.1:${p}`);
     const deadline = Date.now() + 10000;
     while (Date.now() < deadline && ports.some((p) => spawnSync('redis-cli', ['-p', String(p), 'ping'], { encoding: 'utf8' }).stdout.trim() !== 'PONG')) {

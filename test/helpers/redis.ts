@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { until } from './until.js';
 
 export interface TestRedis {
   /** The server's address, without a password (a client that gives none gets NOAUTH with `requirePass`). */
@@ -55,6 +56,62 @@ async function waitForPing(url: string, ms = 10000): Promise<void> {
   throw new Error(`redis at ${url} did not answer within ${ms} ms: ${String(last)}`);
 }
 
+/** The process id of the Redis server answering on the port, or undefined while none answers. */
+async function serverPid(port: number, password?: string): Promise<number | undefined> {
+  const c = new Redis({ host: '127.0.0.1', port, password, lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+  c.on('error', () => {});
+  try {
+    await c.connect();
+    const pid = /process_id:(\d+)/.exec(await c.info('server'))?.[1];
+    return pid === undefined ? undefined : Number(pid);
+  } catch {
+    return undefined;
+  } finally {
+    c.disconnect();
+  }
+}
+
+/**
+ * Spawns a redis-server (or a sentinel) on a free port and waits until it answers. A port found
+ * free can be taken by another process, or by a server this suite spawned and that has not bound
+ * yet, before the new one binds it: the new server then exits, and another port is tried. The
+ * server answering must be the one spawned (its process id), never another on the same port.
+ * `pickPort` chooses the candidate (a cluster node needs its bus port, port + 10000, free too);
+ * `password` is the server's --requirepass, if it has one.
+ */
+export async function spawnRedisOnFreePort(
+  what: string,
+  args: (port: number) => string[],
+  opts: { pickPort?: () => Promise<number>; password?: string } = {},
+): Promise<{ port: number; proc: ChildProcess }> {
+  const pickPort = opts.pickPort ?? freePort;
+  for (let attempt = 1; ; attempt++) {
+    const port = await pickPort();
+    const proc = spawn('redis-server', args(port), { stdio: 'ignore' });
+    let exited = false;
+    proc.once('exit', () => (exited = true));
+    proc.once('error', () => (exited = true));
+    // up when the server answering is this one; a port taken makes it exit (then another is tried)
+    let up = false;
+    try {
+      await until(
+        async () => {
+          if (exited) return true;
+          up = (await serverPid(port, opts.password)) === proc.pid;
+          return up;
+        },
+        10000,
+        `${what} on port ${port}`,
+      );
+    } catch (e) {
+      proc.kill('SIGKILL');
+      throw e;
+    }
+    if (up) return { port, proc };
+    if (attempt === 5) throw new Error(`${what} could not start: the port was taken ${attempt} times`);
+  }
+}
+
 const newPrefix = () => `t${randomBytes(4).toString('hex')}:`;
 
 /** Throws when the running suite must not need Redis (TEST_NO_REDIS=1, as test:unit runs). */
@@ -89,17 +146,18 @@ export async function startRedis(opts: { persistent?: boolean; requirePass?: str
   if (which.error || which.status !== 0) {
     throw new Error('redis-server is not installed: install it (apt-get install -y redis-server) or set TEST_REDIS_URL');
   }
-  const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'sg-redis-'));
-  const url = `redis://127.0.0.1:${port}`;
   const pass = opts.requirePass;
-  let proc: ChildProcess | undefined;
+  const aof = opts.persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+  const auth = pass === undefined ? [] : ['--requirepass', pass];
+  const args = (port: number) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...aof, ...auth, '--dir', dir];
+  const first = await spawnRedisOnFreePort('redis-server', args, { password: pass });
+  const port = first.port;
+  const url = `redis://127.0.0.1:${port}`;
+  let proc: ChildProcess | undefined = first.proc;
+  // after kill(): the same port again, so clients configured with the url reconnect to it
   const start = async () => {
-    const aof = opts.persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
-    const auth = pass === undefined ? [] : ['--requirepass', pass];
-    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...aof, ...auth, '--dir', dir], {
-      stdio: 'ignore',
-    });
+    proc = spawn('redis-server', args(port), { stdio: 'ignore' });
     await waitForPing(pass === undefined ? url : `redis://:${encodeURIComponent(pass)}@127.0.0.1:${port}`);
   };
   const kill = async () => {
@@ -111,7 +169,6 @@ export async function startRedis(opts: { persistent?: boolean; requirePass?: str
       p.kill('SIGKILL');
     });
   };
-  await start();
   return {
     url,
     port,

@@ -5,12 +5,12 @@
 // appears in the output.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ROOT, runNode } from '../helpers/process.js';
-import { freePort, startRedis, type TestRedis } from '../helpers/redis.js';
+import { freePort, spawnRedisOnFreePort, startRedis, type TestRedis } from '../helpers/redis.js';
 import { until } from '../helpers/until.js';
 
 const tmp = () => mkdtempSync(path.join(tmpdir(), 'sg-startup-'));
@@ -34,22 +34,15 @@ describe('start-up errors: Redis (exit code 1)', () => {
     redis = await startRedis({ requirePass: PASSWORD });
     // One Sentinel watching the password-protected server (it knows the password, Streamgate not).
     const dir = tmp();
-    for (let attempt = 0; ; attempt++) {
-      const port = await freePort();
+    const started = await spawnRedisOnFreePort('a Sentinel', (port) => {
       const conf = path.join(dir, `sentinel-${port}.conf`);
       writeFileSync(conf, [`port ${port}`, 'bind 127.0.0.1', `dir ${dir}`, `sentinel monitor primary 127.0.0.1 ${redis.port} 1`, `sentinel auth-pass primary ${PASSWORD}`].join('\n'));
-      const p = spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
-      let exited = false;
-      p.once('exit', () => (exited = true));
-      const ask = () => spawnSync('redis-cli', ['-p', String(port), 'sentinel', 'get-master-addr-by-name', 'primary'], { encoding: 'utf8' }).stdout;
-      await until(() => exited || ask().includes(String(redis.port)), 10000, `the Sentinel on port ${port}`);
-      if (!exited) {
-        sentinel = p;
-        sentinelPort = port;
-        break;
-      }
-      if (attempt === 3) throw new Error('a Sentinel could not start');
-    }
+      return [conf, '--sentinel'];
+    });
+    sentinel = started.proc;
+    sentinelPort = started.port;
+    const ask = () => spawnSync('redis-cli', ['-p', String(sentinelPort), 'sentinel', 'get-master-addr-by-name', 'primary'], { encoding: 'utf8' }).stdout;
+    await until(() => ask().includes(String(redis.port)), 10000, 'the Sentinel to know the primary');
   });
 
   after(async () => {
