@@ -1,12 +1,12 @@
 // npm run bench:compare: how much the server's CPU time per decision moved between two builds, in
-// one run on one machine (docs/performance.md#comparing-two-builds). The other checkout's
+// one run on one machine (docs/decision-path.md#comparing-two-builds). The other checkout's
 // Streamgate (BENCH_BASELINE, its dist/ built) and this one's run side by side on the servers' core,
 // on SQLite and on Redis, with the same cases; each case runs BENCH_ROUNDS interleaved rounds
 // (baseline, current, baseline, current, ...) and each build keeps its median. Exits non-zero when
 // a case's CPU per request rose by more than BENCH_MAX_RISE.
 //   BENCH_BASELINE=<checkout> (required)  BENCH_ROUNDS (default 5)  BENCH_MAX_RISE (default 0.05)
 //   BENCH_TOGETHER=1: each round loads both builds at the same time (a machine whose core speed moves
-//   between periods; docs/performance.md#comparing-two-builds)
+//   between periods; docs/decision-path.md#comparing-two-builds)
 //   BENCH_BASELINE_ENV="STREAMGATE_X=y ...": settings only the baseline's process gets (with BENCH_BASELINE=.,
 //   one setting's cost in one build)
 //   BENCH_SHARING=on: both builds' bench account has its token-sharing policy on (cases.ts)

@@ -2,6 +2,7 @@
 // scale run, 1% of the publish tokens with subscribeRequiresAuth so the secured-stream index is real;
 // and the issuer-JWT case's credential issuer, written before the Streamgate under test first starts.
 import { mkdtempSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -53,15 +54,56 @@ export async function seedRedis(url: string, keyPrefix: string, accountId: strin
 
 /** N seeded tokens of one account written through `store`, a RedisStore on any topology (standalone or Cluster), 2000 in flight. */
 export async function seedRedisStore(store: RedisStore, accountId: string, n: number): Promise<void> {
-  const inFlight = 2000;
-  let next = 0;
+  await seedShare(store, accountId, n, 0, 1, 2000);
+}
+
+/** Of the N seeded tokens, those k, k + step, k + 2 step, ... written through `store`, `inFlight` at a time. */
+export async function seedShare(store: RedisStore, accountId: string, n: number, k: number, step: number, inFlight: number): Promise<void> {
+  let next = k;
   await Promise.all(
     Array.from({ length: inFlight }, async () => {
       while (next < n) {
-        const i = next++;
+        const i = next;
+        next += step;
         await store.createToken(record(accountId, i));
       }
     }),
+  );
+}
+
+/** Where a seeding worker writes: one Redis (its URL) or a Cluster (its nodes, host:port). */
+export type SeedTarget = { url: string } | { clusterNodes: string[] };
+
+/** What a seeding worker (seed-worker.ts) is given. */
+export interface SeedShare {
+  target: SeedTarget;
+  keyPrefix: string;
+  accountId: string;
+  n: number;
+  k: number;
+  step: number;
+  inFlight: number;
+}
+
+/**
+ * seedRedisStore's N tokens written by `workers` worker threads side by side, each through a
+ * client and a store of its own (token i by worker i mod workers, 1000 in flight each). What bounds
+ * a seed through the store is this process's work per command, not Redis: on a machine with a core
+ * to spare, two workers seed in about half the time. The tokens are the same, their ids in another
+ * order.
+ */
+export async function seedRedisInWorkers(target: SeedTarget, keyPrefix: string, accountId: string, n: number, workers = 2): Promise<void> {
+  await Promise.all(
+    Array.from(
+      { length: workers },
+      (_, k) =>
+        new Promise<void>((resolve, reject) => {
+          const share: SeedShare = { target, keyPrefix, accountId, n, k, step: workers, inFlight: 1000 };
+          const w = new Worker(new URL('./seed-worker.mjs', import.meta.url), { workerData: share });
+          w.once('error', reject);
+          w.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`seeding worker ${k} exited with code ${code}`))));
+        }),
+    ),
   );
 }
 

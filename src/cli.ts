@@ -6,6 +6,7 @@
 //   streamgate keys rotate [director|viewer]
 //   streamgate tokens list|show|create|enable|disable|delete ... (src/cli-tokens.ts)
 //   streamgate issuers list|show|create|update|delete ... (src/cli-issuers.ts)
+//   streamgate store session-records [compact|json]
 //   streamgate sign-subscribe --token <token> --token-id <id> --stream <name> [--expires-in 600] ...
 //   streamgate help
 import { existsSync } from 'node:fs';
@@ -28,6 +29,7 @@ import { copyWith } from './domain/objects.js';
 import { CLI_ACTOR } from './audit/actor.js';
 import { AuditKeyMissing, AuditLog } from './audit/log.js';
 import { auditKey } from './audit/key.js';
+import { SESSION_RECORDS_META, isSessionRecordForm } from './store/redis/session-record.js';
 
 export const USAGE = `usage:
   streamgate serve [--config <file>]
@@ -56,6 +58,10 @@ export const USAGE = `usage:
                               the JSON is the body of POST /api/issuers (update: of PUT, the
                               fields to change, rev optional); a secret only in a --from file;
                               every issuers command: [--account <id>], [--json]; no secret is printed
+  streamgate store session-records [compact|json]
+                              on Redis: which form session records are written in (shows it
+                              without an argument); switch a store an earlier build used to
+                              compact once every instance runs this build
   streamgate sign-subscribe --token <subscribe token> --token-id <id> --stream <name>
       [--expires-in <seconds, default 600>] [--tracking-id <id>] [--origin <host>]... [--ip <cidr>]...
       [--custom-viewer-data <text>] [--alg HS256|HS384|HS512]
@@ -78,6 +84,7 @@ const STORE_COMMANDS: Record<string, 'creates' | 'needs'> = {
   'keys rotate director': 'creates',
   'keys rotate viewer': 'creates',
   'accounts list': 'needs',
+  'store session-records': 'needs',
   'accounts secret refresh': 'needs',
   'accounts secret delete': 'needs',
   ...Object.fromEntries(TOKEN_VERBS.map((v) => [`tokens ${v}`, 'needs' as const])),
@@ -90,7 +97,7 @@ function storeCommand(positionals: string[]): string {
   const name =
     (group === 'accounts' && verb === 'secret') || (group === 'keys' && verb === 'rotate') ? `${group} ${verb} ${a ?? ''}`.trim() : `${group} ${verb ?? ''}`.trim();
   if (name in STORE_COMMANDS) return name;
-  if (group !== 'accounts' && group !== 'keys' && group !== 'tokens' && group !== 'issuers') throw new UsageError(`unknown command '${positionals.join(' ')}'`);
+  if (group !== 'accounts' && group !== 'keys' && group !== 'tokens' && group !== 'issuers' && group !== 'store') throw new UsageError(`unknown command '${positionals.join(' ')}'`);
   throw new UsageError(`unknown command '${positionals.slice(0, 3).join(' ')}'`);
 }
 
@@ -209,7 +216,12 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
   const issuersCommand = positionals[0] === 'issuers' ? issuerCommand(positionals[1] as IssuerVerb, positionals.slice(2), values, optionNames(tokens)) : null;
   if (command === 'accounts create' && !values.name?.trim()) throw new UsageError('accounts create needs --name <name> (not blank)');
   if (command.startsWith('accounts secret') && !b) throw new UsageError(`${command} needs an account id`);
+  if (command === 'store session-records' && a !== undefined && !isSessionRecordForm(a)) throw new UsageError(`store session-records takes compact or json, not '${a}'`);
   const config = loadConfig({ file: values.config, env });
+  if (command === 'store session-records' && !usesRedis(config)) {
+    io.err('streamgate: store session-records: the embedded store keeps session records in SQLite rows, in one form; the setting is for a Redis store (REDIS_URL)');
+    return 1;
+  }
   const refusal = checkStoreExists(command, config, io);
   if (refusal) {
     io.err(refusal);
@@ -224,6 +236,13 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
   await audit.checkKey(false);
   const accounts = new AccountService(store, Date.now, audit);
   try {
+    if (command === 'store session-records') {
+      // settled first as the server settles it at start (an unset store gets its default)
+      await store.upgrade?.();
+      if (a !== undefined) await store.setMeta(SESSION_RECORDS_META, a);
+      io.out(JSON.stringify({ sessionRecords: await store.getMeta(SESSION_RECORDS_META) }));
+      return 0;
+    }
     if (tokensCommand) {
       // Data of an earlier build brought up to this one's indexes, as the server does at start.
       await store.upgrade?.();
@@ -254,6 +273,8 @@ async function run(argv: string[], io: Out, env: NodeJS.ProcessEnv): Promise<num
       return 0;
     }
     if (command === 'accounts create') {
+      // as the server does at start, before the store's first account (upgrade.ts settles what depends on it)
+      await store.upgrade?.();
       let created: Awaited<ReturnType<AccountService['create']>>;
       try {
         created = await accounts.create(values.name!, CLI_ACTOR);

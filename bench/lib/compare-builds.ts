@@ -2,7 +2,7 @@
 // one case's interleaved rounds, and the table. CPU time per request is what is compared: on a
 // shared 2-core VM a 5 s req/s figure moves by a quarter from one run to the next, counting the
 // time the host gives the core to others, which CPU time does not; CPU time moves too, so the table
-// shows each build's spread beside the ratio (docs/performance.md#comparing-two-builds).
+// shows each build's spread beside the ratio (docs/decision-path.md#comparing-two-builds).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';

@@ -11,6 +11,7 @@ import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
 import type { FeedEvent, LifecycleSignal, PublicEvent, RecordingEvent, TokenChecked, ViewerConnectionEvent } from './events.js';
 import type { Metrics } from '../observability/metrics.js';
 import { copyWith } from '../domain/objects.js';
+import { newSessionId } from '../domain/session-ids.js';
 
 export type Subscriber = (e: PublicEvent) => void | Promise<void>;
 
@@ -324,7 +325,7 @@ export class Lifecycle {
           s.record ??
           (s.sessionId === undefined
             ? undefined
-            : { id: randomUUID(), caller: s.caller, sessionId: s.sessionId, action: s.action, accountId: s.accountId, streamName: s.streamName, tokenId: s.tokenId, trackingId: s.trackingId, feedId: s.action === 'publish' ? randomUUID() : undefined, startedOn, lastSeenOn: startedOn });
+            : { id: newSessionId(), caller: s.caller, sessionId: s.sessionId, action: s.action, accountId: s.accountId, streamName: s.streamName, tokenId: s.tokenId, trackingId: s.trackingId, feedId: s.action === 'publish' ? randomUUID() : undefined, startedOn, lastSeenOn: startedOn });
         const feedId = s.action === 'publish' ? (record?.feedId ?? randomUUID()) : undefined;
         // registered (and checked) here, or already started by registerAhead
         const early = this.ahead.get(s);

@@ -17,6 +17,7 @@ import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
 import type { CutTarget } from './drivers/driver.js';
 import { terminationTrigger, type TerminationTrigger } from './termination.js';
 import { copyWith } from '../domain/objects.js';
+import { newSessionId } from '../domain/session-ids.js';
 
 /** Why Streamgate ended sessions: a terminateOn trigger, or an operator's or a publisher's act. */
 export type EndTrigger = TerminationTrigger | 'stop' | 'replace' | 'sharing';
@@ -97,7 +98,7 @@ export class SessionControl {
     const sessionId = a.starts ? access.sessionId : undefined;
     const at = sessionId !== undefined ? this.iso() : '';
     // what the registry record holds besides the decision's fields, made once per admission
-    const id = sessionId !== undefined ? randomUUID() : '';
+    const id = sessionId !== undefined ? newSessionId() : '';
     const feedId = sessionId !== undefined && access.action === 'publish' ? randomUUID() : undefined;
     const native = sessionId !== undefined && a.session ? { ...a.session.native } : undefined;
     /** The record the admission step registered, when it ran: the one the session_started signal carries. */

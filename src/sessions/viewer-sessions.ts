@@ -17,7 +17,7 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { AccessRequest, Decision, Reason } from '../policy/types.js';
-import type { Session, Store } from '../store/store.js';
+import { type Session, type Store, touchSessions } from '../store/store.js';
 import type { TokenRecord } from '../domain/tokens.js';
 import { hashOf, type AccountEntry, type TokenLookup } from '../enforce/lookup.js';
 import { mintCredential, readCredential, valueTagFromHash, type ViewerClaims } from './viewer-credential.js';
@@ -30,8 +30,11 @@ import { ipInRanges, originAllowed, type CidrRange } from '../policy/rules.js';
 import { peekSelfSigned } from '../policy/self-signed.js';
 import RE2 from 're2';
 
-/** Registry touches in flight at once during a revalidation round. */
-const TOUCH_BATCH = 64;
+/**
+ * Registry touches per store call during a revalidation round (one call at a time): on Redis one
+ * script per account for them all, each live index written once for the batch.
+ */
+const TOUCH_BATCH = 256;
 
 /** Verified credentials kept (about 300 bytes each). */
 const VERIFIED_MAX = 100_000;
@@ -592,15 +595,19 @@ export class ViewerSessions {
     }
     // TOUCH_BATCH at a time: tens of thousands of viewers fit in one period on a remote store
     for (let i = 0; i < due.length; i += TOUCH_BATCH) {
-      await Promise.all(
-        due.slice(i, i + TOUCH_BATCH).map(async ([sid, v]) => {
-          const seen = v.seen;
-          const s = await this.store.touchSession(HTTP_VIEWER_CALLER, sid, this.cfg.idleSeconds, new Date(seen).toISOString());
-          v.touched = seen;
-          if (s?.endedReason !== undefined) v.ended = s.endedReason === 'done' || s.endedReason === 'expired' ? 'session_ended' : 'session_terminated';
-          // null: not registered yet (queued) or lapsed while presented elsewhere; the next admission after idleSeconds counts anew
-        }),
+      const batch = due.slice(i, i + TOUCH_BATCH).map(([sid, v]) => ({ sid, v, seen: v.seen }));
+      const answers = await touchSessions(
+        this.store,
+        HTTP_VIEWER_CALLER,
+        batch.map((b) => ({ sessionId: b.sid, at: new Date(b.seen).toISOString() })),
+        this.cfg.idleSeconds,
       );
+      batch.forEach(({ v, seen }, k) => {
+        const s = answers[k];
+        v.touched = seen;
+        if (s?.endedReason !== undefined) v.ended = s.endedReason === 'done' || s.endedReason === 'expired' ? 'session_ended' : 'session_terminated';
+        // null: not registered yet (queued) or lapsed while presented elsewhere; the next admission after idleSeconds counts anew
+      });
     }
     for (const [id, t] of this.tokens) if (now - t.used > idleMs + this.cfg.credentialSeconds * 1000) this.tokens.delete(id);
   }

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyTokenUpdate } from '../domain/tokens.js';
 import { newSecret } from '../domain/secrets.js';
-import type { Session, SessionEndReason, SessionStore, StoreLifecycle, TokenStore } from '../store/store.js';
+import { type Session, type SessionEndReason, type SessionStore, type StoreLifecycle, type TokenStore, touchSessions } from '../store/store.js';
 import { sessionRecord, T0, tok } from './fixtures.js';
 import type { Fresh } from './factory.js';
 
@@ -65,6 +65,52 @@ export function sessionTests(fresh: Fresh<SessionsUnderTest>): void {
       const listed = async (action: 'publish' | 'subscribe') => (await s.listSessions('A', { streamName: 'cam1', action }, { offset: 0, limit: 10 })).items.map((x) => x.sessionId);
       assert.deepEqual([await listed('publish'), await listed('subscribe')], [['pub'], ['view']]);
       assert.equal((await s.listSessions('A', { tokenId: 4 }, { offset: 0, limit: 10 })).total, 2);
+    });
+
+    it('touches many sessions in one call as one at a time would: each at its own time, in the order asked, across accounts, ended and unknown ones answered as they are', async () => {
+      const t0 = Date.now();
+      let now = t0;
+      const s = await fresh(() => now);
+      const at0 = new Date(t0).toISOString();
+      const many = Array.from({ length: 300 }, (_, i) => session({ sessionId: `v${i}`, streamName: `cam${i % 7}`, tokenId: 10 + (i % 3), lastSeenOn: at0 }));
+      for (const x of many) await s.startSession(x, 1);
+      await s.startSession(session({ sessionId: 'pub', action: 'publish', lastSeenOn: at0 }), 1);
+      await s.startSession(session({ sessionId: 'other', accountId: 'B', lastSeenOn: at0 }), 1);
+      await s.startSession(session({ sessionId: 'gone', lastSeenOn: at0 }), 60);
+      await s.endSession('mediamtx', 'gone', end('token_revoked', now));
+      await s.startSession(session({ sessionId: 'untouched', lastSeenOn: at0 }), 1);
+      const at = (k: number) => new Date(t0 + 100 + k).toISOString();
+      const asked = [
+        { sessionId: 'other', at: at(1) },
+        { sessionId: 'nope', at: at(2) },
+        { sessionId: 'gone', at: at(3) },
+        { sessionId: 'pub', at: at(4) },
+        ...many.map((x, i) => ({ sessionId: x.sessionId, at: at(10 + i) })),
+      ];
+      // the backend's touchSessions, or touchSession for each where it has none
+      const answers = await touchSessions(s, 'mediamtx', asked, 60);
+      assert.equal(answers.length, asked.length);
+      assert.deepEqual(
+        answers.map((a) => (a === null ? null : a.endedReason ?? a.lastSeenOn)),
+        [at(1), null, 'token_revoked', at(4), ...many.map((_, i) => at(10 + i))],
+      );
+      assert.deepEqual(answers[0], { ...session({ sessionId: 'other', accountId: 'B', lastSeenOn: at0 }), lastSeenOn: at(1) });
+      // past the one second they were started with: the touched live on, in every index they are in
+      if (s.kind === 'sqlite') now += 1001;
+      else {
+        await new Promise((r) => setTimeout(r, 1100)); // Redis expires keys on its own clock
+        now = Date.now();
+      }
+      assert.equal(await s.getSession('mediamtx', 'untouched'), null);
+      assert.equal((await s.getSession('mediamtx', 'v299'))?.lastSeenOn, at(309));
+      assert.equal((await s.getSession('mediamtx', 'other'))?.lastSeenOn, at(1));
+      assert.equal((await s.getSession('mediamtx', 'gone'))?.endedReason, 'token_revoked');
+      assert.equal((await s.listSessions('A', {}, { offset: 0, limit: 0 })).total, 301);
+      assert.equal((await s.listSessions('B', {}, { offset: 0, limit: 0 })).total, 1);
+      assert.equal((await s.listSessions('A', { tokenId: 11 }, { offset: 0, limit: 0 })).total, 100);
+      const count = async (action: 'publish' | 'subscribe') => (await s.listSessions('A', { streamName: 'cam1', action }, { offset: 0, limit: 0 })).total;
+      assert.deepEqual([await count('publish'), await count('subscribe')], [1, 43], 'a touched viewer is not counted as a publisher');
+      assert.deepEqual(await touchSessions(s, 'mediamtx', [], 60), []);
     });
 
     it('admits exactly maxConcurrent of concurrent starts, and frees a slot when one ends', async () => {

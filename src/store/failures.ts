@@ -18,7 +18,7 @@ const STORE_METHODS = Object.keys({
   addUsage: 1, usageByTracking: 1, usageDaily: 1, usageHourly: 1, usageAccount: 1,
   getMeta: 1, setMeta: 1,
   startLiveStream: 1, endLiveStream: 1, getLiveStream: 1, activePublishTokenIds: 1,
-  startSession: 1, admitSession: 1, getSession: 1, getSessionById: 1, touchSession: 1, endSession: 1, listSessions: 1, sessionCounts: 1,
+  startSession: 1, admitSession: 1, getSession: 1, getSessionById: 1, touchSession: 1, touchSessions: 1, endSession: 1, listSessions: 1, sessionCounts: 1,
   scheduleExpiry: 1, takeDueExpiries: 1,
   swapMark: 1, takeMark: 1,
   appendAudit: 1, listAudit: 1, auditEntries: 1, auditEnds: 1, pruneAudit: 1, deleteAccountAudit: 1, auditAccounts: 1, hasAuditChains: 1,
@@ -43,6 +43,8 @@ export function typeStoreFailures(store: Store, isUnavailable: (e: unknown) => b
   };
   for (const name of STORE_METHODS) {
     const method = target[name];
+    // an optional method the backend does not have stays absent
+    if (typeof method !== 'function') continue;
     target[name] = (...args: unknown[]) => {
       try {
         return method.apply(store, args).then(undefined, onError);

@@ -36,6 +36,13 @@ export interface SessionStore {
    */
   touchSession(caller: string, sessionId: string, ttlSeconds: number, at: string): Promise<Session | null>;
   /**
+   * touchSession for many sessions of one caller (a viewer-session round), each with its own `at`:
+   * the answers in the order asked, each as touchSession would give it. Not one atomic step: each
+   * session's touch is, as touchSession's. Optional: a backend without it is touched one session at
+   * a time (touchSessions below).
+   */
+  touchSessions?(caller: string, touches: ReadonlyArray<{ sessionId: string; at: string }>, ttlSeconds: number): Promise<Array<Session | null>>;
+  /**
    * Ends a live session atomically: exactly one concurrent caller (on any instance) gets it back,
    * with endedReason and endedOn set; the others get null. The ended record is kept `keepSeconds`.
    */
@@ -51,4 +58,13 @@ export interface SessionStore {
   scheduleExpiry(accountId: string, tokenId: number, atMs: number): Promise<void>;
   /** The tokens whose time has come, each handed to exactly one caller on any instance, at most `limit`. */
   takeDueExpiries(nowMs: number, limit: number): Promise<Array<{ accountId: string; tokenId: number }>>;
+}
+
+/**
+ * Touches many sessions of one caller: the backend's touchSessions where it has one, else
+ * touchSession for each, side by side. The answers in the order asked.
+ */
+export function touchSessions(store: SessionStore, caller: string, touches: ReadonlyArray<{ sessionId: string; at: string }>, ttlSeconds: number): Promise<Array<Session | null>> {
+  if (store.touchSessions) return store.touchSessions(caller, touches, ttlSeconds);
+  return Promise.all(touches.map((t) => store.touchSession(caller, t.sessionId, ttlSeconds, t.at)));
 }

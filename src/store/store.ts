@@ -33,6 +33,7 @@ export type { MarkStore } from './marks.js';
 export type { MetaStore } from './meta.js';
 export type { NewRecording, Recording, RecordingStore } from './recordings.js';
 export type { AdmitResult, Session, SessionEndReason, SessionFilter, SessionLimits, SessionStore } from './sessions.js';
+export { touchSessions } from './sessions.js';
 export type { SharingStore, SharingUse } from './sharing.js';
 export { SHARING_MAX_ADDRESSES } from './sharing.js';
 export type { ListQuery, SortBy, TokenChange, TokenStore } from './tokens.js';

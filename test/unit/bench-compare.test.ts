@@ -1,5 +1,5 @@
 // npm run bench:compare judges two builds by the median of their interleaved rounds' CPU time per
-// request (docs/performance.md#comparing-two-builds): its settings stop a run that would compare
+// request (docs/decision-path.md#comparing-two-builds): its settings stop a run that would compare
 // nothing, and a case fails on a rise past the bound or on answers the case does not expect.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

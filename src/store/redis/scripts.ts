@@ -43,6 +43,7 @@ export const SCRIPTS = {
   /** On one Redis server (not a Cluster) it also writes the connection's pointer and the gauge's entries. */
   sessionAdmit: { file: 'session-admit.lua', keys: 8, varying: true },
   sessionTouch: { file: 'session-touch.lua', keys: 6 },
+  sessionTouchMany: { file: 'session-touch-many.lua', keys: 1, varying: true },
   sessionEnd: { file: 'session-end.lua', keys: 6 },
   markSwap: { file: 'mark-swap.lua', keys: 1 },
   markTake: { file: 'mark-take.lua', keys: 1 },

@@ -10,6 +10,7 @@ import type { AdmitResult, Session } from '../store.js';
 import { StoreConflict } from '../../errors.js';
 import { keys } from './keys.js';
 import { Reply, admissionRefusal, codeOf, unexpectedReply } from './codes.js';
+import { decodeSession } from './session-record.js';
 
 /** What the keys of a registry record are built from. */
 export interface Registration {
@@ -72,7 +73,7 @@ export class SessionAdmission {
       const code = codeOf(reply);
       if (code === Reply.DONE) {
         const r = reply as string[];
-        return { admitted: true, goneAction: r[1], goneId: r[2], replaced: r.slice(3).map((x) => JSON.parse(x) as Session) };
+        return { admitted: true, goneAction: r[1], goneId: r[2], replaced: r.slice(3).map(decodeSession) };
       }
       if (code !== Reply.NEEDS_KEYS) {
         const reason = admissionRefusal(code);
@@ -100,7 +101,7 @@ export class SessionAdmission {
     const raws = await this.readRecords(s.accountId, ids);
     return ids.map((id, i) => {
       const raw = raws[i];
-      const rec = raw ? (JSON.parse(raw) as Session) : s;
+      const rec = raw ? decodeSession(raw) : s;
       return { accountId: s.accountId, id, tokenId: rec.tokenId, streamName: rec.streamName };
     });
   }

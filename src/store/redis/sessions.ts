@@ -7,6 +7,16 @@ import { ENDED_SESSION_KEEP_S } from '../../domain/store-rules.js';
 import { Reply, codeOf } from './codes.js';
 import { SessionAdmission } from './session-admit.js';
 import type { RedisConnection } from './connection.js';
+import { SESSION_RECORDS_META, decodeSession, encodeSession, isSessionRecordForm, type SessionRecordForm } from './session-record.js';
+
+/**
+ * Sessions per session-touch-many call at most: its keys (three index keys and two of its own per
+ * session at most) and its ZADD arguments stay well inside what one script call should carry.
+ */
+const TOUCH_MANY_MAX = 128;
+
+/** How often an instance reads again which form records are written in (ms). */
+const FORM_RECHECK_MS = 60_000;
 
 /** How often an instance repeats a gauge count name to the set of names (ms). */
 const COUNT_NAME_RESEND_MS = 60_000;
@@ -24,6 +34,11 @@ export class RedisSessions implements SessionStore {
   private readonly countNamesSent = new Map<string, number>();
   /** The session admission's calls of its script (session-admit.ts). */
   private readonly admissions: SessionAdmission;
+  /** The form records are written in (session-record.ts), as the store's meta last said. */
+  #form: SessionRecordForm = 'json';
+  /** When the meta was last asked for (c.now()), and the first read, awaited by every write until it lands. */
+  #formAskedAt = Number.NEGATIVE_INFINITY;
+  #firstFormRead: Promise<void> | undefined;
 
   constructor(private readonly c: RedisConnection) {
     this.admissions = new SessionAdmission(
@@ -48,8 +63,37 @@ export class RedisSessions implements SessionStore {
     ];
   }
 
+  /**
+   * The form records are written in (an admission's, and a touched or ended one's whatever form it
+   * had): the store's meta (SESSION_RECORDS_META), read before the first write and again every
+   * FORM_RECHECK_MS without waiting, so every instance follows a switch within a minute. Unset or
+   * unreadable: objects, which every build reads.
+   */
+  async #recordForm(now: number): Promise<SessionRecordForm> {
+    if (now - this.#formAskedAt >= FORM_RECHECK_MS) {
+      this.#formAskedAt = now;
+      const read = this.c.redis.get(keys.meta(SESSION_RECORDS_META)).then(
+        (v) => {
+          this.#form = isSessionRecordForm(v) ? v : 'json';
+        },
+        () => {
+          this.#formAskedAt = Number.NEGATIVE_INFINITY;
+        },
+      );
+      this.#firstFormRead ??= read;
+    }
+    await this.#firstFormRead;
+    return this.#form;
+  }
+
+  /** The scripts' argument saying the form a touched or ended record is written in: '1' rows, '0' objects. */
+  async #rowsFlag(): Promise<'1' | '0'> {
+    return (await this.#recordForm(this.c.now())) === 'compact' ? '1' : '0';
+  }
+
   async admitSession(s: Session, ttlSeconds: number, limits: SessionLimits): Promise<AdmitResult> {
     const now = this.c.now();
+    const form = await this.#recordForm(now);
     const expires = Date.parse(s.lastSeenOn) + ttlSeconds * 1000;
     const pointer: SessionPointer = { a: s.accountId, id: s.id, t: s.tokenId, s: s.streamName };
     const countKey = `${s.caller}:${s.action}`;
@@ -68,7 +112,7 @@ export class RedisSessions implements SessionStore {
         ...(local ? [pointerKey, keys.sessionCountOf(s.caller, 'subscribe'), keys.sessionCountOf(s.caller, 'publish')] : []),
       ],
       [
-        JSON.stringify(s),
+        encodeSession(s, form),
         expires,
         now,
         s.id,
@@ -136,17 +180,18 @@ export class RedisSessions implements SessionStore {
 
   async getSessionById(accountId: string, id: string): Promise<Session | null> {
     const raw = await this.c.redis.get(keys.sessionRecord(accountId, id));
-    return raw ? (JSON.parse(raw) as Session) : null;
+    return raw ? decodeSession(raw) : null;
   }
 
   async touchSession(caller: string, sessionId: string, ttlSeconds: number, at: string): Promise<Session | null> {
     const p = await this.#pointerOf(caller, sessionId);
     if (!p) return null;
     const ttl = ttlSeconds * 1000;
-    const reply = await this.c.run('sessionTouch', ...this.#sessionKeys(p, caller, sessionId), ttl, at, Date.parse(at));
+    const rows = await this.#rowsFlag();
+    const reply = await this.c.run('sessionTouch', ...this.#sessionKeys(p, caller, sessionId), ttl, at, Date.parse(at), rows);
     if (codeOf(reply) === Reply.GONE) return null;
     // {DONE, record} touched, {ENDED, record} as it is
-    const s = JSON.parse((reply as [number, string])[1]) as Session;
+    const s = decodeSession((reply as [number, string])[1]);
     if (s.endedReason === undefined) {
       const [gaugeKey, member] = keys.sessionGauge(s);
       void Promise.all([
@@ -157,14 +202,84 @@ export class RedisSessions implements SessionStore {
     return s;
   }
 
+  async touchSessions(caller: string, touches: ReadonlyArray<{ sessionId: string; at: string }>, ttlSeconds: number): Promise<Array<Session | null>> {
+    const ttl = ttlSeconds * 1000;
+    const out: Array<Session | null> = touches.map(() => null);
+    // the caller-id hints side by side (each on its own node), then one script per account and
+    // TOUCH_MANY_MAX sessions
+    const pointers = await Promise.all(touches.map((t) => this.#pointerOf(caller, t.sessionId)));
+    const rows = await this.#rowsFlag();
+    const byAccount = new Map<string, number[]>();
+    pointers.forEach((p, i) => {
+      if (p) (byAccount.get(p.a) ?? byAccount.set(p.a, []).get(p.a)!).push(i);
+    });
+    const calls: Array<Promise<void>> = [];
+    for (const [accountId, all] of byAccount) {
+      for (let k = 0; k < all.length; k += TOUCH_MANY_MAX) calls.push(this.#touchMany(caller, accountId, all.slice(k, k + TOUCH_MANY_MAX), touches, pointers, ttl, rows, out));
+    }
+    await Promise.all(calls);
+    // as touchSession: the live ones' hints and gauge entries follow, not waited for (one ZADD per gauge key)
+    const gauge = new Map<string, Array<string | number>>();
+    const follow: Array<Promise<unknown>> = [];
+    out.forEach((s, i) => {
+      if (!s || s.endedReason !== undefined) return;
+      const [gaugeKey, member] = keys.sessionGauge(s);
+      (gauge.get(gaugeKey) ?? gauge.set(gaugeKey, []).get(gaugeKey)!).push(Date.parse(touches[i].at) + ttl, member);
+      follow.push(this.c.redis.pexpire(keys.session(caller, touches[i].sessionId), ttl));
+    });
+    for (const [gaugeKey, scored] of gauge) follow.push(this.c.redis.zadd(gaugeKey, 'XX', ...scored));
+    void Promise.all(follow).catch(() => undefined);
+    return out;
+  }
+
+  /** One session-touch-many call: the sessions `at` of `touches` (all of `accountId`), their answers into `out`. */
+  async #touchMany(
+    caller: string,
+    accountId: string,
+    at: number[],
+    touches: ReadonlyArray<{ sessionId: string; at: string }>,
+    pointers: Array<SessionPointer | null>,
+    ttl: number,
+    rows: '1' | '0',
+    out: Array<Session | null>,
+  ): Promise<void> {
+    // each index key once: its KEYS position (KEYS[1] is the account's live sessions)
+    const indexKeys: string[] = [];
+    const positions = new Map<string, number>();
+    const position = (key: string) => {
+      let p = positions.get(key);
+      if (p === undefined) {
+        indexKeys.push(key);
+        p = indexKeys.length + 1;
+        positions.set(key, p);
+      }
+      return p;
+    };
+    const sessionKeys: string[] = [];
+    const args: Array<string | number> = [];
+    for (const i of at) {
+      const p = pointers[i]!;
+      const t = touches[i];
+      args.push(t.at, Date.parse(t.at), position(keys.sessionsOfToken(accountId, p.t)), position(keys.sessionsOfStream(accountId, p.s)), position(keys.publishersOfStream(accountId, p.s)));
+      sessionKeys.push(keys.sessionRecord(accountId, p.id), keys.sessionPointer(accountId, caller, t.sessionId));
+    }
+    const all = [keys.sessionsLive(accountId), ...indexKeys, ...sessionKeys];
+    const reply = await this.c.run('sessionTouchMany', all.length, ...all, ttl, indexKeys.length, rows, ...args);
+    if (codeOf(reply) !== Reply.DONE) throw new Error(`session-touch-many answered ${String(codeOf(reply))}`);
+    (reply as [number, Array<string | null>])[1].forEach((raw, k) => {
+      out[at[k]] = raw === null ? null : decodeSession(raw);
+    });
+  }
+
   async endSession(caller: string, sessionId: string, end: { reason: SessionEndReason; at: string; keepSeconds: number }): Promise<Session | null> {
     const p = await this.#pointerOf(caller, sessionId);
     if (!p) return null;
     const keep = end.keepSeconds * 1000;
-    const reply = await this.c.run('sessionEnd', ...this.#sessionKeys(p, caller, sessionId), end.reason, end.at, keep);
+    const rows = await this.#rowsFlag();
+    const reply = await this.c.run('sessionEnd', ...this.#sessionKeys(p, caller, sessionId), end.reason, end.at, keep, Date.parse(end.at), rows);
     // GONE (unknown) or ENDED (another call ended it)
     if (codeOf(reply) !== Reply.DONE) return null;
-    const s = JSON.parse((reply as [number, string])[1]) as Session;
+    const s = decodeSession((reply as [number, string])[1]);
     void Promise.all([
       this.c.redis.pexpire(keys.session(caller, sessionId), keep),
       this.c.redis.zrem(...keys.sessionGauge(s)),
@@ -194,7 +309,7 @@ export class RedisSessions implements SessionStore {
     const raws = ids.length === 0 ? [] : await this.c.redis.mget(...ids.map((id) => keys.sessionRecord(accountId, id)));
     const all = raws
       .filter((r): r is string => r !== null)
-      .map((r) => JSON.parse(r) as Session)
+      .map(decodeSession)
       .filter(
         (s) =>
           s.endedReason === undefined &&

@@ -9,6 +9,7 @@ import type { RedisConnection } from './connection.js';
 import type { ScriptName } from './scripts.js';
 import { readTokens } from './token-record.js';
 import { globLiteral } from './version-watch.js';
+import { SESSION_RECORDS_META } from './session-record.js';
 
 /** The meta key and value saying the viewer-rule sets hold disabled tokens too. */
 const VIEWER_RULE_INDEX_META = 'viewer-rule-index';
@@ -53,12 +54,26 @@ async function scanKeys(c: RedisConnection, glob: string, page: (found: string[]
  * rules is skipped on read (viewerRuleTokens filters).
  */
 export async function upgradeStore(c: RedisConnection): Promise<void> {
+  await settleSessionRecords(c);
   await upgradeViewerRuleIndex(c);
   await upgradeUsageIndexes(c);
   await upgradeAccountNames(c);
   await upgradeTokenValueHints(c);
   await upgradeTokenBuckets(c);
   await upgradeIndexMembers(c);
+}
+
+/**
+ * Which form admissions write session records in (session-record.ts), settled once per store and
+ * before anything else here: rows on a store that holds no account yet, which no earlier build
+ * serves; objects on one that does, since instances of an earlier build, which read objects only,
+ * may share it during a rolling upgrade. The operator switches such a store to rows once every
+ * instance runs this build (`streamgate store session-records compact`, docs/operations.md).
+ */
+export async function settleSessionRecords(c: RedisConnection): Promise<void> {
+  if ((await c.redis.exists(keys.meta(SESSION_RECORDS_META))) === 1) return;
+  const used = (await c.redis.zcard(keys.accountList)) > 0;
+  await c.redis.set(keys.meta(SESSION_RECORDS_META), used ? 'json' : 'compact', 'NX');
 }
 
 /**

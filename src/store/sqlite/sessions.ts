@@ -67,17 +67,24 @@ export class SqliteSessions implements SessionStore {
   }
 
   async touchSession(caller: string, sessionId: string, ttlSeconds: number, at: string): Promise<Session | null> {
-    return this.c.tx(() => {
-      const r = this.c.stmt('SELECT data, ended FROM registry_sessions WHERE caller = ? AND caller_sid = ? AND expires_ms > ?').get(caller, sessionId, this.c.now()) as
-        | { data: string; ended: number }
-        | undefined;
-      if (!r) return null;
-      const s = JSON.parse(r.data) as Session;
-      if (r.ended) return s;
-      const next: Session = copyWith(s, { lastSeenOn: at });
-      this.c.stmt('UPDATE registry_sessions SET expires_ms = ?, data = ? WHERE caller = ? AND caller_sid = ?').run(Date.parse(at) + ttlSeconds * 1000, JSON.stringify(next), caller, sessionId);
-      return next;
-    });
+    return this.c.tx(() => this.#touchNow(caller, sessionId, ttlSeconds, at));
+  }
+
+  async touchSessions(caller: string, touches: ReadonlyArray<{ sessionId: string; at: string }>, ttlSeconds: number): Promise<Array<Session | null>> {
+    return this.c.tx(() => touches.map((t) => this.#touchNow(caller, t.sessionId, ttlSeconds, t.at)));
+  }
+
+  /** touchSession inside a transaction the caller holds. */
+  #touchNow(caller: string, sessionId: string, ttlSeconds: number, at: string): Session | null {
+    const r = this.c.stmt('SELECT data, ended FROM registry_sessions WHERE caller = ? AND caller_sid = ? AND expires_ms > ?').get(caller, sessionId, this.c.now()) as
+      | { data: string; ended: number }
+      | undefined;
+    if (!r) return null;
+    const s = JSON.parse(r.data) as Session;
+    if (r.ended) return s;
+    const next: Session = copyWith(s, { lastSeenOn: at });
+    this.c.stmt('UPDATE registry_sessions SET expires_ms = ?, data = ? WHERE caller = ? AND caller_sid = ?').run(Date.parse(at) + ttlSeconds * 1000, JSON.stringify(next), caller, sessionId);
+    return next;
   }
 
   async endSession(caller: string, sessionId: string, end: { reason: SessionEndReason; at: string; keepSeconds: number }): Promise<Session | null> {

@@ -21,7 +21,8 @@
 --     (keys.sessionsOfToken, keys.sessionsOfStream, keys.publishersOfStream);
 --   for each publisher ARGV[20..] names: its record (keys.sessionRecord) and its token's live
 --     sessions (keys.sessionsOfToken).
--- ARGV[1] the record JSON
+-- ARGV[1] the record's text, in the form the store writes (session-record); replaced publishers'
+--   records are written in the same form
 -- ARGV[2] its expiry (ms)
 -- ARGV[3] now (ms)
 -- ARGV[4] its registry id
@@ -43,7 +44,7 @@
 -- ARGV[19] its gauge member
 -- ARGV[20..] publisher id, its token id (0 = none), ...: publishers whose keys are given
 -- Replies: {DONE, the action of the connection's earlier record or '', its id or '', the replaced
---   publisher records' JSON...}; TOKEN_CHANGED, USES_EXHAUSTED, STREAM_TAKEN or SESSION_LIMIT, a
+--   publisher records' text, each in its form...}; TOKEN_CHANGED, USES_EXHAUSTED, STREAM_TAKEN or SESSION_LIMIT, a
 --   refusal (nothing registered); {NEEDS_KEYS, the earlier record's id or '', publisher ids...}: the
 --   keys of those records (and of their token's and stream's indexes) are missing or were given for
 --   another token or stream, nothing written: call again with them.
@@ -100,7 +101,7 @@ if old then
   else
     local raw = redis.call('GET', KEYS[earlierAt])
     if raw then
-      oldRec = cjson.decode(raw)
+      oldRec = decodeRecord(raw)
       needEarlier = not indexedAs(oldRec, earlierToken, ARGV[18])
     end
   end
@@ -128,7 +129,7 @@ if #pubs > 0 and ARGV[7] == 'replace' then
     if not k then
       needPublishers[#needPublishers + 1] = pid
     elseif raw then
-      local rec = cjson.decode(raw)
+      local rec = decodeRecord(raw)
       if not indexedAs(rec, publisherToken[pid], nil) then
         needPublishers[#needPublishers + 1] = pid
       else
@@ -153,8 +154,10 @@ if oldRec then
   unindex(old, {2, earlierIndexes[1], earlierIndexes[2], earlierIndexes[3]})
 end
 local ended = {}
+-- a row starts with '['
+local rows = string.byte(ARGV[1], 1) == 91
 for _, r in ipairs(replaced) do
-  ended[#ended + 1] = endRecord(r.at, r.rec, 'replaced', ARGV[10], ARGV[11])
+  ended[#ended + 1] = endRecord(r.at, r.rec, rows, 'replaced', ARGV[10], ARGV[3], ARGV[11])
   unindex(r.rec.id, {2, 4, 5, r.at + 1})
 end
 local ttl = tonumber(ARGV[2]) - now

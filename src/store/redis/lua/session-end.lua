@@ -9,14 +9,17 @@
 -- ARGV[1] the reason
 -- ARGV[2] now (ISO)
 -- ARGV[3] how long the ended record is kept (ms)
--- Replies: {DONE, the ended record's JSON}; GONE when unknown; ENDED when ended already.
+-- ARGV[4] now (ms)
+-- ARGV[5] the form the store writes: '1' rows, '0' objects (session-record)
+-- Replies: {DONE, the ended record's text}; GONE when unknown; ENDED when ended already. The ended
+--   record is written in the store's form.
 --- @include "session-indexes"
 --- @include "session-record"
 local raw = redis.call('GET', KEYS[1])
 if not raw then return Reply.GONE end
-local rec = cjson.decode(raw)
+local rec = decodeRecord(raw)
 if rec.endedReason then return Reply.ENDED end
-raw = endRecord(1, rec, ARGV[1], ARGV[2], ARGV[3])
+raw = endRecord(1, rec, ARGV[5] == '1', ARGV[1], ARGV[2], ARGV[4], ARGV[3])
 redis.call('PEXPIRE', KEYS[6], ARGV[3])
 unindex(rec.id, {2, 3, 4, 5})
 return {Reply.DONE, raw}
