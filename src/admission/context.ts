@@ -10,7 +10,7 @@ import { tokenHash } from '../domain/tokens.js';
 import type { CallerContext, ViewerCredentials } from '../callers/caller.js';
 import type { Admission, AdmissionStep, DecisionResult } from '../contracts/admission.js';
 import { decision, type Reason } from '../contracts/decision.js';
-import type { CredentialCheck } from '../contracts/viewer-credential.js';
+import type { CredentialCheck, ViewerSessionRef } from '../contracts/viewer-credential.js';
 import type { ViewerSessions } from '../sessions/viewer-sessions.js';
 import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
 import { andThen } from '../callers/shared.js';
@@ -27,14 +27,14 @@ async function admitViewer(
   viewers: ViewerSessions,
   caller: string,
   a: Admission,
-  { presented, previous }: { presented: string; previous?: string },
+  { presented, previous }: { presented: string; previous?: ViewerSessionRef },
   serverAddress?: string,
 ): Promise<DecisionResult> {
   if (previous !== undefined) {
     // the same viewer asking again: its old session stops counting against the token's limits
-    viewers.replaced(previous);
+    viewers.replaced(previous.sessionId);
     const at = new Date().toISOString();
-    await s.store.endSession(caller, previous, { reason: 'done', at, keepSeconds: ENDED_SESSION_KEEP_S }).catch(() => null);
+    await s.store.endSession(caller, previous.sessionId, { reason: 'done', at, keepSeconds: ENDED_SESSION_KEEP_S }, previous.accountId).catch(() => null);
   }
   const repeat = viewers.repeatOf(presented, a.access);
   if (repeat !== undefined) {

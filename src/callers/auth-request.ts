@@ -11,7 +11,7 @@ import { safeRequestPath } from '../domain/paths.js';
 import { LRUCache } from 'lru-cache';
 import { parse as parseCookie } from 'cookie';
 import type { Reason } from '../contracts/decision.js';
-import type { CredentialCheck } from '../contracts/viewer-credential.js';
+import type { CredentialCheck, ViewerSessionRef } from '../contracts/viewer-credential.js';
 import type { Caller, CallerContext, CallerRoute, Outcome, Reply, ViewerCredentials } from './caller.js';
 import { andThen, nameable, perConfig, queryValue, refusalBody, refusalStatus, tokenFromQuery } from './shared.js';
 import type { StreamPatternEntry } from '../config/schema.js';
@@ -216,7 +216,7 @@ function decideWith(
   // Viewer sessions are for viewers: a publish stays a full decision at every request, and a session
   // resource (a WHIP/WHEP PATCH or DELETE) is checked with its credential without starting one.
   const viewers = action === 'subscribe' && !named.resource ? ctx.viewers : undefined;
-  const decide = (credentialProblem?: Reason, previous?: string): Outcome => ({
+  const decide = (credentialProblem?: Reason, previous?: ViewerSessionRef): Outcome => ({
     admit: {
       access: {
         action,

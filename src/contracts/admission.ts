@@ -2,6 +2,7 @@
 // hands over with its session identity, the decision it gets back, and the step a session control
 // runs inside the decision. Types only: no layer depends on the pipeline itself through them.
 import type { AccessRequest, Decision, Reason } from './decision.js';
+import type { ViewerSessionRef } from './viewer-credential.js';
 
 export interface DecisionResult extends Decision {
   decisionId: string;
@@ -84,7 +85,7 @@ export interface Admission {
    * An HTTP request that starts a viewer session on allow (sessions.http): `presented` is the
    * token or JWT it carries; the allow then carries the session's credential (setCookie).
    */
-  viewer?: { presented: string; previous?: string };
+  viewer?: { presented: string; previous?: ViewerSessionRef };
   /**
    * The request's viewer credential did not hold and it carried no token: it is decided without
    * one (an open stream is still served), and a refusal names the credential's problem.

@@ -14,8 +14,14 @@ export type CredentialCheck =
        * granted on: the same viewer asking again (a new address, an expired credential), whose
        * old session ends before the new one is counted.
        */
-      previous?: string;
+      previous?: ViewerSessionRef;
     };
+
+/** A viewer session, as its credential names it: its id (the registry's callerSessionId) and its account. */
+export interface ViewerSessionRef {
+  sessionId: string;
+  accountId: string;
+}
 
 /** What a check knows of the request. */
 export interface CredentialRequest {

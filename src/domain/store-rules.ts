@@ -149,3 +149,31 @@ export function admissionStep(
 
 /** How long an ended session's record is kept for late reports (SRS on_close after on_stop) and re-asks. */
 export const ENDED_SESSION_KEEP_S = 600;
+
+/**
+ * The caller name of HTTP viewer sessions (src/sessions/viewer-sessions.ts): their ids are made by
+ * Streamgate, and every lookup of one knows its account (the viewer's credential names it).
+ */
+export const HTTP_VIEWER_CALLER = 'auth-request';
+
+/**
+ * Whether a session registered for `caller` in `sessionAccountId` is the one a lookup by caller id
+ * naming `accountId` (or none) finds: a lookup naming an account finds only that account's
+ * session; an HTTP viewer session is found only with its account named, so a store need keep no
+ * deployment-wide index of those (docs/operations.md#what-a-viewer-session-costs-on-redis).
+ */
+export const sessionLookupFinds = (caller: string, sessionAccountId: string, accountId: string | undefined): boolean =>
+  accountId === undefined ? caller !== HTTP_VIEWER_CALLER : accountId === sessionAccountId;
+
+/**
+ * Whether new sessions of `caller` are registered under their caller id: an HTTP viewer's, whose id
+ * Streamgate makes as it makes registry ids (domain/session-ids.ts). A store then needs no pointer
+ * from the caller id to the registry id.
+ */
+export const callerIdIsRegistryId = (caller: string): boolean => caller === HTTP_VIEWER_CALLER;
+
+/** The registry id of a new session of `caller` named `sessionId`: its caller id (callerIdIsRegistryId), else `fresh()`. */
+export const registryIdFor = (caller: string, sessionId: string, fresh: () => string): string => (callerIdIsRegistryId(caller) ? sessionId : fresh());
+
+/** Whether this session is registered under its caller id (registryIdFor), so no pointer names it. */
+export const registryIdIsCallerId = (s: { caller: string; id: string; sessionId: string }): boolean => callerIdIsRegistryId(s.caller) && s.id === s.sessionId;

@@ -13,7 +13,7 @@ import type { Metrics } from '../observability/metrics.js';
 import { decision, type Decision, type Reason } from '../policy/types.js';
 import type { Session, SessionEndReason, Store } from '../store/store.js';
 import type { TokenKind, TokenRecord } from '../domain/tokens.js';
-import { ENDED_SESSION_KEEP_S } from '../domain/store-rules.js';
+import { ENDED_SESSION_KEEP_S, registryIdFor } from '../domain/store-rules.js';
 import type { CutTarget } from './drivers/driver.js';
 import { terminationTrigger, type TerminationTrigger } from './termination.js';
 import { copyWith } from '../domain/objects.js';
@@ -98,7 +98,7 @@ export class SessionControl {
     const sessionId = a.starts ? access.sessionId : undefined;
     const at = sessionId !== undefined ? this.iso() : '';
     // what the registry record holds besides the decision's fields, made once per admission
-    const id = sessionId !== undefined ? newSessionId() : '';
+    const id = sessionId !== undefined ? registryIdFor(caller, sessionId, newSessionId) : '';
     const feedId = sessionId !== undefined && access.action === 'publish' ? randomUUID() : undefined;
     const native = sessionId !== undefined && a.session ? { ...a.session.native } : undefined;
     /** The record the admission step registered, when it ran: the one the session_started signal carries. */
@@ -243,7 +243,7 @@ export class SessionControl {
     const holdS = this.config.enforcement.terminatedHoldSeconds;
     const done: Session[] = [];
     for (const s of sessions) {
-      const e = await this.store.endSession(s.caller, s.sessionId, { reason, at, keepSeconds: Math.max(ENDED_SESSION_KEEP_S, holdS) });
+      const e = await this.store.endSession(s.caller, s.sessionId, { reason, at, keepSeconds: Math.max(ENDED_SESSION_KEEP_S, holdS) }, s.accountId);
       this.metrics.sessionTerminations.inc({ trigger, result: e ? 'ended' : 'already_ended' });
       if (!e) continue;
       done.push(e);

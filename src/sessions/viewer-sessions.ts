@@ -11,7 +11,7 @@
 // A credential never admits a request the full decision would refuse on the same token: it is
 // bound to the viewer's address whenever an address or country rule applied to the grant, and
 // each check holds its stream and address to the token's current rules (docs/callers.md#http-viewer-sessions).
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { serialize } from 'cookie';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
@@ -22,13 +22,15 @@ import type { TokenRecord } from '../domain/tokens.js';
 import { hashOf, type AccountEntry, type TokenLookup } from '../enforce/lookup.js';
 import { mintCredential, readCredential, valueTagFromHash, type ViewerClaims } from './viewer-credential.js';
 import type { CredentialKeys } from './credential-keys.js';
-import type { CredentialCheck, CredentialRequest } from '../contracts/viewer-credential.js';
+import type { CredentialCheck, CredentialRequest, ViewerSessionRef } from '../contracts/viewer-credential.js';
 import { RenditionGuard } from './rendition-guard.js';
 import { copyWith } from '../domain/objects.js';
 import { hasCountryLists } from '../domain/viewer-rules.js';
 import { ipInRanges, originAllowed, type CidrRange } from '../policy/rules.js';
 import { peekSelfSigned } from '../policy/self-signed.js';
 import RE2 from 're2';
+import { HTTP_VIEWER_CALLER } from '../domain/store-rules.js';
+import { newSessionId } from '../domain/session-ids.js';
 
 /**
  * Registry touches per store call during a revalidation round (one call at a time): on Redis one
@@ -46,7 +48,7 @@ export const CLOCK_SLACK_S = 30;
 const MEMO_MAX = 1024;
 
 /** The caller whose viewer sessions these are (the registry's `caller`). */
-export const HTTP_VIEWER_CALLER = 'auth-request';
+export { HTTP_VIEWER_CALLER };
 
 interface TokenState {
   accountId: string;
@@ -232,7 +234,8 @@ export class ViewerSessions {
 
   /** A new viewer session id (the registry's callerSessionId). */
   newSessionId(): string {
-    return randomBytes(16).toString('base64url');
+    // a registry id too: the session is registered under it (registryIdFor)
+    return newSessionId();
   }
 
   /** valueTag of a presented token, from the SHA-256 the decision path already remembers. */
@@ -423,7 +426,7 @@ export class ViewerSessions {
     if (claims.e - claims.b > this.capS || claims.b > nowS + CLOCK_SLACK_S || claims.e - nowS > this.capS || nowS - claims.b > this.capS) {
       return { ok: false, reason: 'credential_invalid' };
     }
-    const previous = req.presented !== undefined && this.tagOf(req.presented) === claims.p ? claims.s : undefined;
+    const previous = req.presented !== undefined && this.tagOf(req.presented) === claims.p ? { sessionId: claims.s, accountId: claims.a } : undefined;
     if (claims.e * 1000 <= now) return { ok: false, reason: 'credential_expired', previous };
     // Another stream, account, action or token: this credential says nothing about the request.
     if (claims.c !== req.action) return { ok: false };
@@ -475,7 +478,7 @@ export class ViewerSessions {
     return undefined;
   }
 
-  private judge(claims: ViewerClaims, t: TokenState | undefined, req: CredentialRequest, now: number, previous: string | undefined): CredentialCheck {
+  private judge(claims: ViewerClaims, t: TokenState | undefined, req: CredentialRequest, now: number, previous: ViewerSessionRef | undefined): CredentialCheck {
     // Unknown here and the store not answering: the credential was granted at most
     // credentialSeconds ago by an instance that decided in full; its signature is what is left.
     if (t !== undefined) {
@@ -599,7 +602,7 @@ export class ViewerSessions {
       const answers = await touchSessions(
         this.store,
         HTTP_VIEWER_CALLER,
-        batch.map((b) => ({ sessionId: b.sid, at: new Date(b.seen).toISOString() })),
+        batch.map((b) => ({ sessionId: b.sid, at: new Date(b.seen).toISOString(), accountId: b.v.accountId })),
         this.cfg.idleSeconds,
       );
       batch.forEach(({ v, seen }, k) => {

@@ -4,6 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyTokenUpdate } from '../domain/tokens.js';
+import { HTTP_VIEWER_CALLER } from '../domain/store-rules.js';
 import { newSecret } from '../domain/secrets.js';
 import { type Session, type SessionEndReason, type SessionStore, type StoreLifecycle, type TokenStore, touchSessions } from '../store/store.js';
 import { sessionRecord, T0, tok } from './fixtures.js';
@@ -111,6 +112,72 @@ export function sessionTests(fresh: Fresh<SessionsUnderTest>): void {
       const count = async (action: 'publish' | 'subscribe') => (await s.listSessions('A', { streamName: 'cam1', action }, { offset: 0, limit: 0 })).total;
       assert.deepEqual([await count('publish'), await count('subscribe')], [1, 43], 'a touched viewer is not counted as a publisher');
       assert.deepEqual(await touchSessions(s, 'mediamtx', [], 60), []);
+    });
+
+    it("a lookup naming an account finds only that account's session; an HTTP viewer session is found only with its account named", async () => {
+      const s = await fresh(() => Date.now());
+      const at = new Date().toISOString();
+      const viewer = (sessionId: string) => session({ caller: HTTP_VIEWER_CALLER, sessionId, lastSeenOn: at });
+      for (const sid of ['v1', 'v2', 'v3', 'v4']) await s.startSession(viewer(sid), 60);
+      const media = session({ sessionId: 'm1', lastSeenOn: at });
+      await s.startSession(media, 60);
+      // a media server's session: by its caller id alone, or with its own account
+      assert.deepEqual(await s.getSession('mediamtx', 'm1'), media);
+      assert.deepEqual(await s.getSession('mediamtx', 'm1', 'A'), media);
+      assert.equal(await s.getSession('mediamtx', 'm1', 'B'), null);
+      assert.equal(await s.endSession('mediamtx', 'm1', end('done', Date.now()), 'B'), null);
+      // an HTTP viewer's: only with its account
+      assert.equal(await s.getSession(HTTP_VIEWER_CALLER, 'v1'), null);
+      assert.equal(await s.getSession(HTTP_VIEWER_CALLER, 'v1', 'B'), null);
+      assert.deepEqual(await s.getSession(HTTP_VIEWER_CALLER, 'v1', 'A'), viewer('v1'));
+      const later = new Date(Date.now() + 1000).toISOString();
+      assert.equal(await s.touchSession(HTTP_VIEWER_CALLER, 'v1', 60, later), null);
+      assert.equal((await s.touchSession(HTTP_VIEWER_CALLER, 'v1', 60, later, 'A'))?.lastSeenOn, later);
+      const touched = await touchSessions(
+        s,
+        HTTP_VIEWER_CALLER,
+        [
+          { sessionId: 'v2', at: later, accountId: 'A' },
+          { sessionId: 'v3', at: later },
+          { sessionId: 'v4', at: later, accountId: 'B' },
+          { sessionId: 'nope', at: later, accountId: 'A' },
+        ],
+        60,
+      );
+      assert.deepEqual(
+        touched.map((x) => x?.lastSeenOn ?? null),
+        [later, null, null, null],
+      );
+      assert.deepEqual([(await s.getSession(HTTP_VIEWER_CALLER, 'v3', 'A'))?.lastSeenOn, (await s.getSession(HTTP_VIEWER_CALLER, 'v4', 'A'))?.lastSeenOn], [at, at], 'untouched');
+      assert.equal(await s.endSession(HTTP_VIEWER_CALLER, 'v1', end('done', Date.now())), null);
+      assert.equal(await s.endSession(HTTP_VIEWER_CALLER, 'v1', end('done', Date.now()), 'B'), null);
+      assert.equal((await s.endSession(HTTP_VIEWER_CALLER, 'v1', end('done', Date.now()), 'A'))?.endedReason, 'done');
+      assert.equal((await s.getSession(HTTP_VIEWER_CALLER, 'v1', 'A'))?.endedReason, 'done', 'kept after its end, found with its account');
+      assert.deepEqual((await s.listSessions('A', {}, { offset: 0, limit: 10 })).items.map((x) => x.sessionId), ['v2', 'v3', 'v4', 'm1']);
+    });
+
+    it('an HTTP viewer session registered under its caller id is found, touched, limited and ended as any other', async () => {
+      const s = await fresh(() => Date.now());
+      const at = new Date().toISOString();
+      const own = (sessionId: string, over: Partial<Session> = {}) => session({ caller: HTTP_VIEWER_CALLER, sessionId, id: sessionId, tokenId: 7, lastSeenOn: at, ...over });
+      assert.deepEqual(await s.admitSession(own('Vw1aaaaaaaaaaaaa'), 60, { maxConcurrent: 1 }), { admitted: true, replaced: [] });
+      assert.deepEqual(await s.admitSession(own('Vw2aaaaaaaaaaaaa'), 60, { maxConcurrent: 1 }), { admitted: false, reason: 'session_limit' });
+      // registered again (its own record, in place): not counted against itself
+      const again = own('Vw1aaaaaaaaaaaaa', { clientIp: '192.0.2.9' });
+      assert.deepEqual(await s.admitSession(again, 60, { maxConcurrent: 1 }), { admitted: true, replaced: [] });
+      assert.deepEqual(await s.getSession(HTTP_VIEWER_CALLER, 'Vw1aaaaaaaaaaaaa', 'A'), again);
+      assert.deepEqual(await s.getSessionById('A', 'Vw1aaaaaaaaaaaaa'), again);
+      assert.equal(await s.getSession(HTTP_VIEWER_CALLER, 'Vw1aaaaaaaaaaaaa'), null, 'only with its account');
+      const live = await s.listSessions('A', { tokenId: 7 }, { offset: 0, limit: 10 });
+      assert.deepEqual([live.total, live.items.map((x) => x.id)], [1, ['Vw1aaaaaaaaaaaaa']]);
+      const later = new Date(Date.now() + 1000).toISOString();
+      const [touched] = await touchSessions(s, HTTP_VIEWER_CALLER, [{ sessionId: 'Vw1aaaaaaaaaaaaa', at: later, accountId: 'A' }], 60);
+      assert.deepEqual(touched, { ...again, lastSeenOn: later });
+      assert.deepEqual(await s.admitSession(own('Vw3aaaaaaaaaaaaa'), 60, { maxUses: 2 }), { admitted: false, reason: 'uses_exhausted' });
+      assert.equal((await s.endSession(HTTP_VIEWER_CALLER, 'Vw1aaaaaaaaaaaaa', end('token_revoked', Date.now()), 'A'))?.endedReason, 'token_revoked');
+      assert.equal(await s.endSession(HTTP_VIEWER_CALLER, 'Vw1aaaaaaaaaaaaa', end('token_revoked', Date.now()), 'A'), null, 'ended once');
+      assert.equal((await s.getSession(HTTP_VIEWER_CALLER, 'Vw1aaaaaaaaaaaaa', 'A'))?.endedReason, 'token_revoked');
+      assert.deepEqual(await s.admitSession(own('Vw2aaaaaaaaaaaaa'), 60, { maxConcurrent: 1 }), { admitted: true, replaced: [] });
     });
 
     it('admits exactly maxConcurrent of concurrent starts, and frees a slot when one ends', async () => {

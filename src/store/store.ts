@@ -32,7 +32,7 @@ export type { LiveStream, LiveStreamStore } from './live-streams.js';
 export type { MarkStore } from './marks.js';
 export type { MetaStore } from './meta.js';
 export type { NewRecording, Recording, RecordingStore } from './recordings.js';
-export type { AdmitResult, Session, SessionEndReason, SessionFilter, SessionLimits, SessionStore } from './sessions.js';
+export type { AdmitResult, Session, SessionEndReason, SessionFilter, SessionLimits, SessionStore, SessionTouch } from './sessions.js';
 export { touchSessions } from './sessions.js';
 export type { SharingStore, SharingUse } from './sharing.js';
 export { SHARING_MAX_ADDRESSES } from './sharing.js';

@@ -181,7 +181,7 @@ for (const backend of [standalone(), cluster()]) {
       const [numberOfKeys, ...rest] = calls[0];
       assert.equal(rest[Number(numberOfKeys) - 1], keys.sessionRecord('acc', 'r1'), 'the last key is the earlier record');
       assert.equal(rest.filter((k) => k === keys.sessionsOfToken('acc', 1)).length, 1, "the token's index is passed once");
-      assert.equal(rest[Number(numberOfKeys) + 16], '=', 'ARGV[17] says the earlier record is indexed as this admission');
+      assert.equal(rest[Number(numberOfKeys) + 17], '=', 'ARGV[18] says the earlier record is indexed as this admission');
       assert.equal(await a.store.getSessionById('acc', 'r1'), null);
       assert.deepEqual(await live(a.store, { tokenId: 1 }), ['r2']);
       assert.deepEqual(await live(a.store, { streamName: 'cam1' }), ['r2']);

@@ -14,6 +14,7 @@ import { redisFactory } from '../helpers/stores.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { sessionRecord } from '../helpers/sessions.js';
 import { touchSessions } from '../../src/store/store.js';
+import { HTTP_VIEWER_CALLER } from '../../src/domain/store-rules.js';
 
 sessionStoreContract(redisFactory({ sessionRecords: 'json' }));
 
@@ -114,6 +115,31 @@ describe('redis: session records in both forms', () => {
     const ended = { ...first, endedReason: 'replaced' as const, endedOn: iso(clock) };
     assert.deepEqual(await b.store.admitSession(second, 60, { publishConflict: 'replace' }), { admitted: true, replaced: [ended] });
     assert.equal(await a.raw.get(keys.sessionRecord('A', 'id-p1')), `[1,"id-p1","mediamtx","p1",1,"A","cam1","${T0}","${T0}",null,null,null,null,null,null,null,null,"replaced","${T0}"]`);
+  });
+
+  it('an HTTP viewer session keeps no pointer, and a hint by caller id only while records are objects (for earlier builds)', async () => {
+    for (const form of ['compact', 'json'] as const) {
+      const { store, raw } = await open(server.prefix(), () => Date.now());
+      await store.setMeta(SESSION_RECORDS_META, form);
+      const at = new Date().toISOString();
+      const sid = 'Vw1aaaaaaaaaaaaa';
+      const viewer = sessionRecord({ caller: HTTP_VIEWER_CALLER, sessionId: sid, id: sid, accountId: 'A', tokenId: 3, lastSeenOn: at });
+      assert.deepEqual(await store.admitSession(viewer, 60, { maxConcurrent: 5 }), { admitted: true, replaced: [] });
+      await store.startSession(sessionRecord({ sessionId: 'm1', accountId: 'A', lastSeenOn: at }), 60);
+      assert.deepEqual(
+        [await raw.exists(keys.sessionPointer('A', HTTP_VIEWER_CALLER, sid)), await raw.exists(keys.session(HTTP_VIEWER_CALLER, sid))],
+        [0, form === 'json' ? 1 : 0],
+        form,
+      );
+      // a media server's connection keeps both: a media server's own calls name no account
+      assert.deepEqual([await raw.exists(keys.sessionPointer('A', 'mediamtx', 'm1')), await raw.exists(keys.session('mediamtx', 'm1'))], [1, 1]);
+      const later = new Date(Date.now() + 1000).toISOString();
+      const [touched] = await touchSessions(store, HTTP_VIEWER_CALLER, [{ sessionId: sid, at: later, accountId: 'A' }], 120);
+      assert.equal(touched?.lastSeenOn, later);
+      assert.ok((await raw.pttl(keys.sessionRecord('A', sid))) > 60_000, 'its record lives the touch\'s ttl');
+      assert.equal((await store.endSession(HTTP_VIEWER_CALLER, sid, { reason: 'done', at: later, keepSeconds: 600 }, 'A'))?.endedReason, 'done');
+      assert.equal(await raw.exists(keys.sessionPointer('A', HTTP_VIEWER_CALLER, sid)), 0, 'none made by the touch or the end');
+    }
   });
 
   it('dates convert both ways exactly, across years, leap days and the epoch', async () => {

@@ -17,6 +17,7 @@ import { CREDENTIAL_KEYS_META, CredentialKeys, keyFromSecret, parseCredentialKey
 import { ViewerSessions } from '../../src/sessions/viewer-sessions.js';
 import { ADMIN_KEY } from '../helpers/app.js';
 import { hkdfSync } from 'node:crypto';
+import { SESSION_ID } from '../helpers/sessions.js';
 
 const IP_A = '203.0.113.7';
 const IP_B = '203.0.113.8';
@@ -100,7 +101,7 @@ export function viewerSessionsSuite(factory: StoreFactory): void {
       await t.services.lifecycle.idle();
       const r = await api().get('/api/sessions?direction=subscribe');
       assert.equal(r.status, 200, JSON.stringify(r.body));
-      return (r.body.data.data as Array<{ id: string; caller: string; tokenId: number; clientIp: string }>).filter((s) => s.caller === 'auth-request');
+      return (r.body.data.data as Array<{ id: string; caller: string; callerSessionId: string; tokenId: number; clientIp: string }>).filter((s) => s.caller === 'auth-request');
     };
     const watch = async (token: string, o: { ip?: string } = {}) => {
       const first = await ask(`/hls/cam1/index.m3u8?token=${token}`, o);
@@ -118,7 +119,11 @@ export function viewerSessionsSuite(factory: StoreFactory): void {
       const sc = (first.headers['set-cookie'] as unknown as string[])[0];
       assert.match(sc, new RegExp(`^${COOKIE}=[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+; Max-Age=60; Path=/; HttpOnly; SameSite=Lax$`));
       const cookie = credentialOf(first)!;
-      assert.equal((await viewersLive()).length, 1);
+      const live = await viewersLive();
+      assert.equal(live.length, 1);
+      // registered under its own id, which Streamgate made as it makes registry ids
+      assert.match(live[0].id, SESSION_ID);
+      assert.equal(live[0].callerSessionId, live[0].id);
       calls.length = 0;
       for (let i = 0; i < 20; i++) {
         const r = await ask(`/hls/cam1/index-${i}.ts`, { cookie });

@@ -56,7 +56,7 @@ export class SessionAdmission {
 
   /**
    * Runs the admission of `s` with the script's fixed keys (KEYS[1..8], and on one Redis server
-   * KEYS[9..11]) and ARGV[1..15] as the caller built them, adding the keys of other records.
+   * KEYS[9..11]) and ARGV[1..16] as the caller built them, adding the keys of other records.
    */
   async admit(s: Session, fixedKeys: string[], fixedArgs: Array<string | number>): Promise<Admitted> {
     const connection = `${s.caller}\n${s.sessionId}`;

@@ -1,9 +1,9 @@
 // The session registry on Redis: a record and live indexes (sorted sets by expiry) in the account's
 // slot, a caller-id hint outside it, the gauge's counts, and the expiry cuts. Admission: session-admit.ts.
-import type { AdmitResult, Session, SessionEndReason, SessionFilter, SessionLimits, SessionStore } from '../sessions.js';
+import type { AdmitResult, Session, SessionEndReason, SessionFilter, SessionLimits, SessionStore, SessionTouch } from '../sessions.js';
 import { keys } from './keys.js';
 import { Cluster } from 'ioredis';
-import { ENDED_SESSION_KEEP_S } from '../../domain/store-rules.js';
+import { ENDED_SESSION_KEEP_S, callerIdIsRegistryId, registryIdIsCallerId, sessionLookupFinds } from '../../domain/store-rules.js';
 import { Reply, codeOf } from './codes.js';
 import { SessionAdmission } from './session-admit.js';
 import type { RedisConnection } from './connection.js';
@@ -21,7 +21,7 @@ const FORM_RECHECK_MS = 60_000;
 /** How often an instance repeats a gauge count name to the set of names (ms). */
 const COUNT_NAME_RESEND_MS = 60_000;
 
-/** What the caller-id hint of a session holds: account, registry id, token, stream. */
+/** Where a session's keys are: account, registry id, token, stream (what its caller-id hint holds). */
 interface SessionPointer {
   a: string;
   id: string;
@@ -87,8 +87,8 @@ export class RedisSessions implements SessionStore {
   }
 
   /** The scripts' argument saying the form a touched or ended record is written in: '1' rows, '0' objects. */
-  async #rowsFlag(): Promise<'1' | '0'> {
-    return (await this.#recordForm(this.c.now())) === 'compact' ? '1' : '0';
+  static #rowsFlag(form: SessionRecordForm): '1' | '0' {
+    return form === 'compact' ? '1' : '0';
   }
 
   async admitSession(s: Session, ttlSeconds: number, limits: SessionLimits): Promise<AdmitResult> {
@@ -99,7 +99,8 @@ export class RedisSessions implements SessionStore {
     const countKey = `${s.caller}:${s.action}`;
     const [gaugeKey, member] = keys.sessionGauge(s);
     const pointerKey = keys.session(s.caller, s.sessionId);
-    const pointerJson = JSON.stringify(pointer);
+    const hinted = this.#hinted(s.caller, form);
+    const pointerJson = hinted ? JSON.stringify(pointer) : '';
     // The connection's pointer and the gauge's entries live outside the account's slot. On one Redis
     // server the script writes them too (one command per admission); a Cluster sends them after.
     const local = !(this.c.redis instanceof Cluster);
@@ -127,6 +128,7 @@ export class RedisSessions implements SessionStore {
         local ? '1' : '0',
         local ? pointerJson : '',
         local ? member : '',
+        registryIdIsCallerId(s) ? '1' : '0',
       ],
     );
     if (!reply.admitted) return reply;
@@ -143,7 +145,7 @@ export class RedisSessions implements SessionStore {
     if (!local) {
       // every one settled, not the first to fail: a gauge write refused at once must not answer before the pointer lands
       await Promise.allSettled([
-        this.c.redis.set(pointerKey, pointerJson, 'PX', Math.max(1, expires - now)),
+        hinted ? this.c.redis.set(pointerKey, pointerJson, 'PX', Math.max(1, expires - now)) : undefined,
         reply.goneId !== '' ? this.c.redis.zrem(...keys.sessionGauge({ caller: s.caller, action: reply.goneAction, accountId: s.accountId, id: reply.goneId })) : undefined,
         this.c.redis.zadd(gaugeKey, expires, member),
       ]);
@@ -165,13 +167,58 @@ export class RedisSessions implements SessionStore {
     return true;
   }
 
-  async #pointerOf(caller: string, sessionId: string): Promise<SessionPointer | null> {
-    const raw = await this.c.redis.get(keys.session(caller, sessionId));
-    return raw ? (JSON.parse(raw) as SessionPointer) : null;
+  /**
+   * Whether a session of `caller` has a caller-id hint (keys.session) when written in `form`: every
+   * session's but an HTTP viewer's, which is found through its account's pointer only
+   * (sessionLookupFinds); while records are written as objects, for instances of earlier builds,
+   * which find every session by its hint, an HTTP viewer's too.
+   */
+  #hinted(caller: string, form: SessionRecordForm): boolean {
+    return form === 'json' || sessionLookupFinds(caller, '', undefined);
   }
 
-  async getSession(caller: string, sessionId: string): Promise<Session | null> {
-    const p = await this.#pointerOf(caller, sessionId);
+  /**
+   * Where the session of `caller` and `sessionId` is: through the pointer in `accountId`'s slot and
+   * the record it names when the account is given, else through the caller-id hint; null when
+   * unknown, or not to be found this way (sessionLookupFinds).
+   */
+  async #pointerOf(caller: string, sessionId: string, accountId?: string): Promise<SessionPointer | null> {
+    if (accountId !== undefined) return (await this.#pointersIn(accountId, caller, [sessionId]))[0];
+    const raw = await this.c.redis.get(keys.session(caller, sessionId));
+    const p = raw ? (JSON.parse(raw) as SessionPointer) : null;
+    return p && sessionLookupFinds(caller, p.a, undefined) ? p : null;
+  }
+
+  /**
+   * #pointerOf for sessions of one account, in its slot: an HTTP viewer's record is named by its
+   * caller id (callerIdIsRegistryId), so one MGET finds those; any other (or one an earlier build
+   * registered) through its pointer, then the record it names (two MGETs, whatever their number).
+   */
+  async #pointersIn(accountId: string, caller: string, sessionIds: readonly string[]): Promise<Array<SessionPointer | null>> {
+    const out: Array<SessionPointer | null> = sessionIds.map(() => null);
+    // the record is believed only when it is the caller id's
+    const take = (raw: string | null, i: number) => {
+      if (raw === null) return;
+      const r = decodeSession(raw);
+      if (r.caller === caller && r.sessionId === sessionIds[i]) out[i] = { a: accountId, id: r.id, t: r.tokenId, s: r.streamName };
+    };
+    let rest = sessionIds.map((_, i) => i);
+    if (callerIdIsRegistryId(caller)) {
+      (await this.c.redis.mget(...sessionIds.map((sid) => keys.sessionRecord(accountId, sid)))).forEach(take);
+      rest = rest.filter((i) => out[i] === null);
+      if (rest.length === 0) return out;
+    }
+    const ids = await this.c.redis.mget(...rest.map((i) => keys.sessionPointer(accountId, caller, sessionIds[i])));
+    const found = rest.filter((_, k) => ids[k] !== null);
+    if (found.length === 0) return out;
+    const named = ids.filter((id): id is string => id !== null);
+    const raws = await this.c.redis.mget(...named.map((id) => keys.sessionRecord(accountId, id)));
+    for (let k = 0; k < raws.length; k++) take(raws[k], found[k]);
+    return out;
+  }
+
+  async getSession(caller: string, sessionId: string, accountId?: string): Promise<Session | null> {
+    const p = await this.#pointerOf(caller, sessionId, accountId);
     if (!p) return null;
     const s = await this.getSessionById(p.a, p.id);
     // the hint is believed only when the record agrees
@@ -183,11 +230,12 @@ export class RedisSessions implements SessionStore {
     return raw ? decodeSession(raw) : null;
   }
 
-  async touchSession(caller: string, sessionId: string, ttlSeconds: number, at: string): Promise<Session | null> {
-    const p = await this.#pointerOf(caller, sessionId);
+  async touchSession(caller: string, sessionId: string, ttlSeconds: number, at: string, accountId?: string): Promise<Session | null> {
+    const p = await this.#pointerOf(caller, sessionId, accountId);
     if (!p) return null;
     const ttl = ttlSeconds * 1000;
-    const rows = await this.#rowsFlag();
+    const form = await this.#recordForm(this.c.now());
+    const rows = RedisSessions.#rowsFlag(form);
     const reply = await this.c.run('sessionTouch', ...this.#sessionKeys(p, caller, sessionId), ttl, at, Date.parse(at), rows);
     if (codeOf(reply) === Reply.GONE) return null;
     // {DONE, record} touched, {ENDED, record} as it is
@@ -195,20 +243,41 @@ export class RedisSessions implements SessionStore {
     if (s.endedReason === undefined) {
       const [gaugeKey, member] = keys.sessionGauge(s);
       void Promise.all([
-        this.c.redis.pexpire(keys.session(caller, sessionId), ttl),
+        this.#hinted(caller, form) ? this.c.redis.pexpire(keys.session(caller, sessionId), ttl) : undefined,
         this.c.redis.zadd(gaugeKey, 'XX', Date.parse(at) + ttl, member),
       ]).catch(() => undefined);
     }
     return s;
   }
 
-  async touchSessions(caller: string, touches: ReadonlyArray<{ sessionId: string; at: string }>, ttlSeconds: number): Promise<Array<Session | null>> {
+  async touchSessions(caller: string, touches: ReadonlyArray<SessionTouch>, ttlSeconds: number): Promise<Array<Session | null>> {
     const ttl = ttlSeconds * 1000;
     const out: Array<Session | null> = touches.map(() => null);
-    // the caller-id hints side by side (each on its own node), then one script per account and
-    // TOUCH_MANY_MAX sessions
-    const pointers = await Promise.all(touches.map((t) => this.#pointerOf(caller, t.sessionId)));
-    const rows = await this.#rowsFlag();
+    // where each is: those with their account named through its slot, TOUCH_MANY_MAX at a time;
+    // the others through their caller-id hints, side by side (each on its own node). Then one
+    // script per account and TOUCH_MANY_MAX sessions.
+    const pointers: Array<SessionPointer | null> = touches.map(() => null);
+    const named = new Map<string, number[]>();
+    const finding: Array<Promise<void>> = [];
+    const place = (at: readonly number[]) => (found: ReadonlyArray<SessionPointer | null>) => {
+      found.forEach((p, j) => {
+        pointers[at[j]] = p;
+      });
+    };
+    touches.forEach((t, i) => {
+      if (t.accountId === undefined) finding.push(this.#pointerOf(caller, t.sessionId).then((p) => place([i])([p])));
+      else (named.get(t.accountId) ?? named.set(t.accountId, []).get(t.accountId)!).push(i);
+    });
+    for (const [accountId, all] of named) {
+      for (let k = 0; k < all.length; k += TOUCH_MANY_MAX) {
+        const part = all.slice(k, k + TOUCH_MANY_MAX);
+        finding.push(this.#pointersIn(accountId, caller, part.map((i) => touches[i].sessionId)).then(place(part)));
+      }
+    }
+    await Promise.all(finding);
+    const form = await this.#recordForm(this.c.now());
+    const rows = RedisSessions.#rowsFlag(form);
+    const hinted = this.#hinted(caller, form);
     const byAccount = new Map<string, number[]>();
     pointers.forEach((p, i) => {
       if (p) (byAccount.get(p.a) ?? byAccount.set(p.a, []).get(p.a)!).push(i);
@@ -225,7 +294,7 @@ export class RedisSessions implements SessionStore {
       if (!s || s.endedReason !== undefined) return;
       const [gaugeKey, member] = keys.sessionGauge(s);
       (gauge.get(gaugeKey) ?? gauge.set(gaugeKey, []).get(gaugeKey)!).push(Date.parse(touches[i].at) + ttl, member);
-      follow.push(this.c.redis.pexpire(keys.session(caller, touches[i].sessionId), ttl));
+      if (hinted) follow.push(this.c.redis.pexpire(keys.session(caller, touches[i].sessionId), ttl));
     });
     for (const [gaugeKey, scored] of gauge) follow.push(this.c.redis.zadd(gaugeKey, 'XX', ...scored));
     void Promise.all(follow).catch(() => undefined);
@@ -271,17 +340,18 @@ export class RedisSessions implements SessionStore {
     });
   }
 
-  async endSession(caller: string, sessionId: string, end: { reason: SessionEndReason; at: string; keepSeconds: number }): Promise<Session | null> {
-    const p = await this.#pointerOf(caller, sessionId);
+  async endSession(caller: string, sessionId: string, end: { reason: SessionEndReason; at: string; keepSeconds: number }, accountId?: string): Promise<Session | null> {
+    const p = await this.#pointerOf(caller, sessionId, accountId);
     if (!p) return null;
     const keep = end.keepSeconds * 1000;
-    const rows = await this.#rowsFlag();
+    const form = await this.#recordForm(this.c.now());
+    const rows = RedisSessions.#rowsFlag(form);
     const reply = await this.c.run('sessionEnd', ...this.#sessionKeys(p, caller, sessionId), end.reason, end.at, keep, Date.parse(end.at), rows);
     // GONE (unknown) or ENDED (another call ended it)
     if (codeOf(reply) !== Reply.DONE) return null;
     const s = decodeSession((reply as [number, string])[1]);
     void Promise.all([
-      this.c.redis.pexpire(keys.session(caller, sessionId), keep),
+      this.#hinted(caller, form) ? this.c.redis.pexpire(keys.session(caller, sessionId), keep) : undefined,
       this.c.redis.zrem(...keys.sessionGauge(s)),
     ]).catch(() => undefined);
     return s;

@@ -1,7 +1,7 @@
 // The session registry on SQLite: registry_sessions (live rows expire at expires_ms, ended rows are
 // kept a while), token_uses and expiry_cuts. Admission follows admissionStep (domain/store-rules.ts).
-import type { AdmitResult, Session, SessionEndReason, SessionFilter, SessionLimits, SessionStore } from '../sessions.js';
-import { ENDED_SESSION_KEEP_S, admissionStep, tokenUnchanged } from '../../domain/store-rules.js';
+import type { AdmitResult, Session, SessionEndReason, SessionFilter, SessionLimits, SessionStore, SessionTouch } from '../sessions.js';
+import { ENDED_SESSION_KEEP_S, admissionStep, sessionLookupFinds, tokenUnchanged } from '../../domain/store-rules.js';
 import { copyWith } from '../../domain/objects.js';
 import type { SqliteConnection } from './connection.js';
 
@@ -41,7 +41,7 @@ export class SqliteSessions implements SessionStore {
       const replaced: Session[] = [];
       if (step.replace) {
         for (const p of publishers) {
-          const ended = this.#endSessionNow(p.caller, p.sessionId, { reason: 'replaced', at: s.lastSeenOn, keepSeconds: ENDED_SESSION_KEEP_S });
+          const ended = this.#endSessionNow(p.caller, p.sessionId, { reason: 'replaced', at: s.lastSeenOn, keepSeconds: ENDED_SESSION_KEEP_S }, p.accountId);
           if (ended) replaced.push(ended);
         }
       }
@@ -56,9 +56,11 @@ export class SqliteSessions implements SessionStore {
     });
   }
 
-  async getSession(caller: string, sessionId: string): Promise<Session | null> {
-    const d = this.c.stmt('SELECT data FROM registry_sessions WHERE caller = ? AND caller_sid = ? AND expires_ms > ?').pluck().get(caller, sessionId, this.c.now()) as string | undefined;
-    return d ? (JSON.parse(d) as Session) : null;
+  async getSession(caller: string, sessionId: string, accountId?: string): Promise<Session | null> {
+    const r = this.c.stmt('SELECT data, account_id FROM registry_sessions WHERE caller = ? AND caller_sid = ? AND expires_ms > ?').get(caller, sessionId, this.c.now()) as
+      | { data: string; account_id: string }
+      | undefined;
+    return r && sessionLookupFinds(caller, r.account_id, accountId) ? (JSON.parse(r.data) as Session) : null;
   }
 
   async getSessionById(accountId: string, id: string): Promise<Session | null> {
@@ -66,20 +68,20 @@ export class SqliteSessions implements SessionStore {
     return d ? (JSON.parse(d) as Session) : null;
   }
 
-  async touchSession(caller: string, sessionId: string, ttlSeconds: number, at: string): Promise<Session | null> {
-    return this.c.tx(() => this.#touchNow(caller, sessionId, ttlSeconds, at));
+  async touchSession(caller: string, sessionId: string, ttlSeconds: number, at: string, accountId?: string): Promise<Session | null> {
+    return this.c.tx(() => this.#touchNow(caller, sessionId, ttlSeconds, at, accountId));
   }
 
-  async touchSessions(caller: string, touches: ReadonlyArray<{ sessionId: string; at: string }>, ttlSeconds: number): Promise<Array<Session | null>> {
-    return this.c.tx(() => touches.map((t) => this.#touchNow(caller, t.sessionId, ttlSeconds, t.at)));
+  async touchSessions(caller: string, touches: ReadonlyArray<SessionTouch>, ttlSeconds: number): Promise<Array<Session | null>> {
+    return this.c.tx(() => touches.map((t) => this.#touchNow(caller, t.sessionId, ttlSeconds, t.at, t.accountId)));
   }
 
   /** touchSession inside a transaction the caller holds. */
-  #touchNow(caller: string, sessionId: string, ttlSeconds: number, at: string): Session | null {
-    const r = this.c.stmt('SELECT data, ended FROM registry_sessions WHERE caller = ? AND caller_sid = ? AND expires_ms > ?').get(caller, sessionId, this.c.now()) as
-      | { data: string; ended: number }
+  #touchNow(caller: string, sessionId: string, ttlSeconds: number, at: string, accountId: string | undefined): Session | null {
+    const r = this.c.stmt('SELECT data, ended, account_id FROM registry_sessions WHERE caller = ? AND caller_sid = ? AND expires_ms > ?').get(caller, sessionId, this.c.now()) as
+      | { data: string; ended: number; account_id: string }
       | undefined;
-    if (!r) return null;
+    if (!r || !sessionLookupFinds(caller, r.account_id, accountId)) return null;
     const s = JSON.parse(r.data) as Session;
     if (r.ended) return s;
     const next: Session = copyWith(s, { lastSeenOn: at });
@@ -87,17 +89,17 @@ export class SqliteSessions implements SessionStore {
     return next;
   }
 
-  async endSession(caller: string, sessionId: string, end: { reason: SessionEndReason; at: string; keepSeconds: number }): Promise<Session | null> {
-    return this.c.tx(() => this.#endSessionNow(caller, sessionId, end));
+  async endSession(caller: string, sessionId: string, end: { reason: SessionEndReason; at: string; keepSeconds: number }, accountId?: string): Promise<Session | null> {
+    return this.c.tx(() => this.#endSessionNow(caller, sessionId, end, accountId));
   }
 
   /** endSession inside a transaction the caller holds. */
-  #endSessionNow(caller: string, sessionId: string, end: { reason: SessionEndReason; at: string; keepSeconds: number }): Session | null {
-    const d = this.c.stmt('SELECT data FROM registry_sessions WHERE caller = ? AND caller_sid = ? AND ended = 0 AND expires_ms > ?').pluck().get(caller, sessionId, this.c.now()) as
-      | string
+  #endSessionNow(caller: string, sessionId: string, end: { reason: SessionEndReason; at: string; keepSeconds: number }, accountId: string | undefined): Session | null {
+    const r = this.c.stmt('SELECT data, account_id FROM registry_sessions WHERE caller = ? AND caller_sid = ? AND ended = 0 AND expires_ms > ?').get(caller, sessionId, this.c.now()) as
+      | { data: string; account_id: string }
       | undefined;
-    if (!d) return null;
-    const ended: Session = copyWith(JSON.parse(d) as Session, { endedReason: end.reason, endedOn: end.at });
+    if (!r || !sessionLookupFinds(caller, r.account_id, accountId)) return null;
+    const ended: Session = copyWith(JSON.parse(r.data) as Session, { endedReason: end.reason, endedOn: end.at });
     this.c.stmt('UPDATE registry_sessions SET ended = 1, expires_ms = ?, data = ? WHERE caller = ? AND caller_sid = ?').run(
       Date.parse(end.at) + end.keepSeconds * 1000,
       JSON.stringify(ended),

@@ -12,14 +12,14 @@
 -- KEYS[6] the caller-id pointer in the account's slot, → registry id (keys.sessionPointer)
 -- KEYS[7] the token's use count (keys.tokenUses)
 -- KEYS[8] the token record's bucket (keys.tokenRecord; the token of ARGV[9])
--- KEYS[9..] as ARGV[13], ARGV[16] and ARGV[20..] say, in this order:
+-- KEYS[9..] as ARGV[13], ARGV[17] and ARGV[21..] say, in this order:
 --   on one Redis server (ARGV[13] '1'; not on a Cluster, where these live in other slots): the
 --     connection's pointer (keys.session), the gauge of subscribers and the gauge of publishers of
 --     the caller (keys.sessionCountOf with 'subscribe', then 'publish');
---   for the earlier record ARGV[16] names: its record (keys.sessionRecord), then, unless ARGV[17]
+--   for the earlier record ARGV[17] names: its record (keys.sessionRecord), then, unless ARGV[18]
 --     is '=', its token's, its stream's and its stream's publishers' live sessions
 --     (keys.sessionsOfToken, keys.sessionsOfStream, keys.publishersOfStream);
---   for each publisher ARGV[20..] names: its record (keys.sessionRecord) and its token's live
+--   for each publisher ARGV[21..] names: its record (keys.sessionRecord) and its token's live
 --     sessions (keys.sessionsOfToken).
 -- ARGV[1] the record's text, in the form the store writes (session-record); replaced publishers'
 --   records are written in the same form
@@ -35,14 +35,18 @@
 -- ARGV[11] how long an ended record is kept (ms)
 -- ARGV[12] the token revision the decision was made on ('' = not checked)
 -- ARGV[13] '1' on one Redis server (the pointer and gauge keys are given), else '0'
--- ARGV[14] the pointer JSON (one Redis server)
+-- ARGV[14] the pointer JSON (one Redis server; '' = the connection has no pointer outside the
+--   account's slot: an HTTP viewer, found through its account only)
 -- ARGV[15] the gauge member "<account>\n<id>" (one Redis server)
--- ARGV[16] the id of an earlier record of the connection whose keys are given ('' = none)
--- ARGV[17] its token id (0 = none), whose index is given; '=': this admission's token and stream,
+-- ARGV[16] '1' when the registry id is the connection's own caller id (an HTTP viewer's): no pointer
+--   is kept (KEYS[6] is neither read nor written), and the connection's earlier record is KEYS[1]
+--   itself, overwritten in place; else '0'
+-- ARGV[17] the id of an earlier record of the connection whose keys are given ('' = none)
+-- ARGV[18] its token id (0 = none), whose index is given; '=': this admission's token and stream,
 --   whose indexes are KEYS[3..5] (a connection re-registered as it was: one key more, not four)
--- ARGV[18] its stream name, whose indexes are given
--- ARGV[19] its gauge member
--- ARGV[20..] publisher id, its token id (0 = none), ...: publishers whose keys are given
+-- ARGV[19] its stream name, whose indexes are given
+-- ARGV[20] its gauge member
+-- ARGV[21..] publisher id, its token id (0 = none), ...: publishers whose keys are given
 -- Replies: {DONE, the action of the connection's earlier record or '', its id or '', the replaced
 --   publisher records' text, each in its form...}; TOKEN_CHANGED, USES_EXHAUSTED, STREAM_TAKEN or SESSION_LIMIT, a
 --   refusal (nothing registered); {NEEDS_KEYS, the earlier record's id or '', publisher ids...}: the
@@ -56,14 +60,15 @@
 if ARGV[12] ~= '' and tokenRecordRevision(8, ARGV[9]) ~= ARGV[12] then return Reply.TOKEN_CHANGED end
 local now = tonumber(ARGV[3])
 local standalone = ARGV[13] == '1'
+local selfNamed = ARGV[16] == '1'
 -- where the keys given for other records are: the earlier record's first, then each publisher's
 local at = standalone and 12 or 9
 local earlierAt = nil
 local earlierIndexes = nil
-local earlierToken = tonumber(ARGV[17])
-if ARGV[16] ~= '' then
+local earlierToken = tonumber(ARGV[18])
+if ARGV[17] ~= '' then
   earlierAt = at
-  if ARGV[17] == '=' then
+  if ARGV[18] == '=' then
     earlierIndexes = {3, 4, 5}
     earlierToken = tonumber(ARGV[9]) or 0
     at = at + 1
@@ -74,7 +79,7 @@ if ARGV[16] ~= '' then
 end
 local publisherAt = {}
 local publisherToken = {}
-for i = 20, #ARGV, 2 do
+for i = 21, #ARGV, 2 do
   publisherAt[ARGV[i]] = at
   publisherToken[ARGV[i]] = tonumber(ARGV[i + 1])
   at = at + 2
@@ -91,28 +96,28 @@ if ARGV[5] ~= '' and uses >= tonumber(ARGV[5]) then
 end
 -- the same connection registered again: its earlier record is not counted below, and goes once
 -- the admission is decided (a refusal keeps it)
-local old = redis.call('GET', KEYS[6])
+local old = not selfNamed and redis.call('GET', KEYS[6])
 if old == ARGV[4] then old = false end
 local oldRec = nil
 local needEarlier = false
 if old then
-  if old ~= ARGV[16] then
+  if old ~= ARGV[17] then
     needEarlier = true
   else
     local raw = redis.call('GET', KEYS[earlierAt])
     if raw then
       oldRec = decodeRecord(raw)
-      needEarlier = not indexedAs(oldRec, earlierToken, ARGV[18])
+      needEarlier = not indexedAs(oldRec, earlierToken, ARGV[19])
     end
   end
 end
 -- the earlier record is not a publisher this one conflicts with (when it is still unread, taken to
 -- be one: the next call decides)
-local ownId = (oldRec or needEarlier) and old or nil
+local earlierId = selfNamed and ARGV[4] or ((oldRec or needEarlier) and old or nil)
 local pubs = {}
 if ARGV[8] == 'publish' then
   for _, pid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. ARGV[3], '+inf')) do
-    if pid ~= ownId then pubs[#pubs + 1] = pid end
+    if pid ~= earlierId then pubs[#pubs + 1] = pid end
   end
 end
 if #pubs > 0 and ARGV[7] == 'reject' then
@@ -145,7 +150,7 @@ end
 
 pruneIndexes(2, 5, now)
 local mine = 0
-if oldRec and redis.call('ZSCORE', KEYS[3], old) then mine = 1 end
+if (oldRec or selfNamed) and redis.call('ZSCORE', KEYS[3], earlierId) then mine = 1 end
 if ARGV[6] ~= '' and redis.call('ZCARD', KEYS[3]) - mine - freed >= tonumber(ARGV[6]) then return Reply.SESSION_LIMIT end
 local gone = {'', ''}
 if oldRec then
@@ -163,7 +168,7 @@ end
 local ttl = tonumber(ARGV[2]) - now
 if ttl < 1 then ttl = 1 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
-redis.call('SET', KEYS[6], ARGV[4], 'PX', ttl)
+if not selfNamed then redis.call('SET', KEYS[6], ARGV[4], 'PX', ttl) end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
 redis.call('ZADD', KEYS[3], ARGV[2], ARGV[4])
 redis.call('ZADD', KEYS[4], ARGV[2], ARGV[4])
@@ -173,8 +178,8 @@ if standalone then
   -- the gauge of each action: the earlier record's entry goes (its caller is this one; its action
   -- may differ), this one's comes
   local gauge = {subscribe = 10, publish = 11}
-  redis.call('SET', KEYS[9], ARGV[14], 'PX', ttl)
-  if oldRec then redis.call('ZREM', KEYS[gauge[oldRec.action]], ARGV[19]) end
+  if ARGV[14] ~= '' then redis.call('SET', KEYS[9], ARGV[14], 'PX', ttl) end
+  if oldRec then redis.call('ZREM', KEYS[gauge[oldRec.action]], ARGV[20]) end
   redis.call('ZADD', KEYS[gauge[ARGV[8]]], ARGV[2], ARGV[15])
 end
 return {Reply.DONE, gone[1], gone[2], unpack(ended)}
