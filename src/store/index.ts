@@ -33,6 +33,7 @@ export type {
   SessionFilter,
   SessionLimits,
   SessionStore,
+  SessionTouch,
   SortBy,
   Store,
   StoreLifecycle,
@@ -62,8 +63,10 @@ export {
   completedRecording,
   DELIVERIES_KEPT,
   ENDED_SESSION_KEEP_S,
+  HTTP_VIEWER_CALLER,
   issuerIndexKey,
   issuerOverlap,
   patchedIssuer,
+  sessionLookupFinds,
   tokenUnchanged,
 } from '../domain/store-rules.js';

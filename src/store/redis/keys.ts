@@ -81,7 +81,10 @@ export const keys = {
   /** Hint: token id → account id (verified against the record on read), 100 ids per bucket hash. */
   tokenId: (id: number): [key: string, field: string] => [`tid:${Math.floor(id / 100)}`, String(id % 100)],
   meta: (key: string) => `meta:${key}`,
-  /** Hint: caller's id for a connection → {a, id, t, s} (account, registry id, token, stream); verified by reading the record. */
+  /**
+   * Hint: caller's id for a connection → {a, id, t, s} (account, registry id, token, stream); verified by reading the record.
+   * None for an HTTP viewer once records are rows: its lookups name the account (docs/operations.md#what-a-viewer-session-costs-on-redis).
+   */
   session: (caller: string, sessionId: string) => `sess:${caller}:${sessionId}`,
   /** The session registry (docs/api.md#running-sessions): a record, and the live indexes (zsets: id → expiry ms). */
   sessionRecord: (accountId: string, id: string) => `${tag(accountId)}:ss:${id}`,
@@ -89,7 +92,10 @@ export const keys = {
   sessionsOfToken: (accountId: string, tokenId: number | undefined) => `${tag(accountId)}:ssi:t:${tokenId ?? 0}`,
   sessionsOfStream: (accountId: string, streamName: string) => `${tag(accountId)}:ssi:s:${streamName}`,
   publishersOfStream: (accountId: string, streamName: string) => `${tag(accountId)}:ssi:p:${streamName}`,
-  /** The caller's id for a connection → registry id, in the account's slot (the admit script replaces a re-registered connection). */
+  /**
+   * The caller's id for a connection → registry id, in the account's slot (the admit script replaces a re-registered connection).
+   * None for a session registered under its caller id (registryIdIsCallerId in domain/store-rules.ts).
+   */
   sessionPointer: (accountId: string, caller: string, sessionId: string) => `${tag(accountId)}:sp:${caller}:${sessionId}`,
   tokenUses: (accountId: string, tokenId: number | undefined) => `${tag(accountId)}:t:${tokenId ?? 0}:uses`,
   /** Live sessions of every account by caller and action (the metrics' gauge): "<account>\n<id>" → expiry ms; and the set of those keys' names. */
