@@ -169,18 +169,18 @@ export class RedisSessions implements SessionStore {
 
   /**
    * Whether a session of `caller` has a caller-id hint (keys.session) when written in `form`: every
-   * session's but an HTTP viewer's, which is found through its account's pointer only
-   * (sessionLookupFinds); while records are written as objects, for instances of earlier builds,
-   * which find every session by its hint, an HTTP viewer's too.
+   * session's but an HTTP viewer's, which is found through its account only (sessionLookupFinds);
+   * while records are written as objects, for instances of earlier builds, which find every
+   * session by its hint, an HTTP viewer's too.
    */
   #hinted(caller: string, form: SessionRecordForm): boolean {
     return form === 'json' || sessionLookupFinds(caller, '', undefined);
   }
 
   /**
-   * Where the session of `caller` and `sessionId` is: through the pointer in `accountId`'s slot and
-   * the record it names when the account is given, else through the caller-id hint; null when
-   * unknown, or not to be found this way (sessionLookupFinds).
+   * Where the session of `caller` and `sessionId` is: in `accountId`'s slot when the account is
+   * given (#pointersIn), else through the caller-id hint; null when unknown, or not to be found
+   * this way (sessionLookupFinds).
    */
   async #pointerOf(caller: string, sessionId: string, accountId?: string): Promise<SessionPointer | null> {
     if (accountId !== undefined) return (await this.#pointersIn(accountId, caller, [sessionId]))[0];
