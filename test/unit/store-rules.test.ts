@@ -1,7 +1,7 @@
 // The rules both stores apply the same way (domain/store-rules.ts), as tables of cases.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DELIVERIES_KEPT, bindDecision, completedRecording } from '../../src/domain/store-rules.js';
+import { DELIVERIES_KEPT, HTTP_VIEWER_CALLER, bindDecision, completedRecording, registryIdFor, registryIdIsCallerId, sessionLookupFinds } from '../../src/domain/store-rules.js';
 import type { Recording } from '../../src/store/store.js';
 
 describe('bindDecision', () => {
@@ -75,5 +75,33 @@ describe('completedRecording', () => {
 describe('DELIVERIES_KEPT', () => {
   it('is the 100 attempts the deliveries log documents', () => {
     assert.equal(DELIVERIES_KEPT, 100);
+  });
+});
+
+describe('sessionLookupFinds', () => {
+  // [caller, the session's account, the account the lookup names, found]
+  const cases: Array<[string, string, string | undefined, boolean]> = [
+    ['nginx-rtmp', 'A', undefined, true],
+    ['nginx-rtmp', 'A', 'A', true],
+    ['nginx-rtmp', 'A', 'B', false],
+    [HTTP_VIEWER_CALLER, 'A', undefined, false],
+    [HTTP_VIEWER_CALLER, 'A', 'A', true],
+    [HTTP_VIEWER_CALLER, 'A', 'B', false],
+  ];
+  for (const [caller, account, named, found] of cases) {
+    it(`${caller} session of ${account}, looked up ${named === undefined ? 'without an account' : `in ${named}`}: ${found ? 'found' : 'not found'}`, () => {
+      assert.equal(sessionLookupFinds(caller, account, named), found);
+    });
+  }
+});
+
+describe('registryIdFor', () => {
+  it("an HTTP viewer session's registry id is its caller id; any other caller's is made fresh", () => {
+    const fresh = () => 'Fresh0000000000A';
+    assert.equal(registryIdFor(HTTP_VIEWER_CALLER, 'Viewer000000000A', fresh), 'Viewer000000000A');
+    assert.equal(registryIdFor('mediamtx', 'reader-1', fresh), 'Fresh0000000000A');
+    assert.equal(registryIdIsCallerId({ caller: HTTP_VIEWER_CALLER, id: 'Viewer000000000A', sessionId: 'Viewer000000000A' }), true);
+    assert.equal(registryIdIsCallerId({ caller: HTTP_VIEWER_CALLER, id: 'Fresh0000000000A', sessionId: 'Viewer000000000A' }), false, 'registered by an earlier build');
+    assert.equal(registryIdIsCallerId({ caller: 'mediamtx', id: 'same', sessionId: 'same' }), false, "a media server's id is its own choice");
   });
 });
