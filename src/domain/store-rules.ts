@@ -163,7 +163,10 @@ export const HTTP_VIEWER_CALLER = 'auth-request';
  * deployment-wide index of those (docs/operations.md#what-a-viewer-session-costs-on-redis).
  */
 export const sessionLookupFinds = (caller: string, sessionAccountId: string, accountId: string | undefined): boolean =>
-  accountId === undefined ? caller !== HTTP_VIEWER_CALLER : accountId === sessionAccountId;
+  accountId === undefined ? foundByCallerIdAlone(caller) : accountId === sessionAccountId;
+
+/** Whether a session of `caller` is found by its caller id alone, without its account (sessionLookupFinds): any but an HTTP viewer's. */
+export const foundByCallerIdAlone = (caller: string): boolean => caller !== HTTP_VIEWER_CALLER;
 
 /**
  * Whether new sessions of `caller` are registered under their caller id: an HTTP viewer's, whose id

@@ -3,7 +3,7 @@
 import type { AdmitResult, Session, SessionEndReason, SessionFilter, SessionLimits, SessionStore, SessionTouch } from '../sessions.js';
 import { keys } from './keys.js';
 import { Cluster } from 'ioredis';
-import { ENDED_SESSION_KEEP_S, callerIdIsRegistryId, registryIdIsCallerId, sessionLookupFinds } from '../../domain/store-rules.js';
+import { ENDED_SESSION_KEEP_S, callerIdIsRegistryId, foundByCallerIdAlone, registryIdIsCallerId } from '../../domain/store-rules.js';
 import { Reply, codeOf } from './codes.js';
 import { SessionAdmission } from './session-admit.js';
 import type { RedisConnection } from './connection.js';
@@ -27,6 +27,16 @@ interface SessionPointer {
   id: string;
   t?: number;
   s: string;
+}
+
+/** Where a registry record's keys are. */
+const placeOf = (r: Session): SessionPointer => ({ a: r.accountId, id: r.id, t: r.tokenId, s: r.streamName });
+
+/** Appends `value` to the list `map` holds under `key`. */
+function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [value]);
+  else list.push(value);
 }
 
 export class RedisSessions implements SessionStore {
@@ -95,7 +105,7 @@ export class RedisSessions implements SessionStore {
     const now = this.c.now();
     const form = await this.#recordForm(now);
     const expires = Date.parse(s.lastSeenOn) + ttlSeconds * 1000;
-    const pointer: SessionPointer = { a: s.accountId, id: s.id, t: s.tokenId, s: s.streamName };
+    const pointer = placeOf(s);
     const countKey = `${s.caller}:${s.action}`;
     const [gaugeKey, member] = keys.sessionGauge(s);
     const pointerKey = keys.session(s.caller, s.sessionId);
@@ -174,33 +184,36 @@ export class RedisSessions implements SessionStore {
    * session by its hint, an HTTP viewer's too.
    */
   #hinted(caller: string, form: SessionRecordForm): boolean {
-    return form === 'json' || sessionLookupFinds(caller, '', undefined);
+    return form === 'json' || foundByCallerIdAlone(caller);
   }
 
   /**
    * Where the session of `caller` and `sessionId` is: in `accountId`'s slot when the account is
-   * given (#pointersIn), else through the caller-id hint; null when unknown, or not to be found
-   * this way (sessionLookupFinds).
+   * given (#recordsIn), else through the caller-id hint; null when unknown, or not to be found
+   * this way (sessionLookupFinds in domain/store-rules.ts).
    */
   async #pointerOf(caller: string, sessionId: string, accountId?: string): Promise<SessionPointer | null> {
-    if (accountId !== undefined) return (await this.#pointersIn(accountId, caller, [sessionId]))[0];
+    if (accountId !== undefined) {
+      const [r] = await this.#recordsIn(accountId, caller, [sessionId]);
+      return r && placeOf(r);
+    }
+    if (!foundByCallerIdAlone(caller)) return null;
     const raw = await this.c.redis.get(keys.session(caller, sessionId));
-    const p = raw ? (JSON.parse(raw) as SessionPointer) : null;
-    return p && sessionLookupFinds(caller, p.a, undefined) ? p : null;
+    return raw ? (JSON.parse(raw) as SessionPointer) : null;
   }
 
   /**
-   * #pointerOf for sessions of one account, in its slot: an HTTP viewer's record is named by its
-   * caller id (callerIdIsRegistryId), so one MGET finds those; any other (or one an earlier build
-   * registered) through its pointer, then the record it names (two MGETs, whatever their number).
+   * The records of `caller`'s sessions `sessionIds` in one account, from its slot: an HTTP viewer's
+   * is named by its caller id (callerIdIsRegistryId), so one MGET finds those; any other (or one an
+   * earlier build registered) through its pointer, then the record it names (two MGETs, whatever
+   * their number). A record is believed only when it is the caller id's.
    */
-  async #pointersIn(accountId: string, caller: string, sessionIds: readonly string[]): Promise<Array<SessionPointer | null>> {
-    const out: Array<SessionPointer | null> = sessionIds.map(() => null);
-    // the record is believed only when it is the caller id's
+  async #recordsIn(accountId: string, caller: string, sessionIds: readonly string[]): Promise<Array<Session | null>> {
+    const out: Array<Session | null> = sessionIds.map(() => null);
     const take = (raw: string | null, i: number) => {
       if (raw === null) return;
       const r = decodeSession(raw);
-      if (r.caller === caller && r.sessionId === sessionIds[i]) out[i] = { a: accountId, id: r.id, t: r.tokenId, s: r.streamName };
+      if (r.caller === caller && r.sessionId === sessionIds[i]) out[i] = r;
     };
     let rest = sessionIds.map((_, i) => i);
     if (callerIdIsRegistryId(caller)) {
@@ -218,7 +231,9 @@ export class RedisSessions implements SessionStore {
   }
 
   async getSession(caller: string, sessionId: string, accountId?: string): Promise<Session | null> {
-    const p = await this.#pointerOf(caller, sessionId, accountId);
+    // with the account, the record as its slot holds it (#recordsIn read it)
+    if (accountId !== undefined) return (await this.#recordsIn(accountId, caller, [sessionId]))[0];
+    const p = await this.#pointerOf(caller, sessionId);
     if (!p) return null;
     const s = await this.getSessionById(p.a, p.id);
     // the hint is believed only when the record agrees
@@ -259,19 +274,25 @@ export class RedisSessions implements SessionStore {
     const pointers: Array<SessionPointer | null> = touches.map(() => null);
     const named = new Map<string, number[]>();
     const finding: Array<Promise<void>> = [];
-    const place = (at: readonly number[]) => (found: ReadonlyArray<SessionPointer | null>) => {
-      found.forEach((p, j) => {
-        pointers[at[j]] = p;
-      });
-    };
     touches.forEach((t, i) => {
-      if (t.accountId === undefined) finding.push(this.#pointerOf(caller, t.sessionId).then((p) => place([i])([p])));
-      else (named.get(t.accountId) ?? named.set(t.accountId, []).get(t.accountId)!).push(i);
+      if (t.accountId !== undefined) pushTo(named, t.accountId, i);
+      else
+        finding.push(
+          this.#pointerOf(caller, t.sessionId).then((p) => {
+            pointers[i] = p;
+          }),
+        );
     });
     for (const [accountId, all] of named) {
       for (let k = 0; k < all.length; k += TOUCH_MANY_MAX) {
         const part = all.slice(k, k + TOUCH_MANY_MAX);
-        finding.push(this.#pointersIn(accountId, caller, part.map((i) => touches[i].sessionId)).then(place(part)));
+        finding.push(
+          this.#recordsIn(accountId, caller, part.map((i) => touches[i].sessionId)).then((records) => {
+            records.forEach((r, j) => {
+              pointers[part[j]] = r && placeOf(r);
+            });
+          }),
+        );
       }
     }
     await Promise.all(finding);
@@ -280,7 +301,7 @@ export class RedisSessions implements SessionStore {
     const hinted = this.#hinted(caller, form);
     const byAccount = new Map<string, number[]>();
     pointers.forEach((p, i) => {
-      if (p) (byAccount.get(p.a) ?? byAccount.set(p.a, []).get(p.a)!).push(i);
+      if (p) pushTo(byAccount, p.a, i);
     });
     const calls: Array<Promise<void>> = [];
     for (const [accountId, all] of byAccount) {
@@ -293,7 +314,8 @@ export class RedisSessions implements SessionStore {
     out.forEach((s, i) => {
       if (!s || s.endedReason !== undefined) return;
       const [gaugeKey, member] = keys.sessionGauge(s);
-      (gauge.get(gaugeKey) ?? gauge.set(gaugeKey, []).get(gaugeKey)!).push(Date.parse(touches[i].at) + ttl, member);
+      pushTo(gauge, gaugeKey, Date.parse(touches[i].at) + ttl);
+      pushTo(gauge, gaugeKey, member);
       if (hinted) follow.push(this.c.redis.pexpire(keys.session(caller, touches[i].sessionId), ttl));
     });
     for (const [gaugeKey, scored] of gauge) follow.push(this.c.redis.zadd(gaugeKey, 'XX', ...scored));
