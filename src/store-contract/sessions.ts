@@ -74,12 +74,16 @@ export function sessionTests(fresh: Fresh<SessionsUnderTest>): void {
       const s = await fresh(() => now);
       const at0 = new Date(t0).toISOString();
       const many = Array.from({ length: 300 }, (_, i) => session({ sessionId: `v${i}`, streamName: `cam${i % 7}`, tokenId: 10 + (i % 3), lastSeenOn: at0 }));
-      for (const x of many) await s.startSession(x, 1);
-      await s.startSession(session({ sessionId: 'pub', action: 'publish', lastSeenOn: at0 }), 1);
-      await s.startSession(session({ sessionId: 'other', accountId: 'B', lastSeenOn: at0 }), 1);
+      // TTL seconds: long enough that every start lands before the first expires on a loaded machine
+      const ttl = 3;
+      await Promise.all(many.map((x) => s.startSession(x, ttl)));
+      await s.startSession(session({ sessionId: 'pub', action: 'publish', lastSeenOn: at0 }), ttl);
+      await s.startSession(session({ sessionId: 'other', accountId: 'B', lastSeenOn: at0 }), ttl);
       await s.startSession(session({ sessionId: 'gone', lastSeenOn: at0 }), 60);
       await s.endSession('mediamtx', 'gone', end('token_revoked', now));
-      await s.startSession(session({ sessionId: 'untouched', lastSeenOn: at0 }), 1);
+      await s.startSession(session({ sessionId: 'untouched', lastSeenOn: at0 }), ttl);
+      // a Redis key lives its TTL from when it is written, on Redis's own clock
+      const started = Date.now();
       const at = (k: number) => new Date(t0 + 100 + k).toISOString();
       const asked = [
         { sessionId: 'other', at: at(1) },
@@ -96,10 +100,10 @@ export function sessionTests(fresh: Fresh<SessionsUnderTest>): void {
         [at(1), null, 'token_revoked', at(4), ...many.map((_, i) => at(10 + i))],
       );
       assert.deepEqual(answers[0], { ...session({ sessionId: 'other', accountId: 'B', lastSeenOn: at0 }), lastSeenOn: at(1) });
-      // past the one second they were started with: the touched live on, in every index they are in
-      if (s.kind === 'sqlite') now += 1001;
+      // past the TTL they were started with: the touched live on, in every index they are in
+      if (s.kind === 'sqlite') now += ttl * 1000 + 1;
       else {
-        await new Promise((r) => setTimeout(r, 1100)); // Redis expires keys on its own clock
+        await new Promise((r) => setTimeout(r, Math.max(0, started + ttl * 1000 + 100 - Date.now())));
         now = Date.now();
       }
       assert.equal(await s.getSession('mediamtx', 'untouched'), null);
